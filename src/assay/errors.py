@@ -1,0 +1,58 @@
+"""Assay's exceptions. Inside scoring these become per-item statuses; at the HTTP boundary, envelopes.
+
+    AssayError
+    ├── ConfigError          settings or a plugin cannot be used (raised at start-up, never per item)
+    ├── MissingExtraError    an optional dependency is not installed; says which extra to install
+    ├── ItemError            one item cannot be scored as given -> status "invalid"
+    │   ├── UnknownTaskError     no such task ("did you mean ...")
+    │   └── OptionsError         unknown or ill-typed option ("did you mean ...")
+    ├── QueueFullError       the bounded work queue is full -> HTTP 429 with Retry-After
+    └── ClientError          the HTTP client gave up (after its retries)
+"""
+
+from __future__ import annotations
+
+
+class AssayError(Exception):
+    """Base of every exception Assay raises on purpose."""
+
+
+class ConfigError(AssayError):
+    """The configuration cannot work; the message says what to change."""
+
+
+class MissingExtraError(AssayError, ImportError):
+    """An optional dependency is missing; the message carries the exact install command."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(f"{package} is not installed; install it with: pip install 'assay[{extra}]'")
+        self.package = package
+        self.extra = extra
+
+
+class ItemError(AssayError):
+    """The item itself is malformed; scoring reports it as status "invalid" with this message."""
+
+
+class UnknownTaskError(ItemError):
+    """The item names a task that is not registered."""
+
+
+class OptionsError(ItemError):
+    """The item's options do not validate against its task's options model."""
+
+
+class QueueFullError(AssayError):
+    """More items are pending than the queue admits; retry after `retry_after_s`."""
+
+    def __init__(self, pending: int, limit: int, retry_after_s: float) -> None:
+        super().__init__(f"work queue full: {pending} items pending, limit {limit}")
+        self.retry_after_s = retry_after_s
+
+
+class ClientError(AssayError):
+    """The Assay service could not be reached or kept failing after retries."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code

@@ -1,0 +1,41 @@
+"""Prometheus metrics of one engine/app. Each instance owns its CollectorRegistry (no global state), so
+several apps (tests, replicas in one process) never collide."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "assay_requests", "HTTP requests by route and status code.", ["route", "code"],
+            registry=self.registry,
+        )
+        self.request_seconds = Histogram(
+            "assay_request_seconds", "HTTP request latency by route.", ["route"],
+            buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.items = Counter(
+            "assay_items", "Scored items by task and status.", ["task", "status"], registry=self.registry
+        )
+        self.item_seconds = Histogram(
+            "assay_item_seconds", "Per-item scoring latency by task.", ["task"],
+            buckets=_LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.queue_depth = Gauge(
+            "assay_queue_depth", "Items admitted and not yet finished.", registry=self.registry
+        )
+        self.worker_restarts = Counter(
+            "assay_worker_restarts", "Worker processes replaced, by cause.", ["cause"],
+            registry=self.registry,
+        )
+        self.rejected = Counter(
+            "assay_rejected_items", "Items refused because the queue was full.", registry=self.registry
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

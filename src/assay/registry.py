@@ -1,0 +1,139 @@
+"""Task name -> scorer, with plugins and "did you mean" errors.
+
+A scorer is a plain class (see `Scorer`): a name, a frozen options model, and a synchronous
+`score(item, options) -> Result` that is total (bad input maps to a status with a reason). `runs_in` says
+where the pipeline runs it:
+
+- "process": in the killable worker pool (CPU-bound, may hang: math, sql). Built once per worker.
+- "thread":  in a thread (waits on something that enforces its own deadline: code sandboxes).
+- "async":   `ascore` on the event loop (network-bound: judges, prm over HTTP).
+
+Built-in tasks are listed in `BUILTIN_TASKS`; third-party tasks register through the `assay.tasks`
+entry-point group; `Settings.plugins` adds "module:Class" paths (tests, private deployments).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from importlib.metadata import entry_points
+from typing import Any, ClassVar, Literal
+
+from pydantic import ValidationError
+
+from assay.errors import ConfigError, OptionsError, UnknownTaskError
+from assay.settings import Settings
+from assay.suggest import did_you_mean
+from assay.types import Item, Result, TaskInfo, TaskOptions
+
+Runner = Literal["process", "thread", "async"]
+
+ENTRY_POINT_GROUP = "assay.tasks"
+
+# The tasks that ship with Assay. A task whose extra is missing still registers: its scorer reports the
+# missing extra per item instead of breaking start-up.
+BUILTIN_TASKS: dict[str, str] = {
+    "math": "assay.verifiers.math:MathScorer",
+}
+
+
+class Scorer:
+    """Base class of every task. Subclasses set the class attributes and implement `score`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    Options: ClassVar[type[TaskOptions]] = TaskOptions
+    item_fields: ClassVar[tuple[str, ...]] = ("response",)  # fields the task reads, for /v1/tasks
+    runs_in: ClassVar[Runner] = "process"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+        """How long the pipeline waits for this item before answering `timeout`."""
+        return self.settings.deadline_s
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        raise NotImplementedError
+
+    async def ascore(self, item: Item, options: TaskOptions) -> Result:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what the scorer holds (pools, clients). Called once at shutdown."""
+
+    @classmethod
+    def parse_options(cls, raw: Mapping[str, Any]) -> TaskOptions:
+        """Validate an item's options; unknown keys get a "did you mean"."""
+        known = set(cls.Options.model_fields)
+        for key in raw:
+            if key not in known:
+                raise OptionsError(
+                    f'unknown option "{key}" for task "{cls.name}"{did_you_mean(key, known)};'
+                    f" known options: {sorted(known) or 'none'}"
+                )
+        try:
+            return cls.Options.model_validate(dict(raw))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+            )
+            raise OptionsError(f'bad options for task "{cls.name}": {problems}') from exc
+
+    @classmethod
+    def info(cls) -> TaskInfo:
+        return TaskInfo(
+            name=cls.name,
+            description=cls.description,
+            item_fields=list(cls.item_fields),
+            options_schema=cls.Options.model_json_schema(),
+        )
+
+
+def _load(path: str) -> type[Scorer]:
+    module_name, _, attr = path.partition(":")
+    if not attr:
+        raise ConfigError(f'plugin "{path}" must look like "package.module:ClassName"')
+    try:
+        obj = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f'cannot load plugin "{path}": {exc}') from exc
+    if not (isinstance(obj, type) and issubclass(obj, Scorer)):
+        raise ConfigError(f'plugin "{path}" is not a subclass of assay.registry.Scorer')
+    return obj
+
+
+class Registry(Mapping[str, type[Scorer]]):
+    """The tasks known to one engine. Immutable once built."""
+
+    def __init__(self, scorers: Mapping[str, type[Scorer]]) -> None:
+        self._scorers = dict(scorers)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Registry:
+        """Built-in tasks and entry-point plugins, then `settings.plugins` (which may override)."""
+        found = {name: _load(path) for name, path in BUILTIN_TASKS.items()}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            found[ep.name] = _load(ep.value)
+        for path in settings.plugins:
+            scorer = _load(path)
+            found[scorer.name] = scorer
+        return cls(found)
+
+    def __getitem__(self, name: str) -> type[Scorer]:
+        return self._scorers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._scorers))
+
+    def __len__(self) -> int:
+        return len(self._scorers)
+
+    def lookup(self, name: str) -> type[Scorer]:
+        """The scorer class for `name`, or UnknownTaskError with a suggestion."""
+        try:
+            return self._scorers[name]
+        except KeyError:
+            raise UnknownTaskError(
+                f'unknown task "{name}"{did_you_mean(name, self._scorers)}; known tasks: {", ".join(self)}'
+            ) from None

@@ -1,0 +1,89 @@
+"""Configuration: one `Settings` object, read from `ASSAY_*` environment variables, injected everywhere.
+
+There is no module-level instance: `create_app(settings)`, `Engine(settings)` and the CLI build one and
+pass it down, so tests configure by constructing `Settings(...)` explicitly. Nested sections use `__`
+(for example `ASSAY_MATH__DEADLINE_S=2`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MathSettings(_Section):
+    deadline_s: float = Field(5.0, gt=0, description="Per-item deadline for math; past it: timeout.")
+    max_response_chars: int = Field(
+        200_000, gt=0, description="Longer responses are cut to their tail before extraction."
+    )
+    rel_tol: float = Field(1e-6, ge=0, description="Default relative tolerance for decimal answers.")
+
+
+class SqlSettings(_Section):
+    databases: Path | None = Field(
+        None, description="Directory of <db_id>.sqlite or <db_id>/<db_id>.sqlite (BIRD/Spider layout)."
+    )
+    postgres_dsn: dict[str, str] = Field(
+        default_factory=dict, description="db_id -> PostgreSQL DSN (use a read-only role)."
+    )
+    deadline_s: float = Field(10.0, gt=0, description="Per-item deadline for sql; past it: timeout.")
+    query_timeout_s: float = Field(5.0, gt=0, description="Per-query limit inside the engine.")
+    max_rows: int = Field(100_000, gt=0, description="Results longer than this are not compared.")
+
+
+class CodeSettings(_Section):
+    backend: str = Field("bwrap", description="Sandbox backend: bwrap or docker.")
+    slots: int = Field(default_factory=_default_workers, gt=0, description="Concurrent sandboxes.")
+    deadline_s: float = Field(60.0, gt=0, description="Per-item wall deadline for a whole submission.")
+    time_limit_s: float = Field(2.0, gt=0, description="Default CPU time limit per test.")
+    memory_mb: int = Field(512, gt=0, description="Default memory limit per test.")
+
+
+class Settings(BaseSettings):
+    """Everything Assay can be configured with. Field descriptions are the README's settings table."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="ASSAY_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    host: str = Field("127.0.0.1", description="Address `assay serve` binds (loopback by default).")
+    port: int = Field(8000, ge=0, le=65535, description="Port `assay serve` binds.")
+    workers: int = Field(
+        default_factory=_default_workers, gt=0, description="Worker processes for math and sql."
+    )
+    threads: int = Field(32, gt=0, description="Threads for thread-run tasks (code: waits on sandboxes).")
+    queue_size: int = Field(
+        4096, gt=0, description="Items admitted at once; beyond it the API answers 429 with Retry-After."
+    )
+    retry_after_s: int = Field(1, ge=0, description="Retry-After seconds sent with a 429.")
+    deadline_s: float = Field(10.0, gt=0, description="Deadline for tasks without their own.")
+    max_body_bytes: int = Field(64 * 1024 * 1024, gt=0, description="Larger request bodies get 413.")
+    max_tasks_per_worker: int = Field(
+        10_000, ge=0, description="Recycle a worker process after this many items (0: never)."
+    )
+    plugins: list[str] = Field(
+        default_factory=list, description='Extra scorers as "module:Class" (entry points also load).'
+    )
+    log_level: str = Field("info", description="Server log level.")
+    math: MathSettings = Field(default_factory=MathSettings)  # type: ignore[arg-type]
+    sql: SqlSettings = Field(default_factory=SqlSettings)  # type: ignore[arg-type]
+    code: CodeSettings = Field(default_factory=CodeSettings)  # type: ignore[arg-type]
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        levels = {"critical", "error", "warning", "info", "debug", "trace"}
+        if value.lower() not in levels:
+            raise ValueError(f"log_level must be one of {sorted(levels)}, got {value!r}")
+        return value.lower()

@@ -1,0 +1,125 @@
+"""The shared vocabulary of Assay: what comes in (`Item`), what goes out (`Result`, `Status`).
+
+This is the wire contract of DESIGN.md. It changes only additively: trainers and outside checks rely on
+every field here. Scorers return `Result`; infrastructure failure is a status, never a reward of 0.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Status(StrEnum):
+    """How scoring ended. Only `ok` carries a reward."""
+
+    OK = "ok"  # a verdict was reached (also: the policy's answer is wrong, missing, too slow or too big)
+    INVALID = "invalid"  # the item itself is malformed, or its reference cannot be used
+    TIMEOUT = "timeout"  # our deadline passed, not the policy's
+    ERROR = "error"  # infrastructure failure (a crashed worker, an unreachable judge)
+
+
+class Item(BaseModel):
+    """One thing to score. Unknown top-level keys are rejected (a typo must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str | None = Field(default=None, description="Echoed back in the result.")
+    task: str = Field(description="A registered task name: math, code, sql, judge, prm, or a plugin's.")
+    prompt: str | None = Field(default=None, description="The prompt the policy answered.")
+    response: str | None = Field(default=None, description="The model's full output.")
+    reference: str | None = Field(
+        default=None, description="Gold answer (math), gold SQL (sql), reference answer (judge)."
+    )
+    options: dict[str, Any] = Field(default_factory=dict, description="Validated by the task's options.")
+    # code
+    language: str | None = Field(default=None, description="code: language of the program (python).")
+    tests: list[dict[str, Any]] | None = Field(
+        default=None, description='code: [{"stdin","stdout"}] or [{"fn_name","args","expected"}].'
+    )
+    # sql
+    db_id: str | None = Field(default=None, description="sql: name of a database the server knows.")
+    dialect: str | None = Field(default=None, description="sql: dialect of the predicted SQL.")
+    # judge
+    mode: str | None = Field(default=None, description="judge: pointwise (default) or pairwise.")
+    response_b: str | None = Field(default=None, description="judge: the other response (pairwise).")
+    rubric: str | None = Field(default=None, description="judge: the rubric to grade against.")
+    # prm
+    steps: list[str] | None = Field(default=None, description="prm: reasoning steps, instead of splitting.")
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        # Trainers often number their samples; an integer id is echoed back as text.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+    FIELDS: ClassVar[frozenset[str]]
+
+
+Item.FIELDS = frozenset(Item.model_fields)
+
+
+class Result(BaseModel):
+    """The verdict on one item. `reward` is a float exactly when `status` is ok."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    task: str | None = None
+    status: Status
+    correct: bool | None = Field(default=None, description="A bool for verifiable tasks; null if graded.")
+    reward: float | None = Field(default=None, description="Null unless status is ok.")
+    reason: str = ""
+    extracted: str | None = Field(default=None, description="What was taken from the response.")
+    details: dict[str, Any] = Field(default_factory=dict)
+    elapsed_ms: float = 0.0
+
+    @model_validator(mode="after")
+    def _reward_only_when_ok(self) -> Result:
+        if self.status is Status.OK and self.reward is None:
+            raise ValueError("an ok result needs a reward")
+        if self.status is not Status.OK and self.reward is not None:
+            raise ValueError(f"a {self.status.value} result has no reward (got {self.reward})")
+        return self
+
+    # Constructors that keep the status/reward rule in one place.
+    @classmethod
+    def verdict(cls, correct: bool, reason: str = "", **fields: Any) -> Result:
+        """A verifiable verdict: reward 1.0 if correct else 0.0."""
+        return cls(status=Status.OK, correct=correct, reward=1.0 if correct else 0.0, reason=reason, **fields)
+
+    @classmethod
+    def graded(cls, reward: float, reason: str = "", **fields: Any) -> Result:
+        """A graded score (judge, prm): `correct` stays null."""
+        return cls(status=Status.OK, correct=None, reward=float(reward), reason=reason, **fields)
+
+    @classmethod
+    def invalid(cls, reason: str, **fields: Any) -> Result:
+        return cls(status=Status.INVALID, reason=reason, **fields)
+
+    @classmethod
+    def timeout(cls, reason: str, **fields: Any) -> Result:
+        return cls(status=Status.TIMEOUT, reason=reason, **fields)
+
+    @classmethod
+    def error(cls, reason: str, **fields: Any) -> Result:
+        return cls(status=Status.ERROR, reason=reason, **fields)
+
+
+class TaskOptions(BaseModel):
+    """Base of every task's options model: frozen, and unknown keys are an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskInfo(BaseModel):
+    """What `GET /v1/tasks` says about one task."""
+
+    name: str
+    description: str
+    item_fields: list[str]
+    options_schema: dict[str, Any]

@@ -1,0 +1,1 @@
+"""Verifiers: scorers that decide correctness against a reference (math, sql, code)."""
