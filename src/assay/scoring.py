@@ -169,6 +169,10 @@ class Engine:
         except Exception as exc:  # a scorer bug must not lose the batch
             return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
 
+    def scorer(self, task: str) -> Scorer:
+        """The in-process instance of a task, for endpoints that need its resources (a sandbox pool)."""
+        return self._scorer(self.registry.lookup(task))
+
     def _scorer(self, scorer_cls: type[Scorer]) -> Scorer:
         """The in-process instance of a task (built on first use, so unused extras are never loaded)."""
         with self._local_lock:
