@@ -1,13 +1,13 @@
 """Assay's exceptions. Inside scoring these become per-item statuses; at the HTTP boundary, envelopes.
 
-    AssayError
-    ├── ConfigError          settings or a plugin cannot be used (raised at start-up, never per item)
-    ├── MissingExtraError    an optional dependency is not installed; says which extra to install
-    ├── ItemError            one item cannot be scored as given -> status "invalid"
-    │   ├── UnknownTaskError     no such task ("did you mean ...")
-    │   └── OptionsError         unknown or ill-typed option ("did you mean ...")
-    ├── QueueFullError       the bounded work queue is full -> HTTP 429 with Retry-After
-    └── ClientError          the HTTP client gave up (after its retries)
+AssayError
+├── ConfigError          settings or a plugin cannot be used (raised at start-up, never per item)
+├── MissingExtraError    an optional dependency is not installed; says which extra to install
+├── ItemError            one item cannot be scored as given -> status "invalid"
+│   ├── UnknownTaskError     no such task ("did you mean ...")
+│   └── OptionsError         unknown or ill-typed option ("did you mean ...")
+├── QueueFullError       the bounded work queue is full -> HTTP 429 with Retry-After
+└── ClientError          the HTTP client gave up (after its retries)
 """
 
 from __future__ import annotations

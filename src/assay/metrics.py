@@ -12,25 +12,35 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
-            "assay_requests", "HTTP requests by route and status code.", ["route", "code"],
+            "assay_requests",
+            "HTTP requests by route and status code.",
+            ["route", "code"],
             registry=self.registry,
         )
         self.request_seconds = Histogram(
-            "assay_request_seconds", "HTTP request latency by route.", ["route"],
-            buckets=_LATENCY_BUCKETS, registry=self.registry,
+            "assay_request_seconds",
+            "HTTP request latency by route.",
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.items = Counter(
             "assay_items", "Scored items by task and status.", ["task", "status"], registry=self.registry
         )
         self.item_seconds = Histogram(
-            "assay_item_seconds", "Per-item scoring latency by task.", ["task"],
-            buckets=_LATENCY_BUCKETS, registry=self.registry,
+            "assay_item_seconds",
+            "Per-item scoring latency by task.",
+            ["task"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.queue_depth = Gauge(
             "assay_queue_depth", "Items admitted and not yet finished.", registry=self.registry
         )
         self.worker_restarts = Counter(
-            "assay_worker_restarts", "Worker processes replaced, by cause.", ["cause"],
+            "assay_worker_restarts",
+            "Worker processes replaced, by cause.",
+            ["cause"],
             registry=self.registry,
         )
         self.rejected = Counter(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -50,6 +51,44 @@ class CodeSettings(_Section):
     memory_mb: int = Field(512, gt=0, description="Default memory limit per test.")
 
 
+class JudgeSettings(_Section):
+    """The LLM judge's backend: any OpenAI-compatible chat-completions server (vLLM `serve`, hosted APIs)."""
+
+    base_url: str | None = Field(
+        None,
+        description="Judge endpoint up to /v1 (e.g. http://127.0.0.1:8001/v1); unset: judge items error.",
+    )
+    model: str | None = Field(None, description="Judge model name, as the backend knows it.")
+    extra_models: list[str] = Field(
+        default_factory=list, description="More models on the same backend that ensembles may name."
+    )
+    api_key: SecretStr | None = Field(None, description="Sent as a Bearer token; never logged or echoed.")
+    concurrency: int = Field(16, gt=0, description="Judge requests in flight at once (per event loop).")
+    timeout_s: float = Field(60.0, gt=0, description="Per-request read timeout; past it: timeout.")
+    connect_timeout_s: float = Field(5.0, gt=0, description="Per-request connect timeout.")
+    retries: int = Field(3, ge=0, description="Retries on 429, 5xx and refused connections.")
+    backoff_s: float = Field(0.5, ge=0, description="Base of the jittered exponential backoff.")
+    max_backoff_s: float = Field(10.0, ge=0, description="Longest single wait, Retry-After included.")
+    deadline_s: float = Field(120.0, gt=0, description="Per-item deadline for judge items; past it: timeout.")
+    cache_path: Path | None = Field(None, description="SQLite file caching judge answers; unset: no cache.")
+    temperature: float = Field(0.0, ge=0, description="Sampling temperature of single judgements.")
+    sample_temperature: float = Field(0.7, ge=0, description="Temperature when an ensemble draws samples.")
+    max_tokens: int = Field(512, gt=0, description="Longest judge answer.")
+    top_logprobs: int = Field(
+        20, ge=0, le=20, description="Top logprobs asked for (G-Eval score weighting); 0: do not ask."
+    )
+    length_min_samples: int = Field(
+        32, ge=2, description="Judgements seen before the length-control regression adjusts scores."
+    )
+    length_window: int = Field(2048, ge=2, description="Recent judgements the length regression fits on.")
+    second_opinion: bool = Field(
+        False, description="Re-check math answers the rule-based verifier rejected with the judge."
+    )
+    second_opinion_max_chars: int = Field(
+        200, gt=0, description="Longer extracted answers are not sent for a second opinion."
+    )
+
+
 class Settings(BaseSettings):
     """Everything Assay can be configured with. Field descriptions are the README's settings table."""
 
@@ -76,9 +115,15 @@ class Settings(BaseSettings):
         default_factory=list, description='Extra scorers as "module:Class" (entry points also load).'
     )
     log_level: str = Field("info", description="Server log level.")
-    math: MathSettings = Field(default_factory=MathSettings)  # type: ignore[arg-type]
-    sql: SqlSettings = Field(default_factory=SqlSettings)  # type: ignore[arg-type]
-    code: CodeSettings = Field(default_factory=CodeSettings)  # type: ignore[arg-type]
+    openrlhf_task: str = Field("math", description="Task that POST /get_reward (OpenRLHF) scores with.")
+    openrlhf_unscored: Literal["error", "zero"] = Field(
+        "error",
+        description="/get_reward with an unscorable item: refuse the batch (503/422) or send 0.0 for it.",
+    )
+    math: MathSettings = Field(default_factory=MathSettings)
+    sql: SqlSettings = Field(default_factory=SqlSettings)
+    code: CodeSettings = Field(default_factory=CodeSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
     @field_validator("log_level")
     @classmethod

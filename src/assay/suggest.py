@@ -1,4 +1,4 @@
-""""Did you mean" hints, shared by the task registry and options validation."""
+""" "Did you mean" hints, shared by the task registry and options validation."""
 
 from __future__ import annotations
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Debian packages the test suite needs: bubblewrap (code sandbox) and PostgreSQL 15 (sql tests).
+# Installs only what is missing; needs root (CI runs as root). Idempotent and quiet when all is there.
+set -euo pipefail
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "missing Debian packages: ${need[*]}; run: sudo apt-get install -y ${need[*]}" >&2
+  exit 1
+fi
+echo "installing Debian packages: ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

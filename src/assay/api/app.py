@@ -1,0 +1,71 @@
+"""The app factory. Everything the service holds (engine, metrics) lives on `app.state`, built from the
+settings passed in: tests build apps from explicit settings, and two apps never share state."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, Response
+
+from assay import __version__
+from assay.api import envelope, health, openrlhf, rewards
+from assay.api.limits import BodyLimitMiddleware
+from assay.metrics import Metrics
+from assay.scoring import Engine
+from assay.settings import Settings
+
+_DESCRIPTION = """
+Assay scores RL rollouts: math, code, SQL, LLM judges and process rewards behind one contract.
+
+Every item gets a result with a `status`: `ok` (with a `reward`), `invalid`, `timeout` or `error`
+(with `reward: null`). A failure is never reported as a reward of 0.
+"""
+
+
+def _route_name(request: Request) -> str:
+    """The route template (not the raw path) so metrics labels stay bounded."""
+    route = request.scope.get("route")  # set by Starlette's router once it matched
+    return str(getattr(route, "path", "unmatched"))
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the service. The engine (worker processes) starts with the app and stops after in-flight
+    requests finish (uvicorn drains connections on SIGTERM before the lifespan ends)."""
+    settings = settings if settings is not None else Settings()
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = Engine(settings, metrics)
+        app.state.engine = engine
+        try:
+            yield
+        finally:
+            engine.close(wait=True)
+
+    app = FastAPI(
+        title="Assay",
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = metrics
+    envelope.install(app)
+
+    @app.middleware("http")
+    async def _observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = _route_name(request)
+        metrics.requests.labels(route=route, code=str(response.status_code)).inc()
+        metrics.request_seconds.labels(route=route).observe(time.perf_counter() - started)
+        return response
+
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.include_router(rewards.router)
+    app.include_router(openrlhf.router)
+    app.include_router(health.router)
+    return app

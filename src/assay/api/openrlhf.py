@@ -1,0 +1,78 @@
+"""OpenRLHF's remote reward protocol: `POST /get_reward` {query, prompts, labels} -> {rewards, scores,
+extra_logs}.
+
+OpenRLHF sends `query` as the decoded prompt plus response; the response is `query` minus its prompt
+prefix. Its client turns the lists into tensors, so there is no room for a null reward: by default a
+batch with an item that could not be scored is refused as a whole (503 for timeout/error, which OpenRLHF
+retries; 422 for an invalid item), rather than hiding a failure as 0. `ASSAY_OPENRLHF_UNSCORED=zero`
+opts into 0.0 for such items, with `extra_logs["scored"]` marking them.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, Request
+
+from assay.api.protocol import ErrorEnvelope, OpenRLHFRequest, OpenRLHFResponse
+from assay.api.state import engine_of, scored_batch
+from assay.types import Result, Status
+
+router = APIRouter(tags=["compatibility"])
+
+
+def strip_prompt(query: str, prompt: str | None) -> str:
+    """The response part of an OpenRLHF query: after the prompt, wherever special tokens put it."""
+    if not prompt:
+        return query
+    if query.startswith(prompt):
+        return query[len(prompt) :]
+    at = query.rfind(prompt)
+    return query[at + len(prompt) :] if at >= 0 else query
+
+
+def _refusal(results: list[Result]) -> HTTPException:
+    bad = [(i, r) for i, r in enumerate(results) if r.status is not Status.OK]
+    listed = "; ".join(f"#{i} {r.status.value}: {r.reason}" for i, r in bad[:5])
+    permanent = any(r.status is Status.INVALID for _, r in bad)
+    return HTTPException(
+        422 if permanent else 503,
+        f"{len(bad)} of {len(results)} items could not be scored ({listed})",
+        headers=None if permanent else {"Retry-After": "1"},
+    )
+
+
+@router.post(
+    "/get_reward",
+    response_model=OpenRLHFResponse,
+    responses={422: {"model": ErrorEnvelope}, 503: {"model": ErrorEnvelope}},
+)
+async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFResponse:
+    """Score OpenRLHF samples with the task in `ASSAY_OPENRLHF_TASK` (math by default)."""
+    settings = engine_of(request).settings
+    n = len(body.query)
+    for name, values in (("prompts", body.prompts), ("labels", body.labels)):
+        if values is not None and len(values) != n:
+            raise HTTPException(422, f"{name} has {len(values)} entries but query has {n}")
+    prompts: list[str | None] = list(body.prompts) if body.prompts is not None else [None] * n
+    labels: list[str | None] = list(body.labels) if body.labels is not None else [None] * n
+    items = [
+        {
+            "id": str(i),
+            "task": settings.openrlhf_task,
+            "prompt": p,
+            "response": strip_prompt(q, p),
+            "reference": lab,
+        }
+        for i, (q, p, lab) in enumerate(zip(body.query, prompts, labels, strict=True))
+    ]
+    results = await scored_batch(request, items)
+    if settings.openrlhf_unscored == "error" and any(r.status is not Status.OK for r in results):
+        raise _refusal(results)
+    rewards = [r.reward if r.reward is not None else 0.0 for r in results]
+    return OpenRLHFResponse(
+        rewards=rewards,
+        scores=rewards,
+        extra_logs={
+            "scored": [1.0 if r.status is Status.OK else 0.0 for r in results],
+            "correct": [1.0 if r.correct else 0.0 for r in results],
+        },
+    )

@@ -1,0 +1,151 @@
+"""The `assay` command: serve | score | bench.
+
+`assay score` reads JSON Lines items (a file or `-`), writes JSON Lines results in the same order, shows
+progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
+own; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
+from typing import IO, Any
+
+from assay import __version__
+from assay.settings import Settings
+from assay.types import Result, Status
+
+
+def _read_items(stream: IO[str]) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed item or a Result for a line that is not JSON); blank lines are skipped."""
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, Result.invalid(f"line {number}: not valid JSON ({exc.msg})")
+
+
+def _summary(results: Counter[str], correct: int, reward_sum: float) -> str:
+    total = sum(results.values())
+    ok = results.get(Status.OK.value, 0)
+    parts = ", ".join(f"{status}={results.get(status.value, 0)}" for status in Status)
+    mean = reward_sum / ok if ok else 0.0
+    return f"scored {total} items: {parts}; correct={correct}; mean reward over ok={mean:.4f}"
+
+
+def _score(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from assay.scoring import Engine
+
+    settings = Settings()
+    counts: Counter[str] = Counter()
+    correct = 0
+    reward_sum = 0.0
+    with ExitStack() as stack:
+        source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))
+        sink = (
+            sys.stdout
+            if args.output == "-"
+            else stack.enter_context(open(args.output, "w", encoding="utf-8"))
+        )
+        engine = stack.enter_context(Engine(settings))
+        lines = list(_read_items(source))
+        progress = stack.enter_context(
+            tqdm(total=len(lines), unit="item", file=sys.stderr, disable=args.quiet)
+        )
+        for start in range(0, len(lines), args.chunk_size):
+            chunk = lines[start : start + args.chunk_size]
+            to_score = [raw for _, raw in chunk if not isinstance(raw, Result)]
+            scored = iter(engine.score(to_score))
+            for _, raw in chunk:
+                result = raw if isinstance(raw, Result) else next(scored)
+                sink.write(result.model_dump_json() + "\n")
+                counts[result.status.value] += 1
+                correct += result.correct is True
+                reward_sum += result.reward or 0.0
+            sink.flush()
+            progress.update(len(chunk))
+    print(_summary(counts, correct, reward_sum), file=sys.stderr)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from assay.api import create_app
+
+    overrides = {
+        k: v
+        for k, v in (("host", args.host), ("port", args.port), ("workers", args.workers))
+        if v is not None
+    }
+    settings = Settings(**overrides)
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        timeout_graceful_shutdown=30,
+    )
+    return 0
+
+
+def _delegate(module: str, argv: Sequence[str]) -> int:
+    """Sub-commands with their own parsers (bench) live in their packages."""
+    import importlib
+
+    main = importlib.import_module(module).main
+    return int(main(list(argv)))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="assay", description="Verifiers and a reward server for RLVR.")
+    parser.add_argument("--version", action="version", version=f"assay {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP service (settings from ASSAY_* variables)")
+    serve.add_argument("--host", help="bind address (default 127.0.0.1, or ASSAY_HOST)")
+    serve.add_argument("--port", type=int, help="port (default 8000, or ASSAY_PORT)")
+    serve.add_argument("--workers", type=int, help="scoring worker processes (default: CPU count)")
+    serve.set_defaults(run=_serve)
+
+    score = sub.add_parser("score", help="score JSON Lines items in-process")
+    score.add_argument("file", help="items as JSON Lines, or - for stdin")
+    score.add_argument("-o", "--output", default="-", help="results as JSON Lines (default: stdout)")
+    score.add_argument("--chunk-size", type=int, default=512, help="items scored per round")
+    score.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    score.set_defaults(run=_score)
+
+    sub.add_parser(
+        "bench", help="false-negative/false-positive rates of verifiers (assay bench -h)", add_help=False
+    )
+    return parser
+
+
+_DELEGATED = {"bench": "assay.bench.command"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in _DELEGATED:
+        return _delegate(_DELEGATED[args_list[0]], args_list[1:])
+    args = build_parser().parse_args(args_list)
+    if getattr(args, "chunk_size", 1) <= 0:
+        print("assay score: --chunk-size must be positive", file=sys.stderr)
+        return 2
+    try:
+        return int(args.run(args))
+    except OSError as exc:
+        print(f"assay {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

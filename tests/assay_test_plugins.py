@@ -1,0 +1,101 @@
+"""Scorers that misbehave on purpose, loaded through `Settings.plugins` to test the pipeline's guards.
+
+They run inside worker processes (or threads / the event loop), so they live in an importable module
+rather than in a test file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from assay.registry import Scorer
+from assay.types import Item, Result, TaskOptions
+
+
+class GateOptions(TaskOptions):
+    gate: str = ""  # a path; the scorer holds its item until the file exists
+
+
+class HangScorer(Scorer):
+    """Never returns: only killing the worker ends it."""
+
+    name: ClassVar[str] = "hang"
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        while True:
+            pass
+
+
+class CrashScorer(Scorer):
+    """Kills its own worker process."""
+
+    name: ClassVar[str] = "crash"
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        os._exit(3)
+
+
+class BuggyScorer(Scorer):
+    """Raises: a scorer bug must become `error`, not a lost batch."""
+
+    name: ClassVar[str] = "buggy"
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        raise ZeroDivisionError("scorer bug")
+
+
+class GateScorer(Scorer):
+    """Holds its item in a worker until the test creates the gate file: keeps work in flight on demand."""
+
+    name: ClassVar[str] = "gate"
+    Options: ClassVar[type[TaskOptions]] = GateOptions
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        assert isinstance(options, GateOptions)
+        gate = Path(options.gate)
+        while not gate.exists():
+            time.sleep(0.005)  # sleep-ok: the workload polls its gate; tests never sleep
+        return Result.verdict(item.response == item.reference, "gate opened")
+
+
+class SlowThreadScorer(Scorer):
+    """A thread-run scorer that overstays its deadline."""
+
+    name: ClassVar[str] = "slow_thread"
+    runs_in = "thread"
+
+    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+        return 0.1
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        time.sleep(5)  # sleep-ok: the workload overstays; the pipeline must not wait for it
+        return Result.verdict(True)
+
+
+class SlowAsyncScorer(Scorer):
+    """An async scorer that overstays its deadline, or answers at once for response "fast"."""
+
+    name: ClassVar[str] = "slow_async"
+    runs_in = "async"
+
+    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+        return 0.2
+
+    async def ascore(self, item: Item, options: TaskOptions) -> Result:
+        if item.response != "fast":
+            await asyncio.sleep(30)
+        return Result.graded(0.25, "answered")
+
+
+PLUGINS = [
+    f"assay_test_plugins:{cls.__name__}"
+    for cls in (HangScorer, CrashScorer, BuggyScorer, GateScorer, SlowThreadScorer, SlowAsyncScorer)
+]

@@ -1,0 +1,134 @@
+"""AssayClient: batching, retries honouring Retry-After, errors that never become rewards."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from assay.client import AssayClient
+from assay.errors import ClientError
+from assay.types import Item, Result, Status
+
+MATH_OK = {"task": "math", "response": "\\boxed{2}", "reference": "2"}
+
+
+def _echo_results(request: httpx.Request) -> httpx.Response:
+    items = json.loads(request.content)["items"]
+    results = [Result.verdict(True, id=i.get("id")).model_dump(mode="json") for i in items]
+    return httpx.Response(200, json={"results": results})
+
+
+def test_results_come_back_as_result_objects_across_batches() -> None:
+    sizes: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sizes.append(len(json.loads(request.content)["items"]))
+        return _echo_results(request)
+
+    with AssayClient(batch_size=2, transport=httpx.MockTransport(handler)) as client:
+        results = client.score([{**MATH_OK, "id": str(i)} for i in range(5)])
+    assert sizes == [2, 2, 1]
+    assert [r.id for r in results] == ["0", "1", "2", "3", "4"]
+    assert all(isinstance(r, Result) for r in results)
+
+
+def test_items_may_be_item_objects() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.extend(json.loads(request.content)["items"])
+        return _echo_results(request)
+
+    with AssayClient(transport=httpx.MockTransport(handler)) as client:
+        client.score([Item(task="math", response="1", reference="1")])
+    assert seen == [{"task": "math", "response": "1", "reference": "1", "options": {}}]
+
+
+def test_429_is_retried_after_the_servers_retry_after() -> None:
+    answers = iter(
+        [
+            httpx.Response(
+                429, headers={"Retry-After": "7"}, json={"error": {"type": "queue_full", "message": "x"}}
+            ),
+            httpx.Response(503, json={"error": {"type": "unavailable", "message": "y"}}),
+        ]
+    )
+    waits: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return next(answers, None) or _echo_results(request)
+
+    client = AssayClient(transport=httpx.MockTransport(handler), sleep=waits.append, backoff_s=0.5)
+    assert client.score([MATH_OK])[0].status is Status.OK
+    assert waits[0] == 7.0
+    assert 0.0 <= waits[1] <= 1.0  # jittered back-off for attempt 1: uniform(0, 0.5 * 2)
+
+
+def test_the_client_gives_up_with_a_clear_error_after_its_retries() -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(503, json={"error": {"type": "unavailable", "message": "down for repairs"}})
+
+    client = AssayClient(transport=httpx.MockTransport(handler), sleep=lambda s: None, max_retries=3)
+    with pytest.raises(ClientError, match="503: down for repairs"):
+        client.score([MATH_OK])
+    assert calls == 4
+
+
+def test_a_client_error_is_not_retried() -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(413, json={"error": {"type": "payload_too_large", "message": "split it"}})
+
+    with pytest.raises(ClientError, match="split it"):
+        AssayClient(transport=httpx.MockTransport(handler), sleep=lambda s: None).score([MATH_OK])
+    assert calls == 1
+
+
+def test_an_unreachable_server_is_a_client_error() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    client = AssayClient(transport=httpx.MockTransport(handler), sleep=lambda s: None, max_retries=2)
+    with pytest.raises(ClientError, match="cannot reach Assay"):
+        client.score([MATH_OK])
+
+
+def test_backoff_is_capped_and_jittered() -> None:
+    client = AssayClient(backoff_s=1.0, max_backoff_s=4.0)
+    delays = [client.retry_delay(10, None) for _ in range(50)]
+    assert all(0.0 <= d <= 4.0 for d in delays) and len(set(delays)) > 1
+    assert client.retry_delay(0, "100") == 4.0
+
+
+def test_async_scoring_against_a_live_server(live_server: Callable[..., Any]) -> None:
+    server = live_server()
+    items = [{**MATH_OK, "id": str(i)} for i in range(6)] + [{"task": "nope", "id": "bad"}]
+
+    async def run() -> list[Result]:
+        async with AssayClient(server.url, batch_size=2, concurrency=3) as client:
+            return await client.ascore(items)
+
+    results = asyncio.run(run())
+    assert [r.id for r in results] == [*map(str, range(6)), "bad"]
+    assert [r.status for r in results] == [Status.OK] * 6 + [Status.INVALID]
+
+
+def test_sync_scoring_and_task_listing_against_a_live_server(live_server: Callable[..., Any]) -> None:
+    server = live_server()
+    with AssayClient(server.url) as client:
+        (result,) = client.score([MATH_OK])
+        names = [t["name"] for t in client.tasks()]
+    assert result.correct is True
+    assert "math" in names

@@ -1,0 +1,52 @@
+"""Task lookup, options validation and plugin loading."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.errors import ConfigError, OptionsError, UnknownTaskError
+from assay.registry import Registry
+from assay.settings import Settings
+
+
+def test_unknown_task_suggests_the_closest_name() -> None:
+    registry = Registry.from_settings(Settings())
+    with pytest.raises(UnknownTaskError, match='did you mean "math"'):
+        registry.lookup("maths")
+
+
+def test_unknown_option_suggests_the_closest_key() -> None:
+    math = Registry.from_settings(Settings()).lookup("math")
+    with pytest.raises(OptionsError, match=r'unknown option "rel_tl".*did you mean "rel_tol"'):
+        math.parse_options({"rel_tl": 0.1})
+
+
+def test_ill_typed_option_names_the_field() -> None:
+    math = Registry.from_settings(Settings()).lookup("math")
+    with pytest.raises(OptionsError, match="rel_tol"):
+        math.parse_options({"rel_tol": "lots"})
+
+
+def test_plugins_register_tasks() -> None:
+    registry = Registry.from_settings(Settings(plugins=["assay_test_plugins:HangScorer"]))
+    assert "hang" in registry and "math" in registry
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("no_colon_here", "must look like"),
+        ("assay_test_plugins:Missing", "cannot load plugin"),
+        ("no_such_module_xyz:Thing", "cannot load plugin"),
+        ("assay.settings:Settings", "not a subclass"),
+    ],
+)
+def test_bad_plugins_fail_at_start_up_with_a_reason(path: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Registry.from_settings(Settings(plugins=[path]))
+
+
+def test_tasks_describe_their_options_schema() -> None:
+    info = Registry.from_settings(Settings()).lookup("math").info()
+    assert info.name == "math"
+    assert "rel_tol" in info.options_schema["properties"]

@@ -1,0 +1,133 @@
+"""The one pipeline: validation, ordering, deadlines that kill workers, crashes that stay per item."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import assay
+from assay.errors import QueueFullError
+from assay.scoring import Engine
+from assay.settings import Settings
+from assay.types import Status
+
+MATH_OK = {"task": "math", "response": "so the answer is \\boxed{\\frac12}", "reference": "0.5"}
+
+
+def test_results_come_back_in_item_order_with_ids(make_settings: Callable[..., Settings]) -> None:
+    items = [
+        {"id": "a", **MATH_OK},
+        {"id": "b", "task": "math", "response": "\\boxed{3}", "reference": "4"},
+        {"id": 3, "task": "nope"},
+    ]
+    with Engine(make_settings()) as engine:
+        results = engine.score(items)
+    assert [r.id for r in results] == ["a", "b", "3"]
+    assert [r.status for r in results] == [Status.OK, Status.OK, Status.INVALID]
+    assert [r.reward for r in results] == [1.0, 0.0, None]
+    assert all(r.elapsed_ms >= 0 for r in results)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ([1, 2], "must be a JSON object"),
+        ("text", "must be a JSON object"),
+        ({"response": "x"}, 'missing field "task"'),
+        ({"task": "math", "refrence": "1"}, 'unknown field "refrence" (did you mean "reference"?)'),
+        ({"task": "maths"}, 'unknown task "maths" (did you mean "math"?)'),
+        ({"task": "math", "options": {"rel_tl": 1}}, 'unknown option "rel_tl"'),
+        ({"task": "math", "response": 5, "reference": "5"}, "response"),
+        ({"task": "math", "response": "1"}, "non-empty reference"),
+    ],
+)
+def test_malformed_items_are_invalid_with_a_reason(
+    make_settings: Callable[..., Settings], raw: object, reason: str
+) -> None:
+    with Engine(make_settings()) as engine:
+        (result,) = engine.score([raw])
+    assert result.status is Status.INVALID
+    assert result.reward is None
+    assert reason in result.reason
+
+
+def test_a_worker_past_its_deadline_is_killed_and_the_next_item_is_served(
+    make_settings: Callable[..., Settings],
+) -> None:
+    with Engine(make_settings(workers=1, deadline_s=0.5)) as engine:
+        hung, after = engine.score([{"task": "hang"}, MATH_OK])
+        assert hung.status is Status.TIMEOUT and hung.reward is None
+        assert "deadline" in hung.reason
+        assert after.status is Status.OK and after.correct is True
+        assert engine.worker_restarts == 1
+        assert b'assay_worker_restarts_total{cause="timeout"} 1.0' in engine.metrics.render()
+
+
+def test_a_math_tower_is_a_timeout_not_a_wrong_answer(make_settings: Callable[..., Settings]) -> None:
+    tower = {"task": "math", "response": "$9^{9^{9^{9}}}$", "reference": "9^{9^{9^{9}}}"}
+    with Engine(make_settings(workers=1, math={"deadline_s": 1.0})) as engine:
+        result, after = engine.score([tower, MATH_OK])
+    # Either a verdict (if the verifier can decide cheaply) or our timeout; never an error or a hang.
+    assert result.status in {Status.OK, Status.TIMEOUT}
+    if result.status is Status.OK:
+        assert result.correct is True
+    assert after.status is Status.OK
+
+
+def test_a_crashed_worker_is_an_error_and_the_pool_keeps_serving(
+    make_settings: Callable[..., Settings],
+) -> None:
+    with Engine(make_settings(workers=1)) as engine:
+        crashed, after = engine.score([{"task": "crash"}, MATH_OK])
+        assert crashed.status is Status.ERROR and "died" in crashed.reason
+        assert after.status is Status.OK
+
+
+def test_a_scorer_exception_is_an_error_for_that_item_only(make_settings: Callable[..., Settings]) -> None:
+    with Engine(make_settings()) as engine:
+        buggy, fine = engine.score([{"task": "buggy"}, MATH_OK])
+    assert buggy.status is Status.ERROR and "ZeroDivisionError" in buggy.reason
+    assert fine.status is Status.OK
+
+
+def test_thread_and_async_scorers_get_deadlines(make_settings: Callable[..., Settings]) -> None:
+    with Engine(make_settings()) as engine:
+        slow_thread, slow_async, fast_async = engine.score(
+            [{"task": "slow_thread"}, {"task": "slow_async"}, {"task": "slow_async", "response": "fast"}]
+        )
+    assert slow_thread.status is Status.TIMEOUT
+    assert slow_async.status is Status.TIMEOUT
+    assert fast_async.status is Status.OK and fast_async.reward == 0.25 and fast_async.correct is None
+
+
+def test_admission_is_bounded(make_settings: Callable[..., Settings]) -> None:
+    with Engine(make_settings(queue_size=3)) as engine:
+        engine.admit(2)
+        with pytest.raises(QueueFullError, match="queue full"):
+            engine.admit(2)
+        engine.release(2)
+        engine.admit(3)
+        assert engine.pending == 3
+
+
+def test_score_async_runs_on_the_callers_loop(make_settings: Callable[..., Settings], tmp_path: Path) -> None:
+    gate = tmp_path / "open"
+    gate.touch()
+    item = {"task": "gate", "response": "x", "reference": "x", "options": {"gate": str(gate)}}
+
+    async def run(engine: Engine) -> list[assay.Result]:
+        return await engine.score_async([item, item])
+
+    with Engine(make_settings()) as engine:
+        results = asyncio.run(run(engine))
+    assert [r.correct for r in results] == [True, True]
+
+
+def test_the_library_entry_point_scores_in_process() -> None:
+    settings = Settings(workers=1)
+    (result,) = assay.score([MATH_OK], settings=settings)
+    assert result.status is Status.OK and result.correct is True
+    assert result.extracted is not None

@@ -1,0 +1,81 @@
+"""The contract types: what every surface sends and receives."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from assay.types import Item, Result, Status
+
+_json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20)
+_details = st.dictionaries(
+    st.text(max_size=10), st.recursive(_json_scalars, lambda c: st.lists(c, max_size=3)), max_size=4
+)
+
+
+@st.composite
+def results(draw: st.DrawFn) -> Result:
+    status = draw(st.sampled_from(list(Status)))
+    ok = status is Status.OK
+    return Result(
+        id=draw(st.none() | st.text(max_size=20)),
+        task=draw(st.none() | st.sampled_from(["math", "code", "sql", "judge", "prm"])),
+        status=status,
+        correct=draw(st.none() | st.booleans()),
+        reward=draw(st.floats(-1e6, 1e6, allow_nan=False)) if ok else None,
+        reason=draw(st.text(max_size=50)),
+        extracted=draw(st.none() | st.text(max_size=50)),
+        details=draw(_details),
+        elapsed_ms=draw(st.floats(0, 1e7, allow_nan=False)),
+    )
+
+
+@given(results())
+def test_any_result_survives_json(result: Result) -> None:
+    assert Result.model_validate_json(result.model_dump_json()) == result
+    assert Result.model_validate(json.loads(result.model_dump_json())) == result
+
+
+@pytest.mark.parametrize("status", [Status.INVALID, Status.TIMEOUT, Status.ERROR])
+def test_a_failed_result_cannot_carry_a_reward(status: Status) -> None:
+    with pytest.raises(ValidationError, match="has no reward"):
+        Result(status=status, reward=0.0)
+
+
+def test_an_ok_result_needs_a_reward() -> None:
+    with pytest.raises(ValidationError, match="needs a reward"):
+        Result(status=Status.OK)
+
+
+def test_verdict_maps_correctness_to_reward() -> None:
+    assert Result.verdict(True).reward == 1.0
+    assert Result.verdict(False).reward == 0.0
+    assert Result.graded(0.3).correct is None
+
+
+def test_result_json_has_exactly_the_contract_fields() -> None:
+    fields = set(json.loads(Result.verdict(True).model_dump_json()))
+    assert fields == {
+        "id",
+        "task",
+        "status",
+        "correct",
+        "reward",
+        "reason",
+        "extracted",
+        "details",
+        "elapsed_ms",
+    }
+
+
+def test_integer_ids_are_echoed_as_text() -> None:
+    assert Item(task="math", id=7).id == "7"
+
+
+def test_item_rejects_unknown_fields() -> None:
+    with pytest.raises(ValidationError):
+        Item.model_validate({"task": "math", "refrence": "1"})
