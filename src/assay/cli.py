@@ -1,4 +1,4 @@
-"""The `assay` command: serve | score | bench.
+"""The `assay` command: serve | score | bench | train.
 
 `assay score` reads JSON Lines items (a file or `-`), writes JSON Lines results in the same order, shows
 progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
@@ -98,7 +98,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _delegate(module: str, argv: Sequence[str]) -> int:
-    """Sub-commands with their own parsers (bench) live in their packages."""
+    """Sub-commands with their own parsers (bench, train) live in their packages."""
     import importlib
 
     main = importlib.import_module(module).main
@@ -126,10 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "bench", help="false-negative/false-positive rates of verifiers (assay bench -h)", add_help=False
     )
+    sub.add_parser("train", help="GRPO/DAPO client trainer rewarded by Assay (assay train -h)", add_help=False)
     return parser
 
 
-_DELEGATED = {"bench": "assay.bench.command"}
+_DELEGATED = {"bench": "assay.bench.command", "train": "assay.rl_client.command"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
