@@ -1,23 +1,68 @@
-"""The `math` scorer, wired through math-verify with its own (SIGALRM) timeouts disabled.
+"""The `math` scorer: extract (extract.py) -> normalise and classify (normalise.py, values.py) -> compare
+(compare.py, symbolic.py), with the parsed gold cached per reference.
 
-Deadlines come from the killable worker pool (assay.workers): math-verify's timeouts use SIGALRM, which
-fails off the main thread (its issues #11, #50, #55).
+Runs in the killable worker pool (runs_in = "process"): the pool enforces the per-item deadline, so no
+SIGALRM timeouts are used anywhere (math-verify's fail off the main thread: its issues #11, #50, #55). A
+deadline is `timeout`, a reference that cannot be used is `invalid`, a missing or hedged answer is an
+incorrect verdict, and nothing here raises.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import ClassVar
+from functools import lru_cache
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from assay.registry import Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
+from assay.verifiers.math import symbolic
+from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
+from assay.verifiers.math.extract import Extraction, extract
+from assay.verifiers.math.normalise import strip_units
+from assay.verifiers.math.values import Atom, Text, Value, describe, kind_of, parse_value
+
+log = logging.getLogger(__name__)
+
+MAX_REFERENCE_CHARS = 2_000
+MAX_ANSWER_CHARS = 2_000
 
 
 class MathOptions(TaskOptions):
-    rel_tol: float | None = Field(None, ge=0, description="Relative tolerance for decimals.")
+    rel_tol: float | None = Field(
+        None,
+        ge=0,
+        le=0.5,
+        description="Relative tolerance for decimal answers (default: settings.math.rel_tol).",
+    )
+    allow_percent: bool = Field(
+        True,
+        description='Let "50%" equal 0.5 where the gold is a percent or a fraction, and 0.5 equal "50%".',
+    )
+    strip_units: bool = Field(True, description='Drop unit words after a bare number ("20 cm" -> 20).')
+
+
+@lru_cache(maxsize=4096)
+def parse_gold(reference: str) -> Value:
+    """The gold's structured form, parsed once per reference (a group of G responses shares one).
+
+    An expression gold is also converted to sympy here, so an unusable reference is found before any
+    response is compared (GoldUnusable).
+    """
+    gold = parse_value(reference)
+    if isinstance(gold, Text) and (bare := strip_units(gold.raw)) != gold.raw:
+        unitless = parse_value(bare)  # "\\frac{1}{2}\\text{ inches}": the number is the answer
+        gold = unitless if isinstance(unitless, Atom) and unitless.number is not None else gold
+    if isinstance(gold, Atom) and gold.number is None:
+        try:
+            symbolic.to_sympy(gold.text)
+        except symbolic.TooCostly:
+            pass  # a costly gold can still equal an answer written the same way (string fast path)
+        except ValueError as exc:
+            raise GoldUnusable(str(exc)) from exc
+    return gold
 
 
 class MathScorer(Scorer):
@@ -29,29 +74,75 @@ class MathScorer(Scorer):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        # math-verify warns on every call that its timeouts are off; that is deliberate here.
+        # latex2sympy/math-verify log noisily on unparsable input; a failed parse is a verdict here.
         logging.getLogger("math_verify").setLevel(logging.ERROR)
+        logging.getLogger("latex2sympy2_extended").setLevel(logging.ERROR)
 
     def deadline_s(self, item: Item, options: TaskOptions) -> float:
         return self.settings.math.deadline_s
 
     def score(self, item: Item, options: TaskOptions) -> Result:
-        from math_verify import parse, verify
+        try:
+            return self._score(item, options)
+        except RecursionError:
+            return Result.verdict(False, "the answer is nested too deeply to read")
+        except Exception as exc:  # total: a bug in a rule must not crash the worker or lose the batch
+            log.exception("math scorer failed")
+            return Result.error(f"math scorer failed: {type(exc).__name__}: {exc}")
 
-        if item.reference is None or not item.reference.strip():
+    def _policy(self, options: TaskOptions) -> Policy:
+        assert isinstance(options, MathOptions)
+        rel_tol = options.rel_tol if options.rel_tol is not None else self.settings.math.rel_tol
+        return Policy(rel_tol=rel_tol, percent=options.allow_percent, units=options.strip_units)
+
+    def _score(self, item: Item, options: TaskOptions) -> Result:
+        reference = (item.reference or "").strip()
+        if not reference:
             return Result.invalid("math items need a non-empty reference")
+        if len(reference) > MAX_REFERENCE_CHARS:
+            return Result.invalid(f"the reference is longer than {MAX_REFERENCE_CHARS} characters")
         if item.response is None:
             return Result.invalid("math items need a response")
-        gold = parse(item.reference, parsing_timeout=None)  # type: ignore[arg-type]
-        if not gold:
-            gold = parse(f"${item.reference}$", parsing_timeout=None)  # type: ignore[arg-type]
-        if not gold:
-            return Result.invalid(f"cannot parse the reference {item.reference!r}")
-        response = item.response[-self.settings.math.max_response_chars :]
-        answer = parse(response, parsing_timeout=None)  # type: ignore[arg-type]
-        if not answer:
-            return Result.verdict(False, "no final answer found in the response")
-        extracted = str(answer[-1])
-        correct = bool(verify(gold, answer, timeout_seconds=None))
-        reason = "equivalent to the reference" if correct else "not equivalent to the reference"
-        return Result.verdict(correct, reason, extracted=extracted, details={"rule": "math-verify"})
+        try:
+            gold = parse_gold(reference)
+        except GoldUnusable as exc:
+            return Result.invalid(f"cannot use the reference {reference[:80]!r}: {exc}")
+        found = extract(item.response, self.settings.math.max_response_chars)
+        if not isinstance(found, Extraction):
+            return Result.verdict(
+                False, found.reason, details={"rule": "no-answer", "gold_kind": kind_of(gold)}
+            )
+        return self._judge(gold, found, self._policy(options))
+
+    def _judge(self, gold: Value, found: Extraction, policy: Policy) -> Result:
+        details: dict[str, Any] = {
+            "extraction": found.rule,
+            "gold_kind": kind_of(gold),
+            "gold": describe(gold),
+        }
+        decisions: list[Decision] = []
+        answers: list[str] = []
+        for raw in dict.fromkeys(found.answers):  # the same box twice is one answer
+            if len(raw) > MAX_ANSWER_CHARS:
+                decisions.append(Decision(False, f"answer longer than {MAX_ANSWER_CHARS} characters"))
+                answers.append(raw[:80] + "...")
+                continue
+            answer = parse_value(raw)
+            answers.append(describe(answer))
+            try:
+                decisions.append(compare(gold, answer, policy))
+            except GoldUnusable as exc:
+                return Result.invalid(f"cannot use the reference: {exc}", details=details)
+        details["answer"] = answers[0] if len(answers) == 1 else answers
+        extracted = found.answers[-1]
+        if len(decisions) > 1 and not all(d.correct for d in decisions):
+            details["rule"] = "hedge: several different boxed answers"
+            return Result.verdict(
+                False, "several different boxed answers (a hedge)", extracted=extracted, details=details
+            )
+        decision = decisions[-1]
+        details["rule"] = decision.rule
+        reason = "equivalent to the reference" if decision.correct else "not equivalent to the reference"
+        return Result.verdict(
+            decision.correct, f"{reason} ({decision.rule})", extracted=extracted, details=details
+        )

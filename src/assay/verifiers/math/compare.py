@@ -1,0 +1,351 @@
+"""Equivalence of an answer with the gold, with the rule chosen by the gold's kind.
+
+Rules (each Decision names the one that decided, for `details`):
+- integer gold: exact equality only ("1,000,000", "10^6", "1\\,000" are exact spellings of integers).
+- fraction gold: exact equality; a decimal answer within `rel_tol` (relative) also counts.
+- decimal gold: within `rel_tol`, or an answer more precise than the gold that rounds to it
+  ("1.732" or `\\sqrt{3}` for gold "1.73"; "1.7" does not).
+- percent: "50%" equals a percent gold "50\\%" or a plain "50"; it equals 0.5 only where the gold is a
+  percent or a fraction (`\\frac{1}{2}`), never a plain decimal. An answer 0.5 or 1/2 equals gold "50\\%".
+  Nothing is ever scaled by 100 otherwise (Qwen2.5-Math's grader accepts x100 and /100 of any gold).
+- expressions: sympy, see `symbolic.equal` (identical tree, numeric agreement at random points, bounded
+  simplify); tiny values are compared relatively (1/2^99 is not 1/2^98).
+- sequences: sets and lists of solutions are unordered; tuples, vectors, intervals and matrices are
+  ordered; interval ends must match; a set is never an ordered pair.
+- a single-value gold answered by several different values (a hedge, "2 or 3") is incorrect.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from assay.verifiers.math import symbolic
+from assay.verifiers.math.normalise import canonical_text, strip_unit_words, strip_units
+from assay.verifiers.math.numbers import Number, parse_number
+from assay.verifiers.math.values import Atom, Choice, Relation, Seq, Text, Union, Value, parse_value
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The comparison knobs an item may set (see MathOptions)."""
+
+    rel_tol: float = 1e-6
+    percent: bool = True
+    units: bool = True
+
+
+@dataclass(frozen=True)
+class Decision:
+    correct: bool
+    rule: str
+
+
+class GoldUnusable(Exception):
+    """The reference cannot be read as an expression: the item is invalid, not the answer wrong."""
+
+
+_ORDERED_PEERS = {
+    "paren": {"paren", "vector", "list", "interval"},
+    "vector": {"vector", "paren", "list", "bracket"},
+    "bracket": {"bracket", "list", "interval"},
+    "interval": {"interval", "paren", "bracket"},
+    "matrix": {"matrix"},
+}
+_UNORDERED_PEERS = {"set": {"set", "list"}, "list": {"set", "list"}}
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+|\{|\}", "", text)
+
+
+def compare(gold: Value, answer: Value, policy: Policy) -> Decision:
+    """Whether `answer` is equivalent to `gold`, by the rule the gold's kind selects."""
+    if isinstance(gold, Choice):
+        return _choice(gold, answer, policy)
+    if isinstance(gold, Text):
+        return _text(gold, answer)
+    if isinstance(answer, Choice):
+        if not answer.rest:
+            answer = Atom(answer.letter)
+        else:
+            return compare(gold, parse_value(answer.rest), policy)
+    if isinstance(gold, Atom):
+        return _scalar_gold(gold, answer, policy)
+    if isinstance(gold, Seq):
+        return _sequence(gold, answer, policy)
+    if isinstance(gold, Union):
+        return _union(gold, answer, policy)
+    return _relation(gold, answer)
+
+
+def _choice(gold: Choice, answer: Value, policy: Policy) -> Decision:
+    if isinstance(answer, Atom) and (m := re.fullmatch(r"\(?([a-j])\)?", answer.text)):
+        answer = Choice(m.group(1).upper())
+    if isinstance(answer, Choice):
+        ok = answer.letter == gold.letter
+        return Decision(ok, f"choice: letter {answer.letter} {'=' if ok else '!='} {gold.letter}")
+    if isinstance(answer, Seq) and any(isinstance(item, Choice) for item in answer.items):
+        return Decision(False, "choice: several options given (a hedge)")
+    if gold.rest:
+        decision = compare(parse_value(gold.rest), answer, policy)
+        return Decision(decision.correct, f"choice: by the option's value ({decision.rule})")
+    return Decision(False, "choice: no option letter in the answer")
+
+
+def _text(gold: Text, answer: Value) -> Decision:
+    if isinstance(answer, Text):
+        said = answer.text
+    elif isinstance(answer, Seq) and answer.kind == "set" and not answer.items:
+        said = "nosolution"
+    elif isinstance(answer, Atom):
+        said = canonical_text(answer.text)
+    else:
+        return Decision(False, "text: the answer is not text")
+    ok = said == gold.text
+    return Decision(ok, f"text: {said!r} {'=' if ok else '!='} {gold.text!r}")
+
+
+def _scalar_gold(gold: Atom, answer: Value, policy: Policy) -> Decision:
+    if isinstance(answer, Seq) and answer.kind == "list" and answer.items:
+        verdicts = [compare(gold, item, policy) for item in answer.items]
+        if all(v.correct for v in verdicts):
+            return Decision(True, f"repeated answer: {verdicts[0].rule}")
+        return Decision(False, "several different answers for a single-valued gold (a hedge)")
+    if isinstance(answer, Text):
+        if canonical_text(gold.text) == answer.text:
+            return Decision(True, "text: same words")
+        stripped = strip_units(answer.raw) if policy.units else answer.raw
+        if stripped == answer.raw:
+            return Decision(False, "text: a text answer for a mathematical gold")
+        answer = parse_value(stripped)
+        if not isinstance(answer, Atom):
+            return Decision(False, "text: a text answer for a mathematical gold")
+        decision = scalar_equal(gold, answer, policy)
+        return Decision(decision.correct, "units stripped; " + decision.rule)
+    if not isinstance(answer, Atom):
+        return Decision(False, f"a {type(answer).__name__.lower()} where a single value was expected")
+    return scalar_equal(gold, answer, policy)
+
+
+def scalar_equal(gold: Atom, answer: Atom, policy: Policy) -> Decision:
+    """Two scalars: string fast path, then exact numbers, then sympy."""
+    if _squash(gold.text) == _squash(answer.text) and gold.text:
+        return Decision(True, "string: identical after normalisation")
+    if gold.number is not None:
+        number = answer.number
+        rule_prefix = ""
+        if number is None and policy.units:
+            stripped = strip_units(answer.text)
+            if stripped != answer.text and (number := parse_number(stripped)) is not None:
+                rule_prefix = "units stripped; "
+        if number is not None:
+            decision = _numbers(gold.number, number, policy)
+            return Decision(decision.correct, rule_prefix + decision.rule)
+        return _number_vs_expression(gold, answer, policy)
+    if answer.number is not None and answer.number.kind in ("decimal", "scientific"):
+        return _decimal_vs_expression(gold, answer, policy)
+    decision = _symbolic(gold, answer)
+    if not decision.correct and policy.units and (bare := strip_unit_words(answer.text)) != answer.text:
+        retry = _symbolic(gold, Atom(bare, None, answer.degrees))
+        if retry.correct:
+            return Decision(True, "units stripped; " + retry.rule)
+    return decision
+
+
+def _numbers(gold: Number, answer: Number, policy: Policy) -> Decision:
+    candidates: list[tuple[Fraction, str]] = [(answer.value, "")]
+    if answer.percent and not gold.percent:
+        if gold.kind == "fraction" and policy.percent:
+            candidates = [(answer.value / 100, "percent answer as a fraction; ")]
+    elif gold.percent and not answer.percent and policy.percent:
+        candidates.append((answer.value * 100, "fraction answer as a percent; "))
+    for value, note in candidates:
+        decision = _number_equal(gold, value, answer, policy.rel_tol)
+        if decision.correct:
+            return Decision(True, note + decision.rule)
+    return Decision(False, f"number: {answer.describe()} != {gold.describe()}")
+
+
+def _rounding_gold(gold: Number) -> bool:
+    """A decimal gold written with >= 3 significant digits reads as a rounded value (1.73 for sqrt 3);
+    a shorter one (0.5, 2.5) is more often exact, and accepting 0.46 for it would be a false positive."""
+    return gold.kind == "decimal" and gold.significant_digits >= 3
+
+
+def _number_equal(gold: Number, value: Fraction, answer: Number, rel_tol: float) -> Decision:
+    if value == gold.value:
+        return Decision(True, "number: exact")
+    inexact = {"decimal", "scientific"}
+    if gold.kind == "integer" or (gold.kind not in inexact and answer.kind not in inexact):
+        return Decision(False, "number: exact value required")
+    if symbolic.close(float(value), float(gold.value), rel_tol):
+        return Decision(True, "number: within relative tolerance")
+    more_precise = answer.kind != "decimal" or answer.decimals > gold.decimals
+    if (
+        _rounding_gold(gold)
+        and more_precise
+        and abs(value - gold.value) <= Fraction(1, 2 * 10**gold.decimals)
+    ):
+        return Decision(True, f"number: rounds to the gold's {gold.decimals} decimal place(s)")
+    return Decision(False, "number: differs")
+
+
+def _evaluate(text: str) -> complex | None:
+    try:
+        return symbolic.constant_value(text)
+    except (symbolic.TooCostly, ValueError):
+        return None
+
+
+def _number_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision:
+    assert gold.number is not None
+    try:
+        value = symbolic.constant_value(answer.text)
+    except symbolic.TooCostly as exc:
+        return Decision(False, f"answer too costly to evaluate ({exc})")
+    except ValueError:
+        return Decision(False, "answer is not a number or expression that can be read")
+    if value is None:
+        verdict, rule = symbolic.equal_to_number(answer.text, gold.number.value)
+        return Decision(bool(verdict), rule)
+    if abs(value.imag) > symbolic.EXACT_REL_TOL * max(abs(value), 1e-300):
+        return Decision(False, "answer is not real")
+    real = value.real
+    if gold.degrees and "\\pi" in answer.text:
+        real = real * 180 / 3.141592653589793
+    target = float(gold.number.value)
+    if symbolic.close(real, target, symbolic.EXACT_REL_TOL):
+        return Decision(True, "numeric: the answer's value equals the gold")
+    if gold.number.kind == "decimal":
+        if symbolic.close(real, target, policy.rel_tol):
+            return Decision(True, "numeric: within relative tolerance")
+        if _rounding_gold(gold.number) and abs(real - target) <= 0.5 * 10.0**-gold.number.decimals * (1 + 1e-12):
+            return Decision(True, f"numeric: rounds to the gold's {gold.number.decimals} decimal place(s)")
+    return Decision(False, f"numeric: {real:.10g} != {target:.10g}")
+
+
+def _decimal_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision:
+    assert answer.number is not None
+    value = _evaluate(gold.text)
+    if value is None:
+        return _symbolic(gold, answer)
+    target = float(answer.number.value)
+    ok = abs(value.imag) <= symbolic.EXACT_REL_TOL * abs(value) and symbolic.close(
+        value.real, target, policy.rel_tol
+    )
+    return Decision(ok, f"numeric: decimal answer {'within' if ok else 'outside'} rel_tol of the exact gold")
+
+
+def _symbolic(gold: Atom, answer: Atom) -> Decision:
+    try:
+        gold_expr = symbolic.to_sympy(gold.text)
+    except (symbolic.TooCostly, ValueError) as exc:
+        raise GoldUnusable(str(exc)) from exc
+    try:
+        answer_expr = symbolic.to_sympy(answer.text)
+    except symbolic.TooCostly as exc:
+        return Decision(False, f"answer too costly to evaluate ({exc})")
+    except ValueError:
+        return Decision(False, "answer cannot be read as an expression")
+    import sympy
+
+    if gold.degrees != answer.degrees:
+        if gold.degrees and gold_expr.is_number:
+            gold_expr = gold_expr * sympy.pi / 180
+        elif answer.degrees and answer_expr.is_number:
+            answer_expr = answer_expr * sympy.pi / 180
+    if not (isinstance(gold_expr, sympy.Expr) and isinstance(answer_expr, sympy.Expr)):
+        return Decision(bool(gold_expr == answer_expr), "symbolic: structural (not scalar expressions)")
+    verdict, rule = symbolic.equal(gold_expr, answer_expr)
+    return Decision(bool(verdict), rule)
+
+
+def _sequence(gold: Seq, answer: Value, policy: Policy) -> Decision:
+    if isinstance(answer, Union) and len(answer.parts) == 1:
+        answer = answer.parts[0]
+    if not isinstance(answer, Seq):
+        return Decision(False, f"a single value where a {gold.kind} was expected")
+    if gold.kind in _UNORDERED_PEERS:
+        if answer.kind not in _UNORDERED_PEERS[gold.kind]:
+            return Decision(False, f"{answer.kind} where a {gold.kind} (unordered) was expected")
+        return _unordered(gold.items, answer.items, policy, gold.kind)
+    if answer.kind not in _ORDERED_PEERS.get(gold.kind, set()):
+        return Decision(False, f"{answer.kind} where a {gold.kind} was expected")
+    if "interval" in (gold.kind, answer.kind) and (gold.left, gold.right) != (answer.left, answer.right):
+        return Decision(
+            False, f"interval ends differ: {gold.left}{gold.right} vs {answer.left}{answer.right}"
+        )
+    if len(gold.items) != len(answer.items):
+        return Decision(False, f"{len(answer.items)} components where {len(gold.items)} were expected")
+    for index, (g, a) in enumerate(zip(gold.items, answer.items, strict=True)):
+        decision = compare(g, a, policy)
+        if not decision.correct:
+            return Decision(False, f"component {index + 1}: {decision.rule}")
+    return Decision(True, f"{gold.kind}: every component equal in order")
+
+
+def _unordered(gold: tuple[Value, ...], answer: tuple[Value, ...], policy: Policy, kind: str) -> Decision:
+    if len(gold) != len(answer):
+        return Decision(False, f"{len(answer)} elements where {len(gold)} were expected")
+    unused = list(answer)
+    for g in gold:
+        match = next((a for a in unused if compare(g, a, policy).correct), None)
+        if match is None:
+            return Decision(False, f"{kind}: no element of the answer matches one of the gold")
+        unused.remove(match)
+    return Decision(True, f"{kind}: same elements (order ignored)")
+
+
+def _union(gold: Union, answer: Value, policy: Policy) -> Decision:
+    parts = answer.parts if isinstance(answer, Union) else ((answer,) if isinstance(answer, Seq) else ())
+    if len(parts) != len(gold.parts):
+        return Decision(False, f"{len(parts)} intervals where {len(gold.parts)} were expected")
+    unused = list(parts)
+    for g in gold.parts:
+        match = next((a for a in unused if _sequence(g, a, policy).correct), None)
+        if match is None:
+            return Decision(False, "union: an interval of the gold is missing")
+        unused.remove(match)
+    return Decision(True, "union: same intervals")
+
+
+def _relation(gold: Relation, answer: Value) -> Decision:
+    if isinstance(answer, Atom) and answer.var:
+        answer = Relation("=", answer.var, answer.text)
+    if not isinstance(answer, Relation):
+        return Decision(False, "a value where a relation was expected")
+    g_op, g_lhs, g_rhs = _oriented(gold)
+    a_op, a_lhs, a_rhs = _oriented(answer)
+    if g_op != a_op:
+        return Decision(False, f"relation {answer.op} where {gold.op} was expected")
+    if _squash(g_lhs + g_op + g_rhs) == _squash(a_lhs + a_op + a_rhs):
+        return Decision(True, "string: identical relation")
+    try:
+        gold_expr = symbolic.to_sympy(g_lhs) - symbolic.to_sympy(g_rhs)
+        answer_expr = symbolic.to_sympy(a_lhs) - symbolic.to_sympy(a_rhs)
+    except symbolic.TooCostly as exc:
+        return Decision(False, f"too costly to evaluate ({exc})")
+    except ValueError:
+        return Decision(False, "relation cannot be read")
+    verdict, rule = symbolic.proportional(gold_expr, answer_expr, positive=g_op != "=")
+    return Decision(bool(verdict), f"relation: {rule}")
+
+
+def _oriented(relation: Relation) -> tuple[str, str, str]:
+    """`a < b` as `b > a`, so both sides of a comparison face the same way."""
+    flips = {
+        "<": ">",
+        "\\lt": ">",
+        "<=": ">=",
+        "\\leq": ">=",
+        ">": ">",
+        "\\gt": ">",
+        "\\geq": ">=",
+        ">=": ">=",
+    }
+    op = relation.op
+    if op in ("<", "\\lt", "<=", "\\leq"):
+        return flips[op], relation.rhs, relation.lhs
+    return flips.get(op, op), relation.lhs, relation.rhs

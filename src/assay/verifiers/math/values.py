@@ -1,0 +1,331 @@
+"""What an answer *is*: a scalar, a sequence (tuple, set, interval, list of solutions, matrix), a union of
+intervals, a relation, a multiple-choice letter or a text answer.
+
+The comparer picks its rule from the kind of the gold answer, so this layer decides kinds once, from
+cleaned strings, without sympy. Brackets carry meaning and are kept: `(1,2]` is not `[1,2)`, and
+`\\{1,2\\}` (a set) is not `(1,2)` (an ordered pair or open interval).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from assay.verifiers.math.normalise import canonical_text, clean, is_synonym_word
+from assay.verifiers.math.numbers import Number, parse_number
+
+SeqKind = Literal["paren", "bracket", "interval", "set", "vector", "list", "matrix"]
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One scalar: a number known exactly (`number`) or an expression left for sympy (`text`)."""
+
+    text: str
+    number: Number | None = None
+    degrees: bool = False
+    var: str | None = None  # "x" of "x = 3"
+
+
+@dataclass(frozen=True)
+class Seq:
+    """Several values inside brackets (or a bare list). `left`/`right` keep interval ends."""
+
+    kind: SeqKind
+    items: tuple[Value, ...]
+    left: str = ""
+    right: str = ""
+
+
+@dataclass(frozen=True)
+class Union:
+    parts: tuple[Seq, ...]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An equation or inequality that is not "variable = value" (for example "x + y = 3")."""
+
+    op: str
+    lhs: str
+    rhs: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A multiple-choice answer: the letter, and the option's value when written ("(B) 24")."""
+
+    letter: str
+    rest: str = ""
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str  # canonical_text form
+    raw: str = field(default="", compare=False)
+
+
+Value = Atom | Seq | Union | Relation | Choice | Text
+
+MAX_DEPTH = 8
+_INFINITIES = {
+    **dict.fromkeys(("\\infty", "+\\infty", "infty", "inf", "infinity", "∞", "+∞", "oo"), "\\infty"),
+    **dict.fromkeys(("-\\infty", "-infty", "-inf", "-infinity", "-∞", "-oo"), "-\\infty"),
+}
+_CHOICE_RE = re.compile(
+    r"^(?:(?:option|choice|answer)\s*:?\s*)?\(?\s*([A-J])\s*\)?(?:\s*[.:)]?\s+(.*)|\s*[.:)])?$", re.IGNORECASE
+)
+_OTHER_CHOICE_RE = re.compile(r"\(\s*([A-J])\s*\)|(?<![A-Za-z\\])([A-J])(?![A-Za-z])")
+_VAR_RE = re.compile(
+    r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?'*|\\[a-zA-Z]+|[a-zA-Z]\([a-z]\)|\([a-z\s,]+\)|[a-z]\s*[+-]\s*[a-z])$"
+)
+_RELATION_RE = re.compile(r"\\leq|\\geq|\\ne|\\lt|\\gt|<=|>=|!=|<|>|=")
+_OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "{": "}", "⟨": "⟩"}
+_MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{4,}")
+_MATH_WORDS = frozenset(
+    {"sqrt", "frac", "sin", "cos", "tan", "log", "ln", "exp", "cot", "sec", "csc", "infty"}
+)
+
+
+def split_top(text: str, separators: tuple[str, ...]) -> list[str]:
+    """Split on separators that are outside every bracket pair ((), [], {}, \\{\\}, \\langle\\rangle)."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if text.startswith("\\left", index) or text.startswith("\\right", index):
+            index += 5
+            continue
+        if char in "([{" or text.startswith("\\langle", index):
+            depth += 1
+        elif char in ")]}" or text.startswith("\\rangle", index):
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            for sep in separators:
+                if text.startswith(sep, index):
+                    parts.append(text[start:index])
+                    start = index + len(sep)
+                    index = start - 1
+                    break
+        index += 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts]
+
+
+def _enclosed(text: str) -> tuple[str, str, str] | None:
+    """(opener, inner, closer) when the whole of `text` is one bracketed group."""
+    for opener in ("\\{", "\\langle", "⟨", "(", "[", "{"):
+        if not text.startswith(opener):
+            continue
+        for closer in (")", "]", "\\}", "\\rangle", "⟩", "}"):
+            if text.endswith(closer) and len(text) > len(opener) + len(closer) - 1:
+                inner = text[len(opener) : len(text) - len(closer)]
+                if _balanced(inner):
+                    return opener, inner.strip(), closer
+    return None
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _is_text(text: str) -> bool:
+    words = [w for w in _WORD_RE.findall(text) if w.lower() not in _MATH_WORDS]
+    return bool(words) or is_synonym_word(text)
+
+
+def _bracketed(opener: str, inner: str, closer: str, depth: int) -> Value | None:
+    items = split_top(inner, (",",))
+    if len(items) == 1 and opener in ("(", "{") and closer in (")", "}"):
+        return parse_value(inner, depth + 1) if inner else None
+    values = tuple(parse_value(item, depth + 1) for item in items if item)
+    if opener == "\\{" or (opener == "{" and closer == "}"):
+        return Seq("set", values)
+    if opener in ("\\langle", "⟨"):
+        return Seq("vector", values)
+    if opener == "(" and closer == ")":
+        return Seq("paren", values, "(", ")")
+    if opener == "[" and closer == "]":
+        return Seq("bracket", values, "[", "]")
+    if len(values) == 2 and opener in "([" and closer in ")]":
+        return Seq("interval", values, opener, closer)
+    return None
+
+
+def _matrix(body: str, depth: int) -> Value:
+    rows = [row for row in (r.strip() for r in re.split(r"\\\\", body)) if row]
+    cells = [tuple(parse_value(cell, depth + 1) for cell in split_top(row, ("&",))) for row in rows]
+    if all(len(row) == 1 for row in cells) and len(cells) > 1:
+        return Seq("vector", tuple(row[0] for row in cells))  # a column vector is a vector
+    return Seq("matrix", tuple(Seq("list", row) for row in cells))
+
+
+def _relation(text: str, depth: int) -> Value | None:
+    ops = _RELATION_RE.findall(text)
+    if not ops:
+        return None
+    parts = [p.strip() for p in _RELATION_RE.split(text)]
+    if all(op == "=" for op in ops):
+        lhs, rhs = parts[0], parts[-1]
+        if not lhs or not rhs:
+            return None
+        if _VAR_RE.match(lhs) or len(ops) > 1:
+            value = parse_value(rhs, depth + 1)
+            if isinstance(value, Atom):
+                return Atom(value.text, value.number, value.degrees, lhs.replace(" ", ""))
+            return value
+        return Relation("=", lhs, rhs)
+    return _inequality(ops, parts, text, depth)
+
+
+def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Value:
+    """ "x > 3" and "-2 < x \\leq 5" become intervals; anything else stays a relation."""
+    norm = {
+        "\\lt": "<",
+        "\\gt": ">",
+        "\\leq": "<=",
+        "\\geq": ">=",
+        "<=": "<=",
+        ">=": ">=",
+        "<": "<",
+        ">": ">",
+    }
+    if any(op not in norm for op in ops):
+        return Relation(ops[0], parts[0], parts[-1])
+    signs = [norm[op] for op in ops]
+    inf = Atom("\\infty")
+    neg_inf = Atom("-\\infty")
+    if len(ops) == 1 and _VAR_RE.match(parts[0]):
+        bound = parse_value(parts[1], depth + 1)
+        if signs[0].startswith(">"):
+            return Seq("interval", (bound, inf), "[" if signs[0] == ">=" else "(", ")")
+        return Seq("interval", (neg_inf, bound), "(", "]" if signs[0] == "<=" else ")")
+    if len(ops) == 1 and _VAR_RE.match(parts[1]):
+        flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[signs[0]]
+        return _inequality([flipped], [parts[1], parts[0]], text, depth)
+    if len(ops) == 2 and _VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == "<":
+        low, high = parse_value(parts[0], depth + 1), parse_value(parts[2], depth + 1)
+        return Seq(
+            "interval", (low, high), "[" if signs[0] == "<=" else "(", "]" if signs[1] == "<=" else ")"
+        )
+    if len(ops) == 2 and _VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == ">":
+        flip = {">": "<", ">=": "<="}
+        return _inequality([flip[signs[1]], flip[signs[0]]], [parts[2], parts[1], parts[0]], text, depth)
+    return Relation(ops[0], parts[0], parts[-1])
+
+
+def _expand_pm(text: str) -> list[str] | None:
+    if "\\pm" not in text and "±" not in text:
+        return None
+    head, _, tail = text.replace("±", "\\pm").partition("\\pm")
+    head = head.strip()
+    if head.endswith("="):
+        return [f"{head} {tail}", f"{head} -{tail}"]
+    return [f"{head} + {tail}", f"{head} - {tail}"] if head else [tail, f"-{tail}"]
+
+
+def _named_coordinates(values: tuple[Value, ...]) -> bool:
+    """ "x = 1, y = 2" names coordinates of a point (ordered); "x_1 = 2, x_2 = 5" lists roots (unordered)."""
+    names = [v.var[0] if isinstance(v, Atom) and v.var else "" for v in values]
+    return all(names) and len(set(names)) == len(names)
+
+
+def _strip_redundant_parens(text: str) -> str:
+    """`((((1))))` -> `1` without recursion (300 nested parentheses must not exhaust the stack)."""
+    for _ in range(len(text) // 2):
+        if not (text.startswith("(") and text.endswith(")")):
+            break
+        inner = text[1:-1].strip()
+        if not _balanced(inner) or len(split_top(inner, (",",))) > 1:
+            break
+        text = inner
+    return text
+
+
+def parse_value(raw: str, depth: int = 0) -> Value:
+    """The structured form of a (possibly uncleaned) answer string. Never raises."""
+    cleaned = clean(raw)
+    text = cleaned.text
+    if depth > MAX_DEPTH or not text:
+        return Atom(text)
+    match = _CHOICE_RE.match(text)
+    if match and match.group(1).isupper() and not re.match(r"^[=<>^_+*/-]", match.group(2) or ""):
+        rest = (match.group(2) or "").strip()
+        others = [a or b for a, b in _OTHER_CHOICE_RE.findall(rest)]
+        if others:  # "B and C", "(A) 10 (B) 12": several options, a hedge
+            return Seq("list", tuple(Choice(letter) for letter in [match.group(1), *others]))
+        return Choice(match.group(1).upper(), rest)
+    text = re.sub(r"^(?:either|both)\s+|^[a-zA-Z]\s*\\in\s+", "", text, flags=re.IGNORECASE)
+    if (infinity := _INFINITIES.get(text.replace(" ", ""))) is not None:
+        return Atom(infinity)
+    if is_synonym_word(text):
+        return Text(canonical_text(text), text)
+    if (pm := _expand_pm(text)) is not None:
+        return Seq("list", tuple(parse_value(part, depth + 1) for part in pm))
+    for separators in ((" or ", " and ", ";", "\\text{or}", "\\text{and}"), ("\\cup", " U ", "∪")):
+        parts = split_top(f" {text} ", separators)
+        if len(parts) > 1 and all(parts):
+            values = tuple(parse_value(p, depth + 1) for p in parts)
+            if all(isinstance(v, Seq) and v.kind in ("interval", "paren", "bracket") for v in values):
+                return Union(tuple(v for v in values if isinstance(v, Seq)))
+            return Seq("list", values)
+    if matrix := _MATRIX_RE.match(text):
+        return _matrix(matrix.group(2), depth)
+    text = _strip_redundant_parens(text)
+    if (enclosed := _enclosed(text)) is not None and (
+        bracketed := _bracketed(*enclosed, depth=depth)
+    ) is not None:
+        return bracketed
+    number = parse_number(text, cleaned.degrees)
+    if number is not None:
+        return Atom(text, number, cleaned.degrees)
+    items = split_top(text, (",",))
+    if len(items) > 1 and all(items):
+        values = tuple(parse_value(item, depth + 1) for item in items)
+        return Seq("paren" if _named_coordinates(values) else "list", values, "(", ")")
+    relation = _relation(text, depth) if _RELATION_RE.search(text) else None
+    if relation is not None:
+        return relation
+    if _is_text(text):
+        return Text(canonical_text(text), text)
+    return Atom(text, None, cleaned.degrees)
+
+
+def describe(value: Value) -> str:
+    """A short human-readable form for `details`."""
+    if isinstance(value, Atom):
+        core = value.number.describe() if value.number is not None else value.text
+        return f"{value.var}={core}" if value.var else core
+    if isinstance(value, Seq):
+        inner = ", ".join(describe(item) for item in value.items)
+        return f"{value.kind}{value.left or '('}{inner}{value.right or ')'}"
+    if isinstance(value, Union):
+        return " U ".join(describe(part) for part in value.parts)
+    if isinstance(value, Relation):
+        return f"{value.lhs} {value.op} {value.rhs}"
+    if isinstance(value, Choice):
+        return f"choice {value.letter}" + (f" ({value.rest})" if value.rest else "")
+    return f"text {value.text!r}"
+
+
+def kind_of(value: Value) -> str:
+    """The gold's type, which selects the comparison rule (reported in `details`)."""
+    if isinstance(value, Atom):
+        if value.number is None:
+            return "expression"
+        return "percent" if value.number.percent else value.number.kind
+    if isinstance(value, Seq):
+        return value.kind
+    return type(value).__name__.lower()

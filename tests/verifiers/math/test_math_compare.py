@@ -1,0 +1,122 @@
+"""Equivalence rules by gold kind, and the scorer's totality. Every row pins a real-world case."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.settings import Settings
+from assay.types import Item, Result, Status
+from assay.verifiers.math import MathOptions, MathScorer
+from assay.verifiers.math.compare import Policy, compare
+from assay.verifiers.math.values import parse_value
+
+# (gold, answer, equal?)
+ROWS = [
+    ("\\frac{1}{2^{99}}", "\\frac{1}{2^{98}}", False),  # math-verify 0.9.0 FP: absolute tolerance
+    ("(1, 2)", "\\{1, 2\\}", False),  # math-verify 0.9.0 FP: a set accepted for an ordered pair
+    ("20", "20 \\text{ dollars and } 50 \\text{ cents}", False),  # math-verify 0.9.0 FP: units stripped
+    ("[1, 2)", "(1, 2]", False),  # Qwen2.5-Math FP: brackets stripped
+    ("5", "0.05", False),  # Qwen2.5-Math FP: /100 of any gold
+    ("0.05", "5", False),  # Qwen2.5-Math FP: x100 of any gold
+    ("0.5", "50\\%", False),  # stated rule: % equals a fraction only for % or fraction golds
+    ("\\frac{1}{2}", "50\\%", True),
+    ("50\\%", "0.5", True),
+    ("1000000", "10^6", True),  # PRM800K rejects anything with ^{
+    ("-2, 2", "x = \\pm 2", True),  # plus-minus for two roots
+    ("2", "2 \\text{ or } 3", False),  # hedge
+    ("y = 2x + 1", "2x + 1", True),  # equation vs value
+    ("x^2 + y^2 = 1", "y^2 + x^2 = 1", True),
+    ("3 + 4i", "4j + 3", True),  # engineering j
+    ("\\frac{\\pi}{6}", "30^\\circ", True),  # degrees for radians
+    ("\\text{B}", "\\textbf{(B) } 24", True),  # AMC answer vs letter
+    ("1.73", "1.7", False),  # less precise than the gold
+    ("1.73", "\\sqrt{3}", True),  # exact value that rounds to the gold
+    ("1.73", "1.732", True),  # a more precise decimal that rounds to a 3-digit gold
+    ("0.5", "0.46", False),  # a short gold (1/2) is exact: rounding to it would be a false positive
+    ("2.5", "2.45", False),  # likewise for two significant digits
+    ("x^2 - 1", "(x - 1)(x + 1)", True),
+    ("x^2 - 1", "(x - 1)^2", False),
+    ("(3, \\infty)", "x > 3", True),
+    ("\\text{no solution}", "\\varnothing", True),
+    ("B", "B \\text{ and } C", False),  # a regression: the second letter was read as the option's value
+    ("A", "\\textbf{(A) } 10 \\qquad \\textbf{(B) } 12", False),  # options copied from an AMC prompt
+    ("1", "1 + x - x", True),  # a regression: symbols that cancel were "not a constant"
+    ("x=2, y=3", "(2, 3)", True),  # named coordinates are an ordered pair
+    ("1000", "1,\\!000", True),  # a regression: \\! split the number into a list
+]
+
+
+@pytest.mark.parametrize(("gold", "answer", "equal"), ROWS)
+def test_compare(gold: str, answer: str, equal: bool) -> None:
+    assert compare(parse_value(gold), parse_value(answer), Policy()).correct is equal
+
+
+def test_rel_tol_is_configurable() -> None:
+    assert not compare(parse_value("3.14159"), parse_value("3.1416"), Policy(rel_tol=1e-6)).correct
+    assert compare(parse_value("3.14159"), parse_value("3.1416"), Policy(rel_tol=1e-4)).correct
+
+
+SCORER = MathScorer(Settings(workers=1, plugins=[]))
+
+
+def score(response: str, reference: str | None, **options: object) -> Result:
+    item = Item(task="math", response=response, reference=reference)
+    return SCORER.score(item, MathOptions(**options))
+
+
+def test_unusable_reference_is_invalid() -> None:
+    assert score("\\boxed{1}", "   ").status is Status.INVALID
+    assert score("\\boxed{1}", "\\frac{").status is Status.INVALID
+
+
+def test_no_answer_is_an_incorrect_verdict() -> None:
+    result = score("I am not sure how to proceed with", "3")
+    assert result.status is Status.OK and result.correct is False and result.reward == 0.0
+
+
+def test_details_say_how_the_decision_was_made() -> None:
+    result = score("So the answer is \\boxed{\\frac12}.", "0.5")
+    assert result.correct and result.extracted == "\\frac12"
+    assert result.details["extraction"] == "boxed" and result.details["gold_kind"] == "decimal"
+    assert "exact" in result.details["rule"]
+
+
+def test_power_tower_is_refused_not_evaluated() -> None:
+    result = score("\\boxed{9^{9^{9}}}", "5")
+    assert result.status is Status.OK and result.correct is False
+
+
+def test_percent_can_be_switched_off() -> None:
+    assert score("\\boxed{0.5}", "50\\%").correct
+    assert not score("\\boxed{0.5}", "50\\%", allow_percent=False).correct
+
+
+integers = st.integers(min_value=-(10**12), max_value=10**12)
+fractions = st.tuples(st.integers(-999, 999), st.integers(1, 999)).map(
+    lambda p: f"\\frac{{{p[0]}}}{{{p[1]}}}"
+)
+decimals = st.decimals(min_value=-1e6, max_value=1e6, places=4, allow_nan=False).map(str)
+expressions = st.sampled_from(["x", "y", "\\sqrt{2}", "\\pi", "e", "3"]).flatmap(
+    lambda a: st.sampled_from(["+", "-", "\\cdot", "/"]).flatmap(
+        lambda op: st.sampled_from(["x", "2", "\\sqrt{3}", "x^2", "\\ln 2"]).map(lambda b: f"{a} {op} {b}")
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(integers.map(str), fractions, decimals, expressions))
+def test_score_of_x_against_x_is_correct(value: str) -> None:
+    result = score(f"So the answer is $\\boxed{{{value}}}$.", value)
+    assert result.correct is True, (value, result.reason)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=200), st.text(min_size=1, max_size=40))
+def test_scorer_never_raises_and_round_trips(response: str, reference: str) -> None:
+    result = score(response, reference)
+    assert result.status in (Status.OK, Status.INVALID)
+    assert Result.model_validate(json.loads(result.model_dump_json())) == result
