@@ -221,7 +221,9 @@ def _number_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision:
     if gold.number.kind == "decimal":
         if symbolic.close(real, target, policy.rel_tol):
             return Decision(True, "numeric: within relative tolerance")
-        if _rounding_gold(gold.number) and abs(real - target) <= 0.5 * 10.0**-gold.number.decimals * (1 + 1e-12):
+        if _rounding_gold(gold.number) and abs(real - target) <= 0.5 * 10.0**-gold.number.decimals * (
+            1 + 1e-12
+        ):
             return Decision(True, f"numeric: rounds to the gold's {gold.number.decimals} decimal place(s)")
     return Decision(False, f"numeric: {real:.10g} != {target:.10g}")
 
