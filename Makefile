@@ -7,7 +7,7 @@ PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU wheel (an unpinned torch would pull a multi-GB CUDA build).
 TEST_EXTRAS := dev,bench,sql,docker,prm,train
 
-.PHONY: serve test lint typecheck system-deps clean
+.PHONY: serve test lint typecheck system-deps vllm-env clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,11 @@ serve: $(VENV)/.base
 system-deps:
 	bash scripts/system-deps.sh
 
-test: $(VENV)/.test system-deps
+# A real vLLM (CPU build) in its own environment: judge, PRM and trainer tests talk to it over HTTP.
+vllm-env:
+	bash scripts/setup_vllm_venv.sh
+
+test: $(VENV)/.test system-deps vllm-env
 	$(VENV)/bin/pytest
 
 lint: $(VENV)/.test
@@ -39,4 +43,4 @@ typecheck: $(VENV)/.test
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-vllm .pytest_cache .mypy_cache .ruff_cache

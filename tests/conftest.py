@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
 
-from assay.api import create_app
 from assay.settings import Settings
 
 TESTS = Path(__file__).parent
@@ -22,12 +17,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from assay_test_plugins import PLUGINS  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from assay_testing import LiveServer  # noqa: E402
 
 
 @pytest.fixture
@@ -45,41 +35,6 @@ def make_settings() -> Callable[..., Settings]:
         return Settings(**values)
 
     return make
-
-
-class LiveServer:
-    """A uvicorn server in a thread on a free loopback port, started and stopped by the fixture."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.app = create_app(settings)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-        started = threading.Event()
-        for _ in range(600):  # bounded: up to 60 s for the lifespan (worker pool) to come up
-            if self.server.started:
-                started.set()
-                break
-            self.thread.join(0.1)
-        assert started.is_set(), "test server did not start"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(60)
-
-    @property
-    def engine(self) -> Any:
-        return self.app.state.engine
-
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=60)
 
 
 @pytest.fixture

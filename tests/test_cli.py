@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import httpx
-from conftest import TESTS, free_port
+from assay_testing import TESTS, free_port
 
 from assay import __version__
 
@@ -76,12 +76,14 @@ def test_score_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_serve_binds_loopback_by_default_and_drains_in_flight_requests_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     gate = tmp_path / "gate"
-    server = subprocess.Popen(
-        [*ASSAY, "serve", "--port", str(port)],
-        env=_env(ASSAY_PLUGINS=json.dumps(["assay_test_plugins:GateScorer"])),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = tmp_path / "serve.log"
+    with log.open("w") as log_file:
+        server = subprocess.Popen(
+            [*ASSAY, "serve", "--port", str(port)],
+            env=_env(ASSAY_PLUGINS=json.dumps(["assay_test_plugins:GateScorer"])),
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         with httpx.Client(base_url=url, timeout=60) as http:
@@ -90,7 +92,7 @@ def test_serve_binds_loopback_by_default_and_drains_in_flight_requests_on_sigter
                     if http.get("/healthz").status_code == 200:
                         break
                 except httpx.TransportError:
-                    assert server.poll() is None, "assay serve exited during start-up"
+                    assert server.poll() is None, f"assay serve exited during start-up:\n{log.read_text()}"
                     threading.Event().wait(0.1)  # bounded poll interval, not synchronisation
             held = {"task": "gate", "response": "a", "reference": "a", "options": {"gate": str(gate)}}
             answer: dict[str, httpx.Response] = {}

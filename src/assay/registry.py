@@ -34,6 +34,7 @@ ENTRY_POINT_GROUP = "assay.tasks"
 # missing extra per item instead of breaking start-up.
 BUILTIN_TASKS: dict[str, str] = {
     "math": "assay.verifiers.math:MathScorer",
+    "judge": "assay.judges.scorer:JudgeScorer",
 }
 
 

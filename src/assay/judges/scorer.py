@@ -1,0 +1,350 @@
+"""The `judge` task: an LLM judge over any OpenAI-compatible backend, with its known biases corrected.
+
+Item: `prompt`, `response`, optional `reference` and `rubric`, `mode` = `pointwise` (default) or
+`pairwise` (with `response_b`). Options (`JudgeOptions`) select the scale, G-Eval logprob weighting,
+position swapping, length control and ensembles. The reward is in [0, 1]; `correct` is null (graded).
+
+Failures are statuses, never scores: no backend configured, an unreachable or overloaded backend, a
+rejected request or a garbled answer are `error` (with the judge's raw text when there is one); a slow
+backend is `timeout`. An ensemble is all or nothing: if one vote fails the item fails, rather than being
+scored silently by fewer judges than asked.
+
+Runs on the event loop (`runs_in = "async"`); the pipeline bounds each item with `deadline_s`. One HTTP
+client per event loop (an httpx client is bound to the loop it was made on), built on first use and
+closed by `close()` (from outside the loop) or `await aclose()` (from inside it, e.g. an app's shutdown).
+The length regressions (length.py) observe every judged item of their judge configuration, so that
+`length_control` has data when an item asks for it; they live in memory, per scorer. `cache_stats` (and
+the `on_cache_event` callback) expose cache hits and misses to metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import statistics
+from collections.abc import Callable, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from assay.judges.cache import CacheStats, JudgeCache
+from assay.judges.client import JudgeClient
+from assay.judges.ensemble import Aggregated, aggregate
+from assay.judges.failures import JudgeFailure, JudgeNotConfigured, failure_result
+from assay.judges.judge import Judge
+from assay.judges.length import LengthRegression
+from assay.judges.pairwise import PairwiseVote, compare
+from assay.judges.pointwise import PointwiseVote, grade
+from assay.judges.prompts import Rubric
+from assay.registry import Scorer
+from assay.settings import Settings
+from assay.types import Item, Result, TaskOptions
+
+_CLOSE_WAIT_S = 5.0
+
+
+class JudgeOptions(TaskOptions):
+    min_score: int = Field(1, ge=0, description="Lowest score of the rubric's scale.")
+    max_score: int = Field(5, le=100, description="Highest score of the rubric's scale.")
+    score_descriptions: dict[int, str] | None = Field(
+        None, description="Score -> description, one per score of the scale (Prometheus-style)."
+    )
+    use_logprobs: bool = Field(True, description="G-Eval: expected score over the score tokens' logprobs.")
+    swap: bool = Field(True, description="Pairwise: judge both orders; a win needs both to agree.")
+    length_control: bool = Field(False, description="Reward with the length term regressed out.")
+    length_slope: float | None = Field(None, description="Length control: a fixed slope instead of a fit.")
+    length_scale: float | None = Field(
+        None, gt=0, description="Length control: characters per unit of tanh (default: the window's std)."
+    )
+    models: list[str] | None = Field(
+        None, min_length=1, max_length=8, description="Judge models of the ensemble (configured ones)."
+    )
+    samples: int = Field(1, ge=1, le=16, description="Samples per model (at sample_temperature if >1).")
+    aggregate: Literal["mean", "majority"] = Field("mean", description="How ensemble votes combine.")
+    temperature: float | None = Field(None, ge=0, le=2, description="Override the judge's temperature.")
+
+    @model_validator(mode="after")
+    def _scale_is_consistent(self) -> JudgeOptions:
+        if self.max_score <= self.min_score:
+            raise ValueError(f"max_score ({self.max_score}) must exceed min_score ({self.min_score})")
+        wanted = set(range(self.min_score, self.max_score + 1))
+        if self.score_descriptions is not None and set(self.score_descriptions) != wanted:
+            raise ValueError(
+                f"score_descriptions must describe exactly the scores {self.min_score}..{self.max_score}"
+            )
+        return self
+
+
+def _item_problem(item: Item) -> str | None:
+    """Why the item cannot be judged as given, or None."""
+    mode = item.mode or "pointwise"
+    if mode not in ("pointwise", "pairwise"):
+        return f'judge mode must be "pointwise" or "pairwise", got {item.mode!r}'
+    if not item.prompt:
+        return "judge items need a prompt (the judge grades the response to it)"
+    if item.response is None:
+        return "judge items need a response"
+    if mode == "pairwise" and item.response_b is None:
+        return "pairwise judge items need response_b"
+    if mode == "pointwise" and item.response_b is not None:
+        return 'response_b is only read in mode "pairwise"; set mode or drop response_b'
+    return None
+
+
+class JudgeScorer(Scorer):
+    name: ClassVar[str] = "judge"
+    description: ClassVar[str] = (
+        "An LLM judge (pointwise rubric or debiased pairwise) over an OpenAI-compatible API."
+    )
+    Options: ClassVar[type[TaskOptions]] = JudgeOptions
+    item_fields: ClassVar[tuple[str, ...]] = (
+        "prompt",
+        "response",
+        "reference",
+        "rubric",
+        "mode",
+        "response_b",
+    )
+    runs_in = "async"
+
+    def __init__(self, settings: Settings, on_cache_event: Callable[[str], None] | None = None) -> None:
+        super().__init__(settings)
+        self._clients: dict[asyncio.AbstractEventLoop, JudgeClient] = {}
+        self._cache: JudgeCache | None = None
+        self._on_cache_event = on_cache_event
+        self._lengths: dict[tuple[str, ...], LengthRegression] = {}
+
+    @property
+    def cache_stats(self) -> CacheStats:
+        """Cache hits, misses and writes so far (all zero without a cache), for metrics."""
+        return self._cache.stats if self._cache is not None else CacheStats()
+
+    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+        return self.settings.judge.deadline_s
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        raise NotImplementedError("the judge runs on the event loop: use ascore")
+
+    async def ascore(self, item: Item, options: TaskOptions) -> Result:
+        assert isinstance(options, JudgeOptions)
+        problem = _item_problem(item)
+        if problem is not None:
+            return Result.invalid(problem)
+        try:
+            models = self._models(options)
+            judge = self.judge()
+            if (item.mode or "pointwise") == "pairwise":
+                return await self._pairwise(judge, item, options, models)
+            return await self._pointwise(judge, item, options, models)
+        except JudgeFailure as exc:
+            return failure_result(exc)
+
+    # -- backend -----------------------------------------------------------------------------------
+    def _models(self, options: JudgeOptions) -> list[str]:
+        config = self.settings.judge
+        if config.base_url is None:
+            raise JudgeNotConfigured(
+                "no judge backend configured: set ASSAY_JUDGE__BASE_URL (judge.base_url)"
+            )
+        if config.model is None:
+            raise JudgeNotConfigured("no judge model configured: set ASSAY_JUDGE__MODEL (judge.model)")
+        if options.models is None:
+            return [config.model]
+        known = {config.model, *config.extra_models}
+        unknown = [m for m in options.models if m not in known]
+        if unknown:
+            raise JudgeNotConfigured(
+                f"judge models {unknown} are not configured; add them to ASSAY_JUDGE__EXTRA_MODELS"
+            )
+        return list(options.models)
+
+    def judge(self) -> Judge:
+        """The judge for the running event loop (its client built on first use)."""
+        loop = asyncio.get_running_loop()
+        for stale in [other for other in self._clients if other.is_closed()]:
+            del self._clients[stale]  # its loop is gone, and with it any way to close the client
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = JudgeClient.from_settings(self.settings.judge)
+        config = self.settings.judge
+        return Judge(client, self._open_cache(), config.max_tokens, config.top_logprobs)
+
+    def _open_cache(self) -> JudgeCache | None:
+        path: Path | None = self.settings.judge.cache_path
+        if self._cache is None and path is not None:
+            try:
+                self._cache = JudgeCache(path, on_event=self._on_cache_event)
+            except (OSError, sqlite3.Error) as exc:  # a bad path is configuration, reported per item
+                raise JudgeNotConfigured(f"cannot open the judge cache at {path}: {exc}") from exc
+        return self._cache
+
+    # -- modes -------------------------------------------------------------------------------------
+    def _temperature(self, options: JudgeOptions) -> float:
+        if options.temperature is not None:
+            return options.temperature
+        config = self.settings.judge
+        return config.sample_temperature if options.samples > 1 else config.temperature
+
+    async def _pointwise(self, judge: Judge, item: Item, options: JudgeOptions, models: list[str]) -> Result:
+        rubric = Rubric.build(item.rubric, options.min_score, options.max_score, options.score_descriptions)
+        assert item.prompt is not None and item.response is not None
+        votes: list[PointwiseVote] = await _all_votes(
+            grade(
+                judge,
+                model,
+                prompt=item.prompt,
+                response=item.response,
+                rubric=rubric,
+                reference=item.reference,
+                use_logprobs=options.use_logprobs,
+                temperature=self._temperature(options),
+                sample=sample,
+            )
+            for model, sample in _draws(models, options.samples)
+        )
+        span = rubric.high - rubric.low
+        grid = [(round(v.score) - rubric.low) / span for v in votes]
+        combined = aggregate([v.reward for v in votes], grid, options.aggregate)
+        baseline = len(item.reference) if item.reference is not None else None
+        lengths = {"response": len(item.response), "reference": baseline}
+        details: dict[str, Any] = {
+            "mode": "pointwise",
+            "scale": [rubric.low, rubric.high],
+            "score": round(rubric.low + combined.reward * span, 6),
+            "votes": [v.details() for v in votes],
+            "lengths": lengths,
+        }
+        reason = f"judge score {details['score']:g} on {rubric.low}..{rubric.high}"
+        return self._finish(item, options, models, combined.reward, baseline, details, reason, combined)
+
+    async def _pairwise(self, judge: Judge, item: Item, options: JudgeOptions, models: list[str]) -> Result:
+        assert item.prompt is not None and item.response is not None and item.response_b is not None
+        votes: list[PairwiseVote] = await _all_votes(
+            compare(
+                judge,
+                model,
+                prompt=item.prompt,
+                response=item.response,
+                response_b=item.response_b,
+                reference=item.reference,
+                criteria=item.rubric,
+                swap=options.swap,
+                temperature=self._temperature(options),
+                sample=sample,
+            )
+            for model, sample in _draws(models, options.samples)
+        )
+        rewards = [v.reward for v in votes]
+        combined = aggregate(rewards, rewards, options.aggregate)
+        details: dict[str, Any] = {
+            "mode": "pairwise",
+            "swap": options.swap,
+            "consistent": all(v.consistent for v in votes),
+            "votes": [v.details() for v in votes],
+            "lengths": {"response": len(item.response), "response_b": len(item.response_b)},
+        }
+        reason = _pairwise_reason(votes, combined.reward)
+        baseline = len(item.response_b)
+        return self._finish(item, options, models, combined.reward, baseline, details, reason, combined)
+
+    def _finish(
+        self,
+        item: Item,
+        options: JudgeOptions,
+        models: list[str],
+        reward: float,
+        baseline: int | None,
+        details: dict[str, Any],
+        reason: str,
+        combined: Aggregated,
+    ) -> Result:
+        """Ensemble and length-control details, the length observation, and the graded result."""
+        assert item.response is not None
+        if combined.votes > 1:
+            details["ensemble"] = combined.details(options.aggregate)
+        details["cached"] = sum(int(v["cached"]) for v in details["votes"])
+        key = (item.mode or "pointwise", *models)
+        regression = self._lengths.setdefault(
+            key, LengthRegression(self.settings.judge.length_window, self.settings.judge.length_min_samples)
+        )
+        if options.length_control:
+            adjustment = regression.adjust(
+                len(item.response), baseline, reward, options.length_slope, options.length_scale
+            )
+            details["length_control"] = adjustment.details()
+            if adjustment.adjusted != reward:
+                reason += f"; length-controlled {reward:.3g} -> {adjustment.adjusted:.3g}"
+            reward = adjustment.adjusted
+            regression.observe(len(item.response), baseline, adjustment.raw)
+        else:
+            regression.observe(len(item.response), baseline, reward)
+        return Result.graded(min(1.0, max(0.0, reward)), reason, details=details)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    async def aclose(self) -> None:
+        """Close the client of the running loop (use from async code that owns the loop)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
+
+    def close(self) -> None:
+        """Close every client on its own loop, then the cache. Clients of closed loops are dropped."""
+        for loop, client in list(self._clients.items()):
+            if loop.is_closed():
+                continue
+            if not loop.is_running():
+                loop.run_until_complete(client.aclose())
+            elif _running_loop() is loop:
+                loop.create_task(client.aclose())
+            else:
+                with contextlib.suppress(FutureTimeout):  # a wedged loop must not hang shutdown
+                    asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(_CLOSE_WAIT_S)
+        self._clients.clear()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _draws(models: Sequence[str], samples: int) -> list[tuple[str, int | None]]:
+    """(model, sample seed) per vote; a single sample has no seed so it matches a plain judgement."""
+    return [(model, sample if samples > 1 else None) for model in models for sample in range(samples)]
+
+
+async def _all_votes(calls: Any) -> list[Any]:
+    """Run every vote; the first failure (in vote order) fails the item, with the count that failed."""
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    failures = [o for o in outcomes if isinstance(o, BaseException)]
+    for outcome in failures:
+        if not isinstance(outcome, JudgeFailure):
+            raise outcome  # a bug, not a judge failure: the pipeline reports it
+    if failures:
+        first = failures[0]
+        assert isinstance(first, JudgeFailure)
+        first.details.setdefault("failed_votes", len(failures))
+        first.details.setdefault("votes", len(outcomes))
+        raise first
+    return list(outcomes)
+
+
+def _pairwise_reason(votes: list[PairwiseVote], reward: float) -> str:
+    if len(votes) == 1:
+        vote = votes[0]
+        if vote.second is not None and not vote.consistent:
+            return (
+                f"the orders disagree ({vote.first} when shown first, {vote.second} when shown second): "
+                "position bias, scored as a tie"
+            )
+        verdict = {1.0: "response preferred", 0.0: "response_b preferred", 0.5: "tie"}[vote.reward]
+        return f"{verdict}{' in both orders' if vote.second is not None and vote.first != 'tie' else ''}"
+    agree = statistics.fmean(1.0 if v.consistent else 0.0 for v in votes)
+    return f"ensemble of {len(votes)} votes: reward {reward:g} ({agree:.0%} order-consistent)"

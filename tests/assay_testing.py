@@ -1,0 +1,58 @@
+"""Helpers shared by tests in any folder (a plain module: `from conftest import ...` is ambiguous once
+sub-folders have conftest files of their own)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from assay.api import create_app
+from assay.settings import Settings
+
+TESTS = Path(__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LiveServer:
+    """A uvicorn server in a thread on a free loopback port, started and stopped by the fixture."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.app = create_app(settings)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        started = threading.Event()
+        for _ in range(600):  # bounded: up to 60 s for the lifespan (worker pool) to come up
+            if self.server.started:
+                started.set()
+                break
+            self.thread.join(0.1)
+        assert started.is_set(), "test server did not start"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(60)
+
+    @property
+    def engine(self) -> Any:
+        return self.app.state.engine
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=60)
