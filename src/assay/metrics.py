@@ -3,7 +3,24 @@ several apps (tests, replicas in one process) never collide."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+
+class _ReadCounter(Collector):
+    """A counter whose values are read at scrape time from the component that keeps them."""
+
+    def __init__(self, name: str, documentation: str, label: str, read: Callable[[], Mapping[str, float]]):
+        self._name, self._documentation, self._label, self._read = name, documentation, label, read
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(self._name, self._documentation, labels=[self._label])
+        for value_label, value in self._read().items():
+            family.add_metric([value_label], value)
+        yield family
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
@@ -46,6 +63,12 @@ class Metrics:
         self.rejected = Counter(
             "assay_rejected_items", "Items refused because the queue was full.", registry=self.registry
         )
+
+    def watch_counter(
+        self, name: str, documentation: str, label: str, read: Callable[[], Mapping[str, float]]
+    ) -> None:
+        """Export counters another component keeps (e.g. the judge cache's hits and misses)."""
+        self.registry.register(_ReadCounter(name, documentation, label, read))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

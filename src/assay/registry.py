@@ -63,6 +63,9 @@ class Scorer:
     def close(self) -> None:
         """Release what the scorer holds (pools, clients). Called once at shutdown."""
 
+    async def aclose(self) -> None:
+        """Release what is bound to the running event loop (async clients); `close` follows."""
+
     @classmethod
     def parse_options(cls, raw: Mapping[str, Any]) -> TaskOptions:
         """Validate an item's options; unknown keys get a "did you mean"."""

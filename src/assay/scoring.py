@@ -23,7 +23,7 @@ from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.suggest import did_you_mean
-from assay.types import Item, Result, TaskOptions
+from assay.types import Item, Result, Status, TaskOptions
 from assay.workers import WorkerPool
 
 # A thread cannot be killed; a thread-run scorer enforces its own deadline (the sandbox kills the
@@ -80,6 +80,9 @@ class Engine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._closed = False
+        self.metrics.watch_counter(
+            "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", self._judge_cache_stats
+        )
 
     # -- admission -------------------------------------------------------------------------------
     @property
@@ -136,6 +139,7 @@ class Engine:
             result = Result.invalid(str(exc))
         else:
             result = await self._run(scorer_cls, item, options)
+            result = await self._second_opinion(item, result)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         result = result.model_copy(
             update={
@@ -169,6 +173,36 @@ class Engine:
         except Exception as exc:  # a scorer bug must not lose the batch
             return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
 
+    async def _second_opinion(self, item: Item, result: Result) -> Result:
+        """With `judge.second_opinion` on, a math answer the rules rejected is re-checked by the judge
+        (which sees only the extracted answer and the gold; see assay.judges.second_opinion)."""
+        if not (
+            self.settings.judge.second_opinion
+            and item.task == "math"
+            and result.status is Status.OK
+            and result.correct is False
+            and item.reference
+            and "judge" in self.registry
+        ):
+            return result
+        from assay.judges.scorer import JudgeScorer
+        from assay.judges.second_opinion import second_opinion
+
+        judge_scorer = self.scorer("judge")
+        if not isinstance(judge_scorer, JudgeScorer):
+            return result
+        judge = judge_scorer.judge()
+        return await second_opinion(
+            result, result.extracted, item.reference, judge.client, self.settings, cache=judge.cache
+        )
+
+    def _judge_cache_stats(self) -> dict[str, float]:
+        judge = self._local.get("judge")
+        stats = getattr(judge, "cache_stats", None)
+        if stats is None:
+            return {}
+        return {"hit": stats.hits, "miss": stats.misses, "write": stats.writes}
+
     def scorer(self, task: str) -> Scorer:
         """The in-process instance of a task, for endpoints that need its resources (a sandbox pool)."""
         return self._scorer(self.registry.lookup(task))
@@ -191,6 +225,12 @@ class Engine:
                 )
                 self._loop_thread.start()
             return self._loop
+
+    async def aclose(self, wait: bool = True) -> None:
+        """`close` from inside a running event loop: loop-bound clients (judges) close on it first."""
+        for scorer in list(self._local.values()):
+            await scorer.aclose()
+        await asyncio.to_thread(self.close, wait)
 
     def close(self, wait: bool = True) -> None:
         """Release workers, threads and scorers. With `wait`, in-flight items finish first."""

@@ -43,7 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
-            engine.close(wait=True)
+            await engine.aclose(wait=True)
 
     app = FastAPI(
         title="Assay",
