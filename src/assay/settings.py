@@ -63,6 +63,9 @@ class SqlSettings(_Section):
     gold_cache_size: int = Field(
         256, ge=0, description="Gold results kept per worker (RL scores a group against one gold)."
     )
+    duckdb_spill_dir: Path | None = Field(
+        None, description="Directory DuckDB may spill to past memory_limit_mb (unset: no spilling)."
+    )
 
 
 class CodeSettings(_Section):

@@ -1,0 +1,134 @@
+"""Sandboxed execution of untrusted programs: warm slots, one fork per test, many isolation layers.
+
+How it works: a bounded pool of long-lived sandboxes ("slots"); inside each, a warm runtime (`_runner`)
+forks once per test. Python runs in the already-started interpreter; C++ and Java compile once per
+submission (cached on the host by source hash); node and compiled programs are exec'd. Expected outputs
+never enter a sandbox.
+
+Covered (each layer has a test in tests/sandbox):
+- no network: a private network namespace with only `lo` (the host's 127.0.0.1 is unreachable), and
+  seccomp refuses every socket family but AF_UNIX;
+- an unprivileged host uid per slot (so RLIMIT_NPROC works while the server runs as root), uid 1000
+  inside, `--cap-drop ALL`, no nested user namespaces (`--disable-userns` + seccomp on unshare/clone);
+- a read-only /usr and nothing else of the host: no /etc/passwd, no server files, no environment;
+- a private, size-capped tmpfs at /tmp, wiped after every submission;
+- a pid namespace: after each test every process but the runtime is killed (double-forked daemons too);
+- seccomp: ptrace, process_vm_*, mount, unshare/setns, bpf, perf, keyrings, io_uring, kexec..., and
+  signals aimed at the runtime or at process groups;
+- cgroup v1 or v2 memory (+swap) and pids limits per slot (degrading loudly to rlimits only when no
+  controller can be used), rlimits per test (CPU, address space for C/C++/Python, file size, open files,
+  processes, core 0), wall-clock limits and stdout/stderr caps enforced by the runtime.
+
+Not covered: kernel exploits (bubblewrap shares the host kernel; for hostile multi-tenant use run the
+server under gVisor or in microVMs such as Firecracker), side channels, and assert-style tests against a
+determined program: the asserts run in the program's own process, so it can read them (the nonce only
+proves the asserts finished). The docker backend (`assay.sandbox.docker`) is only unit-tested: no engine
+exists on the development machines.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from assay.sandbox.base import (
+    COMPILE_ERROR,
+    MEMORY_LIMIT,
+    OUTPUT_LIMIT,
+    PASSED,
+    RUNTIME_ERROR,
+    TIME_LIMIT,
+    WRONG_ANSWER,
+    Limits,
+    RunOutcome,
+    SandboxBusy,
+    SandboxError,
+    Slot,
+)
+from assay.sandbox.executor import Execution, Executor, TestInput
+from assay.sandbox.languages import Language, lookup
+from assay.sandbox.pool import SlotPool
+
+if TYPE_CHECKING:
+    from assay.settings import CodeSettings
+
+log = logging.getLogger("assay.sandbox")
+
+__all__ = [
+    "COMPILE_ERROR",
+    "MEMORY_LIMIT",
+    "OUTPUT_LIMIT",
+    "PASSED",
+    "RUNTIME_ERROR",
+    "TIME_LIMIT",
+    "WRONG_ANSWER",
+    "Execution",
+    "Executor",
+    "Language",
+    "Limits",
+    "RunOutcome",
+    "SandboxBusy",
+    "SandboxError",
+    "SlotPool",
+    "TestInput",
+    "create_executor",
+    "lookup",
+]
+
+
+def create_executor(settings: CodeSettings) -> Executor:
+    """Build the pool and executor for the configured backend. Slots start on first use."""
+    from assay.sandbox import cgroups, seccomp
+
+    factory: Callable[[str], Slot]
+    if settings.backend == "docker":
+        from assay.sandbox.docker import DockerConfig, DockerSlot
+
+        dconfig = DockerConfig(
+            image=settings.docker_image, tmpfs_mb=settings.tmpfs_mb, processes=settings.processes
+        )
+        factory = lambda name: DockerSlot(dconfig, name)  # noqa: E731
+    elif settings.backend == "bwrap":
+        from assay.sandbox.bwrap import BwrapConfig, BwrapSlot, find_bwrap
+
+        use_seccomp = settings.seccomp and seccomp.available()
+        if settings.seccomp and not use_seccomp:
+            log.warning("SANDBOX DEGRADED: pyseccomp/libseccomp unavailable, running without seccomp")
+        bconfig = BwrapConfig(
+            bwrap=find_bwrap(settings.bwrap_path),
+            tmpfs_mb=settings.tmpfs_mb,
+            use_seccomp=use_seccomp,
+            processes=settings.processes,
+        )
+        probe = cgroups.create(f"{bconfig.cgroup_parent}/probe")
+        if probe.unavailable:
+            log.warning(
+                "SANDBOX DEGRADED: %s; only rlimits bound memory and processes", "; ".join(probe.unavailable)
+            )
+        probe.remove()
+        if os.geteuid() != 0:
+            log.warning(
+                "SANDBOX DEGRADED: not root, so every slot runs as this uid and RLIMIT_NPROC is not set "
+                "(it would count all of this user's processes); only a pids cgroup bounds fork bombs"
+            )
+        factory = lambda name: BwrapSlot(bconfig, name)  # noqa: E731
+    else:
+        raise SandboxError(f'unknown sandbox backend "{settings.backend}" (bwrap or docker)')
+    pool = SlotPool(
+        factory,
+        size=settings.slots,
+        max_waiting=settings.max_waiting,
+        recycle_after=settings.recycle_after,
+        wait_s=settings.wait_s,
+        on_close=lambda prefix: cgroups.remove_tree(f"assay/{prefix}"),
+    )
+    compile_limits = Limits(
+        time_s=settings.compile_timeout_s,
+        memory_mb=settings.compile_memory_mb,
+        wall_s=settings.compile_timeout_s * 2 + 5,
+        address_space=False,
+        processes=settings.processes,
+    )
+    return Executor(pool, compile_limits)

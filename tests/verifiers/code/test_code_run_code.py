@@ -1,0 +1,93 @@
+"""`POST /run_code` answers like SandboxFusion, through the real app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assay.api import create_app
+from assay.sandbox import lookup
+from assay.sandbox.bwrap import find_bwrap
+from assay.settings import CodeSettings, Settings
+
+HAS_CPP = bool((lang := lookup("cpp")) and lang.available())
+needs_cpp = pytest.mark.skipif(not HAS_CPP, reason="g++ not installed")
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    try:
+        find_bwrap()
+    except Exception:
+        pytest.skip("bubblewrap cannot run here")
+    settings = Settings(workers=1, code=CodeSettings(slots=1, tmpfs_mb=64, processes=32, memory_mb=256))
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+def test_python_success(client: TestClient) -> None:
+    body = client.post(
+        "/run_code", json={"code": "print(input()[::-1])", "language": "python", "stdin": "abc"}
+    )
+    assert body.status_code == 200
+    data = body.json()
+    assert data["status"] == "Success"
+    assert data["run_result"]["status"] == "Finished"
+    assert data["run_result"]["stdout"] == "cba\n"
+    assert data["run_result"]["return_code"] == 0
+    assert data["compile_result"] is None
+
+
+def test_runtime_error_is_failed_with_return_code(client: TestClient) -> None:
+    data = client.post("/run_code", json={"code": "raise SystemExit(3)", "language": "python"}).json()
+    assert data["status"] == "Failed" and data["run_result"]["return_code"] == 3
+
+
+def test_timeout_is_time_limit_exceeded(client: TestClient) -> None:
+    data = client.post("/run_code", json={"code": "while True: pass", "run_timeout": 1}).json()
+    assert data["status"] == "Failed" and data["run_result"]["status"] == "TimeLimitExceeded"
+
+
+@needs_cpp
+def test_cpp_compile_error(client: TestClient) -> None:
+    data = client.post("/run_code", json={"code": "int main( {", "language": "cpp"}).json()
+    assert data["status"] == "Failed"
+    assert data["compile_result"]["status"] == "Finished" and data["compile_result"]["return_code"] != 0
+    assert data["run_result"] is None
+
+
+@needs_cpp
+def test_cpp_runs(client: TestClient) -> None:
+    code = '#include <cstdio>\nint main(){int a;scanf("%d",&a);printf("%d\\n",a*2);}'
+    data = client.post("/run_code", json={"code": code, "language": "cpp", "stdin": "21"}).json()
+    assert data["status"] == "Success" and data["run_result"]["stdout"] == "42\n"
+    assert data["compile_result"]["status"] == "Finished"
+
+
+def test_unsupported_language_and_files(client: TestClient) -> None:
+    assert client.post("/run_code", json={"code": "x", "language": "cobol"}).json()["status"] == "Failed"
+    data = client.post("/run_code", json={"code": "x", "files": {"a.txt": "eA=="}}).json()
+    assert data["status"] == "Failed" and "files" in data["message"]
+
+
+def test_code_items_score_through_the_rewards_endpoint(client: TestClient) -> None:
+    item = {"task": "code", "response": "```python\nprint(1)\n```", "tests": [{"stdin": "", "stdout": "1"}]}
+    data = client.post("/v1/rewards", json={"items": [item]}).json()
+    assert data["results"][0]["status"] == "ok" and data["results"][0]["reward"] == 1.0
+
+
+def test_overload_is_429_with_retry_after() -> None:
+    try:
+        find_bwrap()
+    except Exception:
+        pytest.skip("bubblewrap cannot run here")
+    settings = Settings(workers=1, code=CodeSettings(slots=1, max_waiting=0, tmpfs_mb=32, processes=32))
+    with TestClient(create_app(settings)) as busy:
+        pool = busy.app.state.engine.scorer("code").executor.pool  # type: ignore[attr-defined]
+        with pool.slot():
+            response = busy.post("/run_code", json={"code": "print(1)"})
+    assert response.status_code == 429
+    assert response.headers["Retry-After"]
+    assert response.json()["error"]["type"] == "queue_full"
