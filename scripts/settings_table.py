@@ -21,7 +21,9 @@ def rows(model: type[BaseModel], prefix: str) -> list[str]:
             default = "(CPU count)"
         else:
             value = field.default_factory() if field.default_factory is not None else field.default  # type: ignore[call-arg]
-            default = "" if value is None else value if isinstance(value, str) else repr(value)
+            # repr() for strings with control characters ("\n\n" must not break the Markdown row)
+            plain = isinstance(value, str) and value.isprintable()
+            default = "" if value is None else value if plain else repr(value)
         description = (field.description or "").replace("|", "\\|")
         out.append(f"| `{prefix}{name.upper()}` | `{default}` | {description} |")
     return out

@@ -36,6 +36,7 @@ BUILTIN_TASKS: dict[str, str] = {
     "math": "assay.verifiers.math:MathScorer",
     "judge": "assay.judges.scorer:JudgeScorer",
     "code": "assay.verifiers.code:CodeScorer",
+    "prm": "assay.prm.scorer:PrmScorer",
 }
 
 
