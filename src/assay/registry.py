@@ -37,6 +37,7 @@ BUILTIN_TASKS: dict[str, str] = {
     "judge": "assay.judges.scorer:JudgeScorer",
     "code": "assay.verifiers.code:CodeScorer",
     "prm": "assay.prm.scorer:PrmScorer",
+    "sql": "assay.verifiers.sql:SqlScorer",
 }
 
 

@@ -1,0 +1,193 @@
+"""Labelled sets: rows from JSONL, CSV, Parquet or a `datasets`-saved folder, as items plus labels.
+
+A labelled row is a contract item (`assay.types.Item`) plus `label` (true: the response is correct),
+an optional `category`, and an optional `note` (kept for people, ignored for scoring). Other columns
+are dropped. `--map response=model_output,label=is_correct` renames columns (item field = column).
+
+A row that cannot become an item is kept with its `problem`: it is still scored (every verifier
+reports `invalid` for it) and listed, never silently dropped. Files are read with pyarrow (CSV,
+Parquet, Arrow); `datasets`' `save_to_disk` folders are Arrow IPC streams that pyarrow reads alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay.errors import ItemError
+from assay.scoring import parse_item
+from assay.types import Item
+
+EXTRA_FIELDS = ("label", "category", "note")
+# Fields whose value is a list or an object: in CSV (and some Parquet files) they arrive as JSON text.
+_JSON_FIELDS = ("options", "tests", "steps")
+_TRUE = {"true", "t", "yes", "y", "1", "correct", "1.0"}
+_FALSE = {"false", "f", "no", "n", "0", "incorrect", "0.0"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a bench set: the item as the engine will see it, and what the person said about it."""
+
+    index: int  # 0-based position in the file
+    id: str  # the item's id, or "row-<index>" when it has none
+    item: dict[str, Any]  # contract fields only
+    label: bool | None
+    category: str
+    problem: str | None = None  # why the row cannot become an item (scored as invalid everywhere)
+
+
+def parse_mapping(specs: Sequence[str]) -> dict[str, str]:
+    """`["response=model_output,label=is_correct"]` -> {"response": "model_output", ...}."""
+    mapping: dict[str, str] = {}
+    for spec in specs:
+        for pair in filter(None, (p.strip() for p in spec.split(","))):
+            field, sep, column = pair.partition("=")
+            field, column = field.strip(), column.strip()
+            if not sep or not field or not column:
+                raise ValueError(f'bad mapping "{pair}": write field=column, e.g. response=model_output')
+            if field not in Item.FIELDS and field not in EXTRA_FIELDS:
+                known = sorted(Item.FIELDS | set(EXTRA_FIELDS))
+                raise ValueError(f'cannot map to "{field}": known fields are {", ".join(known)}')
+            mapping[field] = column
+    return mapping
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Raw rows of a file or a `datasets` folder, by suffix. Unreadable JSON lines come back as
+    `{"__problem__": reason}` so they are reported, not dropped."""
+    if path.is_dir():
+        yield from _read_datasets_folder(path)
+        return
+    suffix = path.suffix.lower()
+    if suffix in {".jsonl", ".json", ".ndjson"}:
+        yield from _read_jsonl(path)
+    elif suffix == ".csv":
+        with path.open(newline="", encoding="utf-8") as handle:
+            yield from csv.DictReader(handle)
+    elif suffix in {".parquet", ".pq"}:
+        import pyarrow.parquet as pq
+
+        yield from pq.read_table(path).to_pylist()
+    elif suffix in {".arrow", ".feather", ".ipc"}:
+        yield from _read_arrow(path).to_pylist()
+    else:
+        raise ValueError(f"cannot read {path.name}: use .jsonl, .csv, .parquet, .arrow or a datasets folder")
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield {"__problem__": f"line {number} is not JSON: {exc.msg}"}
+                continue
+            yield value if isinstance(value, dict) else {"__problem__": f"line {number} is not an object"}
+
+
+def _read_arrow(path: Path) -> Any:
+    """An Arrow file: `datasets` writes the IPC stream format; feather/IPC files use the file format."""
+    import pyarrow as pa
+
+    try:
+        with pa.memory_map(str(path)) as source:
+            return pa.ipc.open_stream(source).read_all()
+    except pa.ArrowInvalid:
+        with pa.memory_map(str(path)) as source:
+            return pa.ipc.open_file(source).read_all()
+
+
+def _read_datasets_folder(path: Path) -> Iterator[dict[str, Any]]:
+    """A `Dataset.save_to_disk` folder: `state.json` lists its Arrow shards in order. A `DatasetDict`
+    folder with a single split is read as that split; with several, the person must pick one."""
+    splits_file = path / "dataset_dict.json"
+    if splits_file.is_file():
+        splits = json.loads(splits_file.read_text())["splits"]
+        if len(splits) != 1:
+            raise ValueError(f"{path} holds splits {splits}: point at one, e.g. {path / splits[0]}")
+        path = path / splits[0]
+    state = path / "state.json"
+    if state.is_file():
+        shards = [path / entry["filename"] for entry in json.loads(state.read_text())["_data_files"]]
+    else:
+        shards = sorted(path.glob("*.arrow"))
+    if not shards:
+        raise ValueError(f"{path} holds no .arrow shards")
+    for shard in shards:
+        yield from _read_arrow(shard).to_pylist()
+
+
+def coerce_label(value: Any) -> bool | None:
+    """A label from bools, 0/1 and the usual words; ValueError on anything else. None stays None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"label {value!r} is not true/false")
+
+
+def to_row(index: int, record: Mapping[str, Any], mapping: Mapping[str, str], task: str) -> Row:
+    """Rename, keep contract fields, decode JSON-in-text fields, and validate; never raises."""
+    if "__problem__" in record:
+        return Row(index, f"row-{index}", {"task": task}, None, "", str(record["__problem__"]))
+    renamed = {field: record[column] for field, column in mapping.items() if column in record}
+    for key, value in record.items():
+        if key not in renamed and key not in mapping.values():
+            renamed[key] = value
+    item = {k: v for k, v in renamed.items() if k in Item.FIELDS and v is not None and v != ""}
+    item.setdefault("task", task)
+    problems: list[str] = []
+    for field in _JSON_FIELDS:
+        if isinstance(item.get(field), str):
+            try:
+                item[field] = json.loads(item[field])
+            except json.JSONDecodeError:
+                problems.append(f"{field} is not JSON")
+    if isinstance(item.get("id"), int | float):
+        item["id"] = str(int(item["id"]))
+    label: bool | None = None
+    try:
+        label = coerce_label(renamed.get("label"))
+    except ValueError as exc:
+        problems.append(str(exc))
+    if item["task"] != task:
+        problems.append(f'task "{item["task"]}" in a bench of task "{task}"')
+    if not problems:
+        try:
+            parse_item(item)
+        except ItemError as exc:
+            problems.append(str(exc))
+    row_id = item.get("id") if isinstance(item.get("id"), str) else f"row-{index}"
+    category = renamed.get("category")
+    return Row(
+        index=index,
+        id=str(row_id),
+        item=item,
+        label=label,
+        category=str(category) if category not in (None, "") else "(none)",
+        problem="; ".join(problems) or None,
+    )
+
+
+def load(path: Path, task: str, mapping: Mapping[str, str] | None = None) -> list[Row]:
+    """Every row of `path` as a `Row`, in file order; duplicate ids get a `#<index>` suffix."""
+    rows = [to_row(i, rec, mapping or {}, task) for i, rec in enumerate(read_records(path))]
+    seen: set[str] = set()
+    unique = []
+    for row in rows:
+        if row.id in seen:
+            row = Row(row.index, f"{row.id}#{row.index}", row.item, row.label, row.category, row.problem)
+        seen.add(row.id)
+        unique.append(row)
+    return unique

@@ -1,0 +1,345 @@
+"""The `sql` scorer: execution equivalence of a predicted query and a gold query on a named database.
+
+Per item: find the database (and its alternate instances), read both statements with sqlglot (one
+statement, SELECT only, transpiled from the item's `dialect`), run the gold and then the prediction on
+each instance under the engine's read-only guard and deadline, and compare results (compare.py).
+
+Statuses, deliberately:
+- the gold fails, times out or is too large: `invalid` (a broken reference, not a wrong prediction);
+- the prediction is missing, not a query, refused, fails, runs out of its query time or is too large:
+  `ok`, reward 0 (the policy's fault);
+- our own item deadline cut a query short: `timeout`; a database that cannot be opened: `error`.
+Rewards: binary (1 / 0), or graded (1 correct / `executes_reward` ran but wrong / 0 failed). `correct`
+stays the raw verdict in both modes, so a trainer can filter on it rather than on a shaped reward.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from assay.registry import Scorer
+from assay.settings import Settings
+from assay.types import Item, Result, Status, TaskOptions
+from assay.verifiers.sql import catalog
+from assay.verifiers.sql.compare import (
+    Blocks,
+    Comparison,
+    Tolerance,
+    canon,
+    column_matchings,
+    compare,
+    tie_blocks,
+    valid_limit_cut,
+    values_within,
+)
+from assay.verifiers.sql.engines import (
+    TIMEOUT,
+    DuckdbEngine,
+    EngineUnavailable,
+    Limits,
+    QueryError,
+    QueryResult,
+    SqlEngine,
+    SqliteEngine,
+)
+from assay.verifiers.sql.statement import (
+    Analysis,
+    analyse,
+    extract_sql,
+    keyed_query,
+    known_dialect,
+    order_key_columns,
+)
+
+_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres"}
+_MAX_ENGINES = 32  # open databases kept per worker
+_MAX_CACHED_ROWS = 10_000
+
+
+class SqlOptions(TaskOptions):
+    reward: Literal["binary", "graded"] = Field(
+        "binary", description="binary: 1/0. graded: 1 correct, executes_reward if it ran but is wrong, 0."
+    )
+    executes_reward: float = Field(0.1, ge=0, le=1, description="graded: reward of a wrong query that ran.")
+    engine: Literal["auto", "sqlite", "duckdb", "postgres"] = Field(
+        "auto", description="Engine when a db_id is on several (auto: sqlite, then duckdb, then postgres)."
+    )
+    order: Literal["auto", "ignore", "strict"] = Field(
+        "auto", description="auto: row order matters iff the gold's top-level query has ORDER BY."
+    )
+    alternates: bool | None = Field(None, description="Use alternate instances (default: settings).")
+    rel_tol: float | None = Field(None, ge=0, description="Relative float tolerance (default: settings).")
+
+
+class _Budget:
+    """The item's deadline split into query timeouts, so the engine stops a query before the pool kills."""
+
+    def __init__(self, deadline_s: float, query_timeout_s: float) -> None:
+        self.end = time.monotonic() + deadline_s - min(0.5, deadline_s * 0.1)
+        self.query_timeout_s = query_timeout_s
+
+    def timeout(self) -> tuple[float, bool]:
+        """(seconds for the next query, whether the item deadline cut it below query_timeout_s)."""
+        remaining = self.end - time.monotonic()
+        return max(0.01, min(self.query_timeout_s, remaining)), remaining < self.query_timeout_s
+
+
+class SqlScorer(Scorer):
+    name: ClassVar[str] = "sql"
+    description: ClassVar[str] = (
+        "Execution equivalence of a predicted SQL query and a gold query on a named database "
+        "(SQLite, DuckDB, PostgreSQL), read-only and bounded."
+    )
+    Options: ClassVar[type[TaskOptions]] = SqlOptions
+    item_fields: ClassVar[tuple[str, ...]] = ("response", "reference", "db_id", "dialect")
+    runs_in = "process"
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        logging.getLogger("sqlglot").setLevel(logging.ERROR)  # it logs every fallback to Command
+        self._entries: dict[str, catalog.Entry] | None = None
+        self._engines: OrderedDict[tuple[str, str], SqlEngine] = OrderedDict()
+        self._gold: OrderedDict[tuple[str, str, str], QueryResult] = OrderedDict()
+        self._gold_parsed: OrderedDict[tuple[str, str], Analysis] = OrderedDict()
+
+    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+        return self.settings.sql.deadline_s
+
+    # -- databases ---------------------------------------------------------------------------------
+    def _instances(self, db_id: str, options: SqlOptions) -> list[catalog.Instance]:
+        cfg = self.settings.sql
+        alternates = cfg.alternates if options.alternates is None else options.alternates
+        if self._entries is None or db_id not in self._entries:  # rescan on a miss: a new database
+            self._entries = catalog.scan(cfg.databases, cfg.postgres_dsn)
+        return catalog.resolve(self._entries, db_id, options.engine, alternates)
+
+    def _engine(self, instance: catalog.Instance) -> SqlEngine:
+        key = (instance.engine, instance.location)
+        engine = self._engines.get(key)
+        if engine is not None:
+            self._engines.move_to_end(key)
+            return engine
+        from pathlib import Path
+
+        memory = self.settings.sql.memory_limit_mb
+        if instance.engine == "sqlite":
+            engine = SqliteEngine(Path(instance.location), heap_limit_mb=memory)
+        elif instance.engine == "duckdb":
+            spill = self.settings.sql.duckdb_spill_dir
+            engine = DuckdbEngine(Path(instance.location), memory_limit_mb=memory, spill_dir=spill)
+        else:
+            from assay.verifiers.sql.postgres import PostgresEngine
+
+            engine = PostgresEngine(instance.location, connect_timeout_s=self.settings.sql.query_timeout_s)
+        self._engines[key] = engine
+        if len(self._engines) > _MAX_ENGINES:
+            self._engines.popitem(last=False)[1].close()
+        return engine
+
+    def _limits(self, timeout_s: float) -> Limits:
+        cfg = self.settings.sql
+        return Limits(timeout_s=timeout_s, max_rows=cfg.max_rows, max_bytes=cfg.max_result_mb << 20)
+
+    # -- scoring -----------------------------------------------------------------------------------
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        assert isinstance(options, SqlOptions)
+        problem = _item_problem(item)
+        if problem is not None:
+            return Result.invalid(problem)
+        assert item.db_id is not None and item.reference is not None and item.response is not None
+        try:
+            instances = self._instances(item.db_id, options)
+        except catalog.UnknownDatabase as exc:
+            return Result.invalid(str(exc))
+        budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s)
+        dialect = _DIALECTS[instances[0].engine]
+        gold = self._gold_analysis(item.reference.strip().rstrip(";").strip(), dialect)
+        if gold.refusal is not None:
+            return Result.invalid(f"the reference is not one read-only query: {gold.refusal}")
+        details: dict[str, Any] = {"db_id": item.db_id, "engine": instances[0].engine}
+        sql = extract_sql(item.response[-self.settings.sql.max_response_chars :])
+        if sql is None:
+            return _reward(False, False, options, "no SQL found in the response", details=details)
+        pred = analyse(sql, dialect, item.dialect)
+        details["notes"] = [*pred.notes] + ([f"sqlglot: {pred.parse_error}"] if pred.parse_error else [])
+        if pred.refusal is not None:
+            reason = f"rejected before execution: {pred.refusal}"
+            return _reward(False, False, options, reason, extracted=sql, details=details)
+        ordered = {"strict": True, "ignore": False}.get(options.order, gold.ordered)
+        details["order_enforced"] = ordered
+        details["instances"] = []
+        for instance in instances:
+            try:
+                verdict = self._on_instance(instance, gold, pred, ordered, options, budget, details)
+            except EngineUnavailable as exc:
+                return Result.error(str(exc), extracted=pred.sql, details=details)
+            if verdict is not None:
+                return verdict.model_copy(update={"extracted": pred.sql})
+        where = "every instance" if len(instances) > 1 else "the database"
+        reason = f"{details['instances'][-1]['why']}, on {where}"
+        return _reward(True, True, options, reason, extracted=pred.sql, details=details)
+
+    def _on_instance(
+        self,
+        instance: catalog.Instance,
+        gold: Analysis,
+        pred: Analysis,
+        ordered: bool,
+        options: SqlOptions,
+        budget: _Budget,
+        details: dict[str, Any],
+    ) -> Result | None:
+        """None when the prediction matches on this instance, else the item's final result."""
+        engine = self._engine(instance)
+        where = "" if instance.label == "main" else f" on alternate instance {instance.label}"
+        timeout_s, cut = budget.timeout()
+        try:
+            gold_result = self._run_gold(engine, instance, gold.sql, timeout_s)
+        except QueryError as exc:
+            if exc.kind == TIMEOUT and cut:
+                return Result.timeout(f"the item deadline cut the reference short{where}", details=details)
+            reason = f"the reference query failed{where} ({exc.kind}): {exc.message}"
+            return Result.invalid(reason, details=details)
+        info: dict[str, Any] = {"instance": instance.label, "reference_rows": len(gold_result.rows)}
+        details["instances"].append(info)
+        timeout_s, cut = budget.timeout()
+        try:
+            pred_result = engine.run(pred.sql, self._limits(timeout_s))
+        except QueryError as exc:
+            info.update(prediction_rows=None, match=False, why=f"{exc.kind}: {exc.message}")
+            if exc.kind == TIMEOUT and cut:
+                return Result.timeout(f"the item deadline cut the prediction short{where}", details=details)
+            reason = f"the prediction did not run{where} ({exc.kind}): {exc.message}"
+            return _reward(False, False, options, reason, details=details)
+        cfg = self.settings.sql
+        tol = Tolerance(rel=cfg.rel_tol if options.rel_tol is None else options.rel_tol, abs=cfg.abs_tol)
+        outcome = compare(
+            gold_result.rows,
+            pred_result.rows,
+            gold_width=len(gold_result.columns),
+            pred_width=len(pred_result.columns),
+            ordered=ordered,
+            tol=tol,
+            blocks=lambda: self._tie_blocks(engine, gold, gold_result, budget),
+        )
+        if (
+            not outcome.equal
+            and ordered
+            and self._limit_ties(engine, gold, gold_result, pred_result, tol, budget)
+        ):
+            outcome = Comparison(True, "same rows in the required order, up to ties cut by the LIMIT")
+        info.update(prediction_rows=len(pred_result.rows), match=outcome.equal, why=outcome.reason)
+        if outcome.equal:
+            return None
+        reason = outcome.reason
+        if instance.label != "main":
+            reason += f" (on alternate instance {instance.label}; the main instance matched)"
+        return _reward(False, True, options, reason, details=details)
+
+    def _gold_analysis(self, sql: str, dialect: str) -> Analysis:
+        """sqlglot's reading of the gold, cached: parsing costs about a millisecond a statement."""
+        key = (sql, dialect)
+        cached = self._gold_parsed.get(key)
+        if cached is None:
+            cached = self._gold_parsed[key] = analyse(sql, dialect)
+            while len(self._gold_parsed) > max(1, self.settings.sql.gold_cache_size):
+                self._gold_parsed.popitem(last=False)
+        else:
+            self._gold_parsed.move_to_end(key)
+        return cached
+
+    def _run_gold(
+        self, engine: SqlEngine, instance: catalog.Instance, sql: str, timeout_s: float
+    ) -> QueryResult:
+        """The gold's result, cached per worker: an RL group scores many responses against one gold."""
+        key = (instance.engine, instance.location, sql)
+        cached = self._gold.get(key)
+        if cached is not None:
+            self._gold.move_to_end(key)
+            return cached
+        result = engine.run(sql, self._limits(timeout_s))
+        size = self.settings.sql.gold_cache_size
+        if size and len(result.rows) <= _MAX_CACHED_ROWS:
+            self._gold[key] = result
+            while len(self._gold) > size:
+                self._gold.popitem(last=False)
+        return result
+
+    def _tie_blocks(
+        self, engine: SqlEngine, gold: Analysis, gold_result: QueryResult, budget: _Budget
+    ) -> Blocks | None:
+        """Ranges of gold rows tied on the sort key, or None when the key cannot be recovered."""
+        keys = order_key_columns(gold.parsed)
+        if keys is not None:
+            return tie_blocks([tuple(row[k] for k in keys) for row in gold_result.rows])
+        keyed = keyed_query(gold.parsed, engine.dialect)
+        if keyed is None:
+            return None
+        sql, width = keyed
+        try:
+            result = engine.run(sql, self._limits(budget.timeout()[0]))
+        except QueryError:
+            return None
+        outputs = [tuple(map(canon, row[:-width])) for row in result.rows]
+        if outputs != [tuple(map(canon, row)) for row in gold_result.rows]:
+            return None  # the rewrite changed the result; do not trust its keys
+        return tie_blocks([row[-width:] for row in result.rows])
+
+    def _limit_ties(
+        self,
+        engine: SqlEngine,
+        gold: Analysis,
+        gold_result: QueryResult,
+        pred_result: QueryResult,
+        tol: Tolerance,
+        budget: _Budget,
+    ) -> bool:
+        """Whether the prediction differs only in which tied rows the gold's LIMIT kept."""
+        keyed = keyed_query(gold.parsed, engine.dialect, unlimited=True)
+        same_shape = len(pred_result.rows) == len(gold_result.rows) > 0
+        if keyed is None or not same_shape or len(pred_result.columns) != len(gold_result.columns):
+            return False
+        sql, width = keyed
+        try:
+            full = engine.run(sql, self._limits(budget.timeout()[0]))
+        except QueryError:
+            return False
+        outputs = [row[:-width] for row in full.rows]
+        keys = [row[-width:] for row in full.rows]
+        # The gold itself must be a valid cut of the rewritten query, else the rewrite is not trusted.
+        if not outputs or not valid_limit_cut(gold_result.rows, outputs, keys, tol):
+            return False
+        for perm in column_matchings(outputs, pred_result.rows, tol, fits=values_within):
+            permuted = [tuple(row[i] for i in perm) for row in pred_result.rows]
+            if valid_limit_cut(permuted, outputs, keys, tol):
+                return True
+        return False
+
+    def close(self) -> None:
+        for engine in self._engines.values():
+            engine.close()
+        self._engines.clear()
+
+
+def _item_problem(item: Item) -> str | None:
+    if not item.reference or not item.reference.strip():
+        return "sql items need a reference (the gold query)"
+    if not item.db_id:
+        return "sql items need a db_id (the name of a database the server knows)"
+    if item.response is None:
+        return "sql items need a response"
+    if item.dialect is not None:
+        return known_dialect(item.dialect)
+    return None
+
+
+def _reward(correct: bool, executed: bool, options: SqlOptions, reason: str, **fields: Any) -> Result:
+    reward = 1.0 if correct else 0.0
+    if options.reward == "graded" and executed and not correct:
+        reward = options.executes_reward
+    return Result(status=Status.OK, correct=correct, reward=reward, reason=reason, **fields)
