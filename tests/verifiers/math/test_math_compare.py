@@ -47,6 +47,33 @@ ROWS = [
     ("1", "1 + x - x", True),  # a regression: symbols that cancel were "not a constant"
     ("x=2, y=3", "(2, 3)", True),  # named coordinates are an ordered pair
     ("1000", "1,\\!000", True),  # a regression: \\! split the number into a list
+    ("3", "x = 3", True),  # equation for a value (the probe's "So x = 3.")
+    ("y = 2x+1", "2x - y + 1 = 0", True),  # the same line rearranged (was "a relation where a value ...")
+    ("y = -x + 3", "x + y = 3", True),  # "x + y" on the left is an equation, not a variable named x+y
+    ("y = 2x + 1", "x = 2y + 1", False),  # the inverse function: the variables are swapped
+    ("a + b = 12", "a - b = 12", False),  # the sides differ; the value 12 alone must not decide
+    ("5", "f(2) = 5", True),  # a function at a point names the value
+    ("(-3, 3)", "|x| < 3", True),  # |x| < 3 is the interval (-3, 3) (a known weak spot)
+    ("[-3, 3]", "\\lvert x \\rvert \\le 3", True),
+    ("(-3, 3)", "|x| \\leq 3", False),  # closed ends for an open interval
+    ("(-\\infty, -3) \\cup (3, \\infty)", "|x| > 3", True),  # |x| > 3 is a union of two rays
+    ("(-\\infty, 2) \\cup (2, \\infty)", "x \\neq 2", True),  # "x != 2" as a domain
+    ("(-\\infty, \\infty)", "\\mathbb{R}", True),  # the real line
+    ("45", "45\\ \\mathrm{km/h}", True),  # a unit with a slash (was read as 45*k*m/h)
+    ("100", "100\\,\\text{cm}^2", True),  # \\, before \\text kept its backslash and split the answer
+    ("18", "eighteen", True),  # a number word
+    ("18", "nineteen", False),
+    ("10", "{5 \\choose 2}", True),  # TeX's \\choose
+    ("(1,2), (3,4)", "(1,2) \\text{ and } (3,4)", True),  # a list of pairs joined by "and", not a union
+    ("\\frac{x-1}{2}", "f^{-1}(x) = \\frac{x-1}{2}", True),  # an inverse function named on the left
+    ("5", "AB = 5", True),  # a segment named on the left (geometry)
+    ("30", "\\angle ABC = 30^\\circ", True),  # an angle named on the left
+    ("1,2,3", "1, 2, \\text{ and } 3", True),  # "and" before the last item of a list
+    (
+        "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
+        "\\left[\\begin{array}{cc} 1 & 2 \\\\ 3 & 4 \\end{array}\\right]",
+        True,
+    ),
 ]
 
 
@@ -88,6 +115,14 @@ def test_details_say_how_the_decision_was_made() -> None:
 def test_power_tower_is_refused_not_evaluated() -> None:
     result = score("\\boxed{9^{9^{9}}}", "5")
     assert result.status is Status.OK and result.correct is False
+
+
+def test_boxes_of_every_solution_answer_a_list_gold() -> None:
+    # R1-style "the solutions are $\boxed{2}$ and $\boxed{3}$": one answer in two boxes (it was a hedge)
+    assert score("The solutions are $\\boxed{2}$ and $\\boxed{3}$.", "2, 3").correct
+    # ... but for a single value, or an ordered pair, several boxes stay a hedge
+    assert not score("The solutions are $\\boxed{2}$ and $\\boxed{3}$.", "2").correct
+    assert not score("$\\boxed{2}$ and $\\boxed{3}$", "(2, 3)").correct
 
 
 def test_percent_can_be_switched_off() -> None:

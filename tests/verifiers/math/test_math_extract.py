@@ -34,6 +34,60 @@ FOUND = [
     (COT + "Therefore the area is\n\\[\n12\\pi\n\\]", ("12\\pi",), "last-math"),
     # ... where the value is the right-hand side of the last "="
     (COT + "Thus $a + b = 5 + 7 = 12$.", ("12",), "last-math"),
+    # GSM8K's reference format: the "#### N" line (it used to be read as a cut-off response)
+    ("So she has 18 apples left.\n#### 18", ("18",), "hash-cue"),
+    # ... with currency; a markdown "#### Step 2" heading is not an answer line
+    ("#### Step 1\n9 * $2 = $18\n#### $18", ("$18",), "hash-cue"),
+    # the cue's answer ends with its clause: "16, because ..." is 16 (it was read as a hedge)
+    ("The answer is 16, because 4 groups of 4 make 16.", ("16",), "answer-cue"),
+    ("The final answer is 16, so Tom needs 16 boards.", ("16",), "answer-cue"),
+    ("So the answer is 16 (four rows of four).", ("16",), "answer-cue"),
+    # ... while a list stays a list
+    ("Both work, so the answer is 3, 5.", ("3, 5",), "answer-cue"),
+    # multiple-choice cues (MMLU, GPQA, Llama MC prompts)
+    ("The correct option is B.", ("B",), "answer-cue"),
+    ("Hence, the correct answer is: C", ("C",), "answer-cue"),
+    ("The best answer is C.", ("C",), "answer-cue"),
+    ("9 * 2 = 18\n\n**Answer**: 18", ("18",), "answer-cue"),
+    # ... and a second value after the clause keeps the sentence whole, so the hedge is seen
+    ("The answer is 2 (or maybe 3).", ("2 (or maybe 3)",), "answer-cue"),
+    ("The answer is 2, but it could also be 3.", ("2, but it could also be 3",), "answer-cue"),
+    # a "Final Answer" heading over a sentence: its predicate is the answer (QwQ)
+    ("**Final Answer**\nThe number of ways is 12.", ("12",), "answer-cue"),
+    # a last line that is only an option letter, alone, bold or with its value
+    (COT + "(C)", ("(C)",), "last-line"),
+    (COT + "**C**", ("(C)",), "last-line"),
+    (COT + "C) 24", ("(C) 24",), "last-line"),
+    ("The ratio is 3:2, matching option **(B)**.", ("(B)",), "last-line"),
+    ("A fails.\n\nTherefore, option B is correct.", ("(B)",), "last-line"),
+    # a whole short response that opens with a connective ("So x = 3." used to be a relation "So x = 3")
+    ("So x = 3.", ("x = 3.",), "bare"),
+    # words around one formula: the formula is the answer, and "are" concludes
+    ("The solutions are $x=2$ and $x=3$.", ("$x=2$ and $x=3$",), "last-math"),
+    ("So the probability is $\\frac{1}{6}$.", ("\\frac{1}{6}",), "last-math"),
+    # GSM8K prose conclusions: the one number of a concluding last sentence ($ is currency here)
+    (COT + "Therefore, Janet makes $18 every day.", ("18",), "concluding-sentence"),
+    (COT + "Therefore, she reads 8 * 5 = 40 pages.", ("40",), "concluding-sentence"),
+    # ... or a plain statement of the result (chat models often end so), also as a whole short response
+    (COT + "Janet makes $18 every day at the farmers' market.", ("18",), "concluding-sentence"),
+    ("She still has 13 apples.", ("13",), "concluding-sentence"),
+    # GPT-4-style bold value in the last sentence, with no cue
+    ("She sells 9 eggs.\n\nJanet makes **$18** every day.", ("$18",), "last-line"),
+    ("Total: **55 marbles**.", ("55 marbles",), "last-line"),
+    # after a cue, the formula that follows the verb, not a name mentioned before it
+    ("Final answer: The probability of $A$ is $\\frac{1}{2}$.", ("\\frac{1}{2}",), "answer-cue"),
+    # fillers between the cue and the answer
+    ("The answer is therefore 42.", ("42",), "answer-cue"),
+    ("The final result is 42.", ("42",), "answer-cue"),
+    # the answer named in the last sentence ("42 is the answer" used to lose 42 to unit stripping)
+    ("Thus, 42 is the answer.", ("42",), "answer-cue"),
+    ("(C) is the correct answer.", ("(C)",), "answer-cue"),
+    # a bulleted final answer (Qwen2.5-Instruct) is one answer, not its first bullet
+    ("**Final Answer**\n\n- $x = 2$\n- $y = 3$", ("$x = 2$, $y = 3$",), "answer-cue"),
+    # chat-template tokens decoded with the response (OpenRLHF sends them)
+    ("The answer is 18.<|im_end|>", ("18",), "answer-cue"),
+    # a base model that goes on with the next few-shot question: its answer is not this one
+    ("The answer is 18.\n\nQuestion: Tom has 5 apples.\nAnswer: The answer is 5.", ("18",), "answer-cue"),
 ]
 
 # (response, reason fragment)
@@ -46,6 +100,19 @@ MISSING = [
     (COT + "The answer is $\\boxed{14", "cut off"),
     # empty after </think>
     ("<think>\n\\boxed{14}\n</think>\n", "nothing after"),
+    # "So far" is not a conclusion; its number is an intermediate
+    ("Step 2: 7 + 5 = 12.\n\nSo far, the total is 12.", "no boxed answer"),
+    # a bound in the last sentence is not the answer
+    ("Therefore, the total must be less than 18.", "no boxed answer"),
+    # a last sentence that is a step or a plan, or that rejects its number, is not a result
+    (COT + "Next, we multiply 9 by 2 to get 18.", "no boxed answer"),
+    (COT + "I first got 18, but that is wrong.", "no boxed answer"),
+    # a concluding sentence with two numbers names no single answer
+    ("So, we have 3 apples and 4 oranges.", "no boxed answer"),
+    # an option list copied at the end is not a choice
+    ("Options:\n\n(A) 12\n(B) 18\n(C) 24", "cut off"),
+    # cut off, with an end token after the cut
+    ("She makes 18 dollars, and then she has to<|im_end|>", "cut off"),
 ]
 
 
@@ -72,3 +139,9 @@ def test_only_the_tail_of_a_huge_response_is_read() -> None:
 
 def test_unclosed_box_is_skipped() -> None:
     assert find_boxes("\\boxed{1} then \\boxed{2") == ["1"]
+
+
+def test_many_unclosed_boxes_are_paired_once() -> None:
+    # a regression: each unclosed box rescanned to the end ("\\boxed{" x 10,000 took 17 s)
+    assert find_boxes("\\boxed{" * 10_000) == []
+    assert find_boxes("\\boxed{ \\boxed{1} and \\boxed{2") == ["1"]

@@ -18,6 +18,9 @@ CLEAN = [
     ("1{,}000", "1,000"),  # LaTeX braced comma
     ("x\\le5", "x\\leq 5"),  # \le before a digit
     (".125", ".125"),  # a leading point is part of the number (a regression: it was stripped)
+    ("100\\,\\text{cm}^2", "100 cm^2"),  # a thin space before a word command is still a space
+    ("\\lvert x \\rvert < 2", "| x | < 2"),  # absolute value bars
+    ("\\left| x \\right| < 2", "| x | < 2"),
 ]
 
 NUMBERS = [
@@ -30,6 +33,8 @@ NUMBERS = [
     ("1.5\\times10^{3}", Fraction(1500), "scientific"),  # scientific notation
     ("2.50", Fraction(5, 2), "decimal"),  # decimal with a trailing zero
     ("(-3)", Fraction(-3), "integer"),  # parenthesised negative (a regression: the sign flipped)
+    ("eighteen", Fraction(18), "integer"),  # "The answer is eighteen."
+    ("twenty-five", Fraction(25), "integer"),
 ]
 
 KINDS = [
@@ -47,6 +52,12 @@ KINDS = [
     ("\\text{no solution}", "text"),
     ("50\\%", "percent"),
     ("\\frac{\\sqrt{3}}{2}", "expression"),
+    ("|x| < 3", "interval"),  # absolute-value inequality (a known weak spot)
+    ("|x| \\geq 3", "union"),
+    ("x \\ne 2", "union"),  # a punctured line
+    ("\\mathbb{R}", "interval"),  # the whole real line
+    ("f(2) = 5", "integer"),  # a function at a point is a name for the value
+    ("x + y = 3", "integer"),  # kept as "x+y = 3"; the comparer reads it as an equation when needed
 ]
 
 
@@ -77,6 +88,9 @@ def test_kind_of_answer(raw: str, kind: str) -> None:
 def test_units_go_only_after_a_bare_number() -> None:
     assert strip_units("20 cm") == "20"
     assert strip_units("20 dollars and 50 cents") == "20 dollars and 50 cents"  # math-verify FP
+    assert strip_units("45 km/h") == "45"  # a unit with a slash
+    assert strip_units("3 x/y") == "3 x/y"  # variables are not units
+    assert strip_units("42 is wrong") == "42 is wrong"  # a sentence about the number is not a unit
 
 
 def test_text_synonyms() -> None:

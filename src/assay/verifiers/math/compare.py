@@ -12,6 +12,9 @@ Rules (each Decision names the one that decided, for `details`):
   simplify); tiny values are compared relatively (1/2^99 is not 1/2^98).
 - sequences: sets and lists of solutions are unordered; tuples, vectors, intervals and matrices are
   ordered; interval ends must match; a set is never an ordered pair.
+- equations: "x = 3" answers "3" and "y = 2x+1" answers "2x+1" (and back); when the gold and the answer
+  name different variables ("x = 2y+1" for "y = 2x+1") or the answer is an equation in another form
+  ("2x - y + 1 = 0"), both are compared as equations (same solution set up to a constant factor).
 - a single-value gold answered by several different values (a hedge, "2 or 3") is incorrect.
 """
 
@@ -54,6 +57,10 @@ _ORDERED_PEERS = {
     "matrix": {"matrix"},
 }
 _UNORDERED_PEERS = {"set": {"set", "list"}, "list": {"set", "list"}}
+
+
+# Left sides that make "lhs = value" an equation in the variables ("y", "x_1", "x+y"), unlike "f(2)".
+_PLAIN_VAR_RE = re.compile(r"[a-zA-Z](?:_\{?\w+\}?)?(?:[+-][a-zA-Z](?:_\{?\w+\}?)?)?$")
 
 
 def _squash(text: str) -> str:
@@ -124,9 +131,18 @@ def _scalar_gold(gold: Atom, answer: Value, policy: Policy) -> Decision:
             return Decision(False, "text: a text answer for a mathematical gold")
         decision = scalar_equal(gold, answer, policy)
         return Decision(decision.correct, "units stripped; " + decision.rule)
+    if isinstance(answer, Relation) and gold.var and _PLAIN_VAR_RE.match(gold.var):
+        return _relation(Relation("=", gold.var, gold.text), answer)  # "2x - y + 1 = 0" for "y = 2x+1"
     if not isinstance(answer, Atom):
         return Decision(False, f"a {type(answer).__name__.lower()} where a single value was expected")
+    if _different_vars(gold, answer):  # "x = 2y + 1" does not answer "y = 2x + 1"
+        return _relation(Relation("=", gold.var or "", gold.text), answer)
     return scalar_equal(gold, answer, policy)
+
+
+def _different_vars(gold: Atom, answer: Atom) -> bool:
+    both = gold.var and answer.var and gold.var != answer.var
+    return bool(both and _PLAIN_VAR_RE.match(gold.var or "") and _PLAIN_VAR_RE.match(answer.var or ""))
 
 
 def scalar_equal(gold: Atom, answer: Atom, policy: Policy) -> Decision:
@@ -267,6 +283,8 @@ def _symbolic(gold: Atom, answer: Atom) -> Decision:
 def _sequence(gold: Seq, answer: Value, policy: Policy) -> Decision:
     if isinstance(answer, Union) and len(answer.parts) == 1:
         answer = answer.parts[0]
+    elif isinstance(answer, Union) and gold.kind in _UNORDERED_PEERS:
+        answer = Seq("list", answer.parts)  # "(1,2) and (3,4)": a list of pairs, not a union
     if not isinstance(answer, Seq):
         return Decision(False, f"a single value where a {gold.kind} was expected")
     if gold.kind in _UNORDERED_PEERS:

@@ -3,15 +3,30 @@
 Order of preference, first hit wins:
 1. `\\boxed{...}` / `\\fbox{...}` (nested braces) in the final region. Every box is returned: the
    comparer requires all of them to match, so several different boxes (a hedge) are never rewarded.
-2. The last answer cue: "the (final) answer is", "**Final Answer**", "Answer:", "Final answer:".
-3. The whole final region when it is only an answer (a bare "42" or "$x = 3$").
-4. The last `$...$`, `$$...$$` or `\\[...\\]` of a final paragraph that concludes ("therefore",
-   "thus", "so", "hence") in a response that does not look cut off.
+2. The last answer cue: "the (final/correct/best) answer/option/choice is", "**Final Answer**",
+   "Answer:", "Final answer:", and GSM8K's "#### 42" line. The answer stops at the end of its clause
+   (", because", ", which", ", so", ". ", a parenthetical remark), so "16, because ..." is 16 while a
+   list ("3, 5") stays whole, and a second value offered in the rest of the sentence ("2 (or maybe
+   3)", "2, but it could also be 3") keeps the sentence whole so the comparer sees the hedge.
+3. The whole final region when it is only an answer (a bare "42", "$x = 3$", "So x = 3.").
+4. A last line that is only an answer: an option letter ("(C)", "**C**", "C) 24", "... option **(B)**."),
+   a bold answer ("**55**"), a lone number, or the one bold value of a last sentence ("Janet makes
+   **$18** every day.").
+5. The last `$...$`, `$$...$$` or `\\[...\\]` of a final paragraph that concludes ("therefore",
+   "thus", "so", "hence") or is only a formula, in a response that does not look cut off.
+6. The one number of the last sentence when that sentence states a result ("Therefore, Janet makes $18
+   every day.", "Thus, she reads 8 * 5 = 40 pages.", "Janet makes $18 every day."): a full sentence that
+   ends the response, holds exactly one number (or a value after its last "="), names no bound ("less
+   than 18", "not 18") and does not open as a step or a plan ("Next, ...", "Let ...", "We need ...").
+   Never the last number of the text in general.
 
 The final region is the text after the last `</think>`. A `<think>` that never closes means the
 response was cut off while thinking: only a box counts there. A response that ends mid-sentence with no
 box or cue has no answer: its last number is an intermediate value, not an answer (math-verify 0.9.0
 accepted such truncations when the last number happened to equal the gold).
+
+A dollar sign before a number in prose ("$18 every day") is currency, not the opening of a formula: a
+"$...$" segment that starts with a digit and holds English words is not read as math.
 """
 
 from __future__ import annotations
@@ -24,23 +39,100 @@ from assay.verifiers.math.normalise import match_brace
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox|framebox)\s*(\{|[^\s{])")
 _CUE_RE = re.compile(
-    r"(?:\*\*\s*final\s+answer\s*:?\s*\*\*\s*:?"
+    r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
     r"|\bfinal\s+answer\s*(?:is|:|=)"
-    r"|\bthe\s+(?:correct\s+)?answer\s+(?:is|would\s+be|should\s+be)\s*:?"
-    r"|\banswer\s*:"
+    r"|\b(?:the|my|our)\s+(?:(?:correct|best|right|final)\s+)?(?:answers?|option|choice|final\s+result)\s+"
+    r"(?:is|are|would\s+be|should\s+be|must\s+be)\s*:?"
+    r"|\b(?:answer|final\s+result)\s*[:=]"
     r"|\bfinal\s+answer\b)",
     re.IGNORECASE,
 )
+# GSM8K's final-answer line ("#### 42"); a markdown heading ("#### Step 2") is not one.
+_HASH_RE = re.compile(r"^[ \t]*####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)
 _MATH_SEGMENT_RE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL)
+_PROSE_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}")
 _CONCLUDING_RE = re.compile(
-    r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we get|we have|equals|is)\b|∴",
+    r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we get|we have|equals|is|are)\b|∴",
     re.IGNORECASE,
 )
+# Where the answer after a cue ends: the end of its sentence or line, a subordinate clause, a
+# parenthetical remark that holds words, or a dash.
+_CLAUSE_END_RE = re.compile(
+    r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n|\s[—–]\s|\s--\s"
+    r"|,?\s+(?:because|since|which|as|so|where|when|given|but|while|thus|hence|meaning|i\.e\.|e\.g\.)\b"
+    r"|\s\((?=[^()]*[a-zA-Z]{3})",
+    re.IGNORECASE,
+)
+# A second answer offered after the first one's clause: the sentence is then kept whole (a hedge).
+_HEDGE_RE = re.compile(
+    r"^\s*or\s+(?:maybe\s+|possibly\s+|perhaps\s+)?(?:\$|\\|\(|-?\d|[A-J]\b)"
+    r"|\b(?:could|might|may)\s+(?:also|instead)\b|\balternatively\b",
+    re.IGNORECASE,
+)
+_NEXT_HEDGE_RE = re.compile(r"\s*(?:or|alternatively|it\s+(?:could|might)\s+also\s+be)\b", re.IGNORECASE)
+_VERB_BEFORE_RE = re.compile(r"(?:\b(?:is|are|equals|be|was|get|obtain|gives?)|=)\s*:?\s*$", re.IGNORECASE)
+# "The number of ways is 12" (a sentence under a "Final Answer" heading): the answer is the predicate.
+_PREDICATE_RE = re.compile(
+    r"^(?:[A-Za-z]+\s+){1,6}(?:is|are|equals|was|will\s+be|would\s+be)\s+(\S.*)$"
+    r"|^(?:[A-Za-z]+\s+){0,6}[A-Za-z]+\s*:\s*(\S.*)$"  # "- Number of eggs: 42"
+)
+# Words between a cue and its answer ("the answer is therefore 42", "is approximately 18").
+_FILLER_RE = re.compile(
+    r"^(?:(?:therefore|thus|hence|so|then|just|simply|exactly|clearly|indeed|approximately|about|roughly"
+    r"|likely|probably|equal\s+to|given\s+by)\b[,:]?\s*|=\s*|[-*•]\s+)+",
+    re.IGNORECASE,
+)
+_LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 _CONNECTOR_RE = re.compile(r"^[\s,;.:]*(?:either|or|and|both|&|,|;|\s)*[\s,;.:]*$", re.IGNORECASE)
 _WORDS_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
+# A last line that is only an answer: an option letter (alone, or with a short value and no words).
+_LETTER_LINE_RE = re.compile(
+    r"^[*_\s]*(?:(?i:option|choice)\s*)?\(?([A-J])\)?[*_\s]*\.?$|^[*_\s]*\(?([A-J])\)[*_\s]+([^a-zA-Z]{1,30})$"
+)
+_LETTER_AT_END_RE = re.compile(
+    r"\b(?i:is|matches|matching|corresponds\s+to|choose|select|pick|go\s+with)\s+(?i:option|choice)\s*"
+    r"[*_\s]*\(?([A-J])\)?[*_\s]*[.!]?$"
+    r"|\b(?i:option|choice)\s+[*_]*\(?([A-J])\)?[*_]*\s+is\s+(?i:the\s+)?(?i:correct|right)(?i:\s+answer)?[.!]?$"
+)
+_BOLD_LINE_RE = re.compile(r"^\*\*([^*\n]{1,40})\*\*\.?$")
+_BULLET_RE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+_IS_THE_ANSWER_RE = re.compile(
+    r"^(?:(?:so|thus|therefore|hence)\b,?\s*)?(\S.{0,59}?)\s+is\s+(?:the|our|my)\s+"
+    r"(?:(?:final|correct|right)\s+)?answer[.!]?$",
+    re.IGNORECASE,
+)
+_BOLD_SPAN_RE = re.compile(r"\*\*([^*\n]{1,40})\*\*")
+# A bold value in a last sentence: a number, an amount or a formula, with at most two words after it.
+_BOLD_VALUE_RE = re.compile(r"^\s*[-+]?(?:\\?\$|\\\(|\d)[^a-zA-Z]*(?:[a-zA-Z]+[^a-zA-Z]*){0,2}$")
+_NUMBER_LINE_RE = re.compile(r"^[-+]?\\?\$?\d[\d,]*(?:\.\d+)?%?$")
+_CONCLUSION_START_RE = re.compile(
+    r"^(?:so(?!\s+far\b)|thus|therefore|hence|in\s+total|in\s+all|altogether|overall|in\s+conclusion"
+    r"|consequently)\b",
+    re.IGNORECASE,
+)
+# Openers of a sentence that is a step, a plan or a supposition rather than the result.
+_NOT_FINAL_START_RE = re.compile(
+    r"^(?:so\s+far|first(?:ly)?|second(?:ly)?|next|now|then|let(?:'s)?|to|if|suppose|assume|since|because|note|"
+    r"recall|consider|step|initially|before|after|when|while|we\s+(?:need|have\s+to|must|can|will|should)"
+    r"|i\s+(?:need|will|think|am|'m)|this|that|here|wait|hmm|but|and|or|also|check|verify|plug)\b",
+    re.IGNORECASE,
+)
+_STATEMENT_MAX_WORDS = 25
+_BOUND_WORDS_RE = re.compile(
+    r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
+    r"|wrong|incorrect|mistaken?|error|so\s+far|partial)\b",
+    re.IGNORECASE,
+)
+_NUMBER_TOKEN_RE = re.compile(r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?(?![\w^_{])")
+# Chat-template tokens left at the end of a decoded response ("18.<|im_end|>").
+_SPECIAL_TOKENS_RE = re.compile(r"(?:\s*(?:<\|[a-z_]+\|>|</s>|<eos>|<end_of_turn>))+\s*$")
+# A base model that goes on writing the next few-shot question after its answer.
+_NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
+_MAX_FOLLOW_ONS = 4
 _BARE_MAX_CHARS = 160
 _CUE_MAX_CHARS = 400
+_LAST_SENTENCE_MAX_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -61,10 +153,15 @@ class NoAnswer:
 def find_boxes(text: str) -> list[str]:
     """Contents of every `\\boxed{...}`/`\\fbox{...}` in order; `\\boxed 5` takes the next token."""
     found: list[str] = []
+    closing: dict[int, int] | None = None
     for match in _BOX_RE.finditer(text):
         if match.group(1) == "{":
             open_at = match.end() - 1
-            close = match_brace(text, open_at)
+            close = match_brace(text, open_at) if closing is None else closing.get(open_at, -1)
+            if close < 0 and closing is None:
+                # Unclosed boxes would each rescan to the end ("\\boxed{" x 10,000 took 17 s): pair
+                # every brace once instead.
+                closing = _brace_pairs(text)
             if close < 0:
                 continue  # cut off inside the box: no answer here
             found.append(text[open_at + 1 : close].strip())
@@ -73,6 +170,20 @@ def find_boxes(text: str) -> list[str]:
             if token:
                 found.append(token.group(0).rstrip(".,;"))
     return [box for box in found if box]
+
+
+def _brace_pairs(text: str) -> dict[int, int]:
+    """Index of each `{` -> index of the `}` closing it, in one pass (the rules of `match_brace`)."""
+    pairs: dict[int, int] = {}
+    stack: list[int] = []
+    for index, char in enumerate(text):
+        if char not in "{}" or (index > 0 and text[index - 1] == "\\"):
+            continue
+        if char == "{":
+            stack.append(index)
+        elif stack:
+            pairs[stack.pop()] = index
+    return pairs
 
 
 def final_region(response: str) -> tuple[str, bool]:
@@ -85,30 +196,92 @@ def final_region(response: str) -> tuple[str, bool]:
     return response, False
 
 
+def math_segments(text: str) -> list[re.Match[str]]:
+    """The `$...$`, `$$...$$`, `\\[...\\]`, `\\(...\\)` formulas of `text`, skipping currency.
+
+    "$2, so she makes 9 * $" is two prices, not a formula: a single-dollar segment that starts with a
+    digit and holds English words is skipped, and the scan resumes after its opening dollar.
+    """
+    found: list[re.Match[str]] = []
+    position = 0
+    while (match := _MATH_SEGMENT_RE.search(text, position)) is not None:
+        inline = match.group(2)
+        if inline is not None and inline.lstrip()[:1].isdigit() and _PROSE_WORD_RE.search(inline):
+            position = match.start() + 1
+            continue
+        found.append(match)
+        position = match.end()
+    return found
+
+
+def _segment_text(match: re.Match[str]) -> str:
+    return next(group for group in match.groups() if group is not None).strip()
+
+
+def _clause(line: str) -> str | None:
+    """The answer written as words: up to the end of its clause, or the predicate of a sentence."""
+    head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
+    rest_of_sentence, *next_sentences = re.split(r"\.\s+|\n", tail[0], maxsplit=1) if tail else [""]
+    next_sentence = next_sentences[0] if next_sentences else ""
+    if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence):
+        head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
+    clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
+    if predicate := _PREDICATE_RE.match(clause):
+        clause = (predicate.group(1) or predicate.group(2)).strip()
+    return clause or None
+
+
 def _answer_after_cue(snippet: str) -> str | None:
-    """The answer written right after a cue: its math, or the words up to the end of the sentence."""
+    """The answer written right after a cue: its math, or the words up to the end of the clause."""
     snippet = snippet.lstrip(" \t:*=\n").replace("**", "")
     if _BOX_RE.search(snippet):
         return None  # a box that never closed: the response was cut off inside its answer
     line = snippet.split("\n\n", 1)[0].strip()
     if not line:
         return None
+    bullets = line.split("\n")
+    if len(bullets) > 1 and all(_BULLET_RE.match(b) for b in bullets):  # "- $x = 2$\n- $y = 3$"
+        line = ", ".join(_BULLET_RE.sub("", b).strip().rstrip(".,;") for b in bullets)
     line = line[:_CUE_MAX_CHARS]
-    segments = list(_MATH_SEGMENT_RE.finditer(line))
-    if segments:
-        between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
-        before = line[: segments[0].start()]
-        if all(_CONNECTOR_RE.match(gap) for gap in between) and len(before.split()) <= 3:
-            if len(segments) == 1:
-                return _segment_text(segments[0])
-            return line[segments[0].start() : segments[-1].end()]
-        return _segment_text(segments[0])
-    sentence = re.split(r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n|(?:,\s|\s)(?:because|since|which|as)\s", line)[0]
-    return sentence.strip() or None
+    segments = math_segments(line)
+    if not segments:
+        return _clause(line)
+    between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
+    before = line[: segments[0].start()]
+    if all(_CONNECTOR_RE.match(gap) for gap in between) and len(before.split()) <= 3:
+        if len(segments) == 1:
+            return _segment_text(segments[0])
+        return line[segments[0].start() : segments[-1].end()]
+    # "The probability of $A$ is $\\frac{1}{2}$": the formula after the verb, else the first one.
+    starts = [0, *(segment.end() for segment in segments[:-1])]
+    for start, segment in zip(starts, segments, strict=True):
+        if _VERB_BEFORE_RE.search(line[start : segment.start()]):
+            return _segment_text(segment)
+    return _segment_text(segments[0])
 
 
-def _segment_text(match: re.Match[str]) -> str:
-    return next(group for group in match.groups() if group is not None).strip()
+def _cue_answer(region: str) -> Extraction | None:
+    """The answer after the last cue that has one ("The answer is ...", "Answer:", "#### 42")."""
+    cues = sorted(
+        itertools.chain(
+            ((m.end(), "answer-cue") for m in _CUE_RE.finditer(region)),
+            ((m.end(), "hash-cue") for m in _HASH_RE.finditer(region)),
+        )
+    )
+    for end, rule in reversed(cues):
+        answer = _answer_after_cue(region[end:])
+        if answer:
+            return Extraction((answer,), rule)
+    return None
+
+
+def _named_answer(region: str) -> Extraction | None:
+    """A last sentence that names its subject the answer: "So 42 is the answer.", "(C) is correct"."""
+    lines = region.strip().rsplit("\n", 1)
+    last_sentence = re.split(r"(?<=[.!?])\s+", lines[-1])[-1].replace("**", "")
+    if match := _IS_THE_ANSWER_RE.match(last_sentence):
+        return Extraction((match.group(1).strip(),), "answer-cue")
+    return None
 
 
 def _looks_complete(text: str) -> bool:
@@ -117,14 +290,50 @@ def _looks_complete(text: str) -> bool:
     return (bool(tail) and tail[-1] in ".!)]}$*") or tail.endswith(("\\]", "\\)"))
 
 
+def _paragraphs(region: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", region.strip()) if p.strip()]
+
+
+def _last_line_answer(region: str) -> str | None:
+    """A last paragraph of one line that is only an answer (see rule 4 of the module docstring)."""
+    paragraphs = _paragraphs(region)
+    if not paragraphs:
+        return None
+    if match := _LETTER_AT_END_RE.search(paragraphs[-1].rsplit("\n", 1)[-1]):
+        return f"({match.group(1) or match.group(2)})"  # "... matching option **(B)**."
+    bold = _BOLD_SPAN_RE.findall(paragraphs[-1].rsplit("\n", 1)[-1])
+    if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and _looks_complete(region):
+        return bold[0].strip()  # "Janet makes **$18** every day." (GPT-4-style bold answer)
+    if len(paragraphs) < 2 or "\n" in paragraphs[-1]:
+        return None
+    line = paragraphs[-1]
+    if match := _LETTER_LINE_RE.match(line):
+        letter = match.group(1) or match.group(2)
+        return f"({letter}) {match.group(3).strip()}" if match.group(3) else f"({letter})"
+    if (match := _BOLD_LINE_RE.match(line)) and len(_WORDS_RE.findall(match.group(1))) <= 1:
+        return match.group(1).strip()
+    if _NUMBER_LINE_RE.match(line):
+        return line
+    return None
+
+
 def _last_paragraph_math(region: str) -> str | None:
-    paragraphs = [p for p in re.split(r"\n\s*\n", region.strip()) if p.strip()]
+    """The last formula of a final paragraph that concludes, or that is only a formula."""
+    paragraphs = _paragraphs(region)
     if not paragraphs or not _looks_complete(region):
         return None
     last = paragraphs[-1]
-    segments = list(_MATH_SEGMENT_RE.finditer(last))
-    if not segments or not _CONCLUDING_RE.search(last):
+    segments = math_segments(last)
+    if not segments:
         return None
+    only_math = not _WORDS_RE.search(_MATH_SEGMENT_RE.sub(" ", last))
+    if not only_math and not _CONCLUDING_RE.search(last):
+        return None
+    first = len(segments) - 1
+    while first > 0 and _CONNECTOR_RE.match(last[segments[first - 1].end() : segments[first].start()]):
+        first -= 1
+    if first < len(segments) - 1:  # "The solutions are $x = 2$ and $x = 3$."
+        return last[segments[first].start() : segments[-1].end()]
     answer = _segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
     if "=" in answer and not re.search(r"\\(?:leq?|geq?|ne)|[<>]", answer):
@@ -132,17 +341,61 @@ def _last_paragraph_math(region: str) -> str | None:
     return answer or None
 
 
+def _concluding_number(region: str) -> str | None:
+    """The one number of a last sentence that concludes (rule 6 of the module docstring)."""
+    paragraphs = _paragraphs(region)
+    if not paragraphs or not _looks_complete(region):
+        return None
+    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z*])", paragraphs[-1])[-1].replace("**", "").strip()
+    if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
+        return None
+    if not _CONCLUSION_START_RE.match(sentence) and (
+        _NOT_FINAL_START_RE.match(sentence) or len(sentence.split()) > _STATEMENT_MAX_WORDS
+    ):
+        return None  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
+    if _BOUND_WORDS_RE.search(sentence):
+        return None  # "less than 18", "42 is wrong", "18 so far": a bound, a rejection or an interim value
+    if math_segments(sentence):
+        return None  # a formula: rule 5 reads those
+    if "=" in sentence:
+        tokens = _NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
+        return tokens[0] if tokens else None
+    distinct = set(_NUMBER_TOKEN_RE.findall(sentence))
+    return distinct.pop() if len(distinct) == 1 else None
+
+
 def _is_bare(region: str) -> bool:
+    """A short region of few words; words around a formula ("So the probability is $p$.") or a bold
+    value are not part of the answer, so such a region is left to the rules that read those."""
     stripped = region.strip()
     if not stripped or len(stripped) > _BARE_MAX_CHARS or stripped.count("\n") > 1:
         return False
+    if math_segments(stripped) and _WORDS_RE.search(_MATH_SEGMENT_RE.sub(" ", stripped)):
+        return False
+    if _BOLD_SPAN_RE.search(stripped) and _WORDS_RE.search(_BOLD_SPAN_RE.sub(" ", stripped)):
+        return False  # "Total: **55 marbles**.": the bold value is the answer (rule 4)
     return len(_WORDS_RE.findall(stripped)) <= 4
+
+
+def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
+    """The final region (see `final_region`), without chat tokens or a next few-shot question."""
+    text = response[-max_chars:] if len(response) > max_chars else response
+    region, unclosed = final_region(_SPECIAL_TOKENS_RE.sub("", text))
+    markers = [m.end() for pattern in (_BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
+    if not markers:
+        return region, unclosed
+    # Only a few follow-on questions are tried, each a linear scan, so a hostile response stays cheap.
+    follow_ons = itertools.islice(_NEXT_QUESTION_RE.finditer(region, min(markers)), _MAX_FOLLOW_ONS)
+    for follow_on in follow_ons:
+        head = region[: follow_on.start()]
+        if find_boxes(head) or _cue_answer(head):  # the answer came before the next question
+            return head, unclosed
+    return region, unclosed
 
 
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     """Find the final answer of `response` (see the module docstring for the rules and their order)."""
-    text = response[-max_chars:] if len(response) > max_chars else response
-    region, unclosed = final_region(text)
+    region, unclosed = _answer_region(response, max_chars)
     if not region.strip():
         return NoAnswer("nothing after </think>")
     boxes = find_boxes(region)
@@ -150,16 +403,21 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return Extraction(tuple(boxes), "boxed")
     if unclosed:
         return NoAnswer("the thinking never closed (cut off) and nothing is boxed")
-    cues = list(_CUE_RE.finditer(region))
-    for cue in reversed(cues):
-        answer = _answer_after_cue(region[cue.end() :])
-        if answer:
-            return Extraction((answer,), "answer-cue")
+    if cued := _cue_answer(region) or _named_answer(region):
+        return cued
     if _is_bare(region):
-        return Extraction((region.strip(),), "bare")
-    answer = _last_paragraph_math(region)
-    if answer:
-        return Extraction((answer,), "last-math")
+        # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
+        prose = len(_WORDS_RE.findall(_MATH_SEGMENT_RE.sub(" ", region))) >= 3
+        if prose and (number := _concluding_number(region)):
+            return Extraction((number,), "concluding-sentence")
+        return Extraction((_LEAD_WORD_RE.sub("", region.strip()),), "bare")
+    for rule, find in (
+        ("last-line", _last_line_answer),
+        ("last-math", _last_paragraph_math),
+        ("concluding-sentence", _concluding_number),
+    ):
+        if answer := find(region):
+            return Extraction((answer,), rule)
     if not _looks_complete(region):
         return NoAnswer("the response stops mid-sentence (cut off) without a final answer")
     return NoAnswer("no boxed answer, answer cue or concluding formula found")

@@ -44,8 +44,11 @@ _DROP_RE = re.compile(
     r"\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|Biggl|Biggr|big|Big|bigg|Bigg|displaystyle|"
     r"textstyle|scriptstyle|limits|nolimits)(?![a-zA-Z])"
 )
+# `\\,` and friends are spacing whatever follows them (`100\\,\\text{cm}` must not keep a backslash);
+# the word commands only when the word ends there (`\\quad`, not `\\quadrilateral`).
 _SPACING_RE = re.compile(
-    r"(?<!\\)\\(?:,|;|:|!|quad|qquad|enspace|thinspace|medspace|thickspace|space)(?![a-zA-Z])|~|(?<!\\)\\ "
+    r"(?<!\\)\\(?:[,;:!]|(?:quad|qquad|enspace|thinspace|medspace|thickspace|space)(?![a-zA-Z]))"
+    r"|~|(?<!\\)\\ "
 )
 _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree(?![a-zA-Z])|\^\s*\{\s*o\s*\}")
 _DEGREE_WORD_RE = re.compile(r"(\d)\s*degrees?\b")
@@ -59,6 +62,7 @@ _RELATION_ALIASES = {
     "neq": "\\ne ",
 }
 _RELATION_ALIASES_RE = re.compile(r"\\(le|leqslant|ge|geqslant|neq)(?![a-zA-Z])")
+_CHOOSE_RE = re.compile(r"\{\s*([^{}]+?)\s*\\choose\s*([^{}]+?)\s*\}")  # {5 \\choose 2}
 _PERCENT_WORD_RE = re.compile(r"(\d)\s*(?:percent|per cent)\b", re.IGNORECASE)
 _MULTISPACE_RE = re.compile(r"\s+")
 
@@ -108,7 +112,9 @@ def clean(raw: str) -> Cleaned:
     text = text.replace("\\\\%", "%").replace("\\%", "%").replace("\\$", " ").replace("\\#", "#")
     text = _FRAC_ALIASES_RE.sub(r"\\frac", text)
     text = text.replace("\\dbinom", "\\binom").replace("\\tbinom", "\\binom")
+    text = _CHOOSE_RE.sub(r"\\binom{\1}{\2}", text)
     text = _RELATION_ALIASES_RE.sub(lambda m: _RELATION_ALIASES[m.group(1)], text)
+    text = re.sub(r"\\[lr]?vert(?![a-zA-Z])", "|", text)  # |x| written \\lvert x \\rvert
     text = text.replace("≤", "\\leq ").replace("≥", "\\geq ").replace("−", "-").replace("×", "\\times ")
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
@@ -126,11 +132,14 @@ def clean(raw: str) -> Cleaned:
 
 # A number (no letters) followed by one to three unit words: "20 cm", "3.5 m^2", "12 square feet".
 _UNIT_TAIL_RE = re.compile(
-    r"^(?P<num>[-+]?[\d.,/{}\\a-z ]*?\d[\d.,}]*%?)\s*(?P<unit>(?:[a-zA-Z]+\.?(?:\^\{?\d\}?)?\s*){1,3})$"
+    r"^(?P<num>[-+]?[\d.,/{}\\a-z ]*?\d[\d.,}]*%?)\s*"
+    r"(?P<unit>(?:[a-zA-Z]+\.?(?:/[a-zA-Z]+)?(?:\^\{?\d\}?)?\s*){1,3})$"
 )
-# Words that are part of mathematics, never a unit.
+# Words that are part of mathematics, or of a sentence about the number ("42 is wrong"), never a unit.
 _NOT_UNITS = frozenset(
     {"or", "and", "i", "j", "e", "pi", "x", "y", "z", "n", "k", "to", "times", "cdot", "sqrt"}
+    | {"is", "are", "was", "were", "be", "not", "no", "the", "an", "it", "this", "that", "but", "if"}
+    | {"answer", "wrong", "incorrect", "correct", "false", "true", "so", "then", "maybe", "perhaps"}
 )
 
 
@@ -144,7 +153,7 @@ def strip_units(text: str) -> str:
     if match is None:
         return text
     number, unit = match.group("num").strip(), match.group("unit").strip()
-    words = [w.rstrip(".") for w in re.split(r"\s+", unit)]
+    words = [part for w in re.split(r"\s+", unit) for part in w.rstrip(".").split("/")]  # "km/h"
     if any(re.sub(r"\^.*", "", w).lower() in _NOT_UNITS for w in words):
         return text
     if re.search(r"[a-zA-Z]", number.replace("\\frac", "")):

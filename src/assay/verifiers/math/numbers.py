@@ -126,9 +126,35 @@ def _scientific(text: str) -> tuple[Fraction, NumberKind, int] | None:
     return None
 
 
+_UNITS_WORDS = [
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen"),
+    "nineteen",
+]
+_TENS_WORDS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_NUMBER_WORDS = {word: value for value, word in enumerate(_UNITS_WORDS)} | {
+    word: 10 * (index + 2) for index, word in enumerate(_TENS_WORDS)
+}
+_TENS_ALT, _DIGIT_ALT, _UNITS_ALT = ("|".join(w) for w in (_TENS_WORDS, _UNITS_WORDS[1:10], _UNITS_WORDS))
+_NUMBER_WORD_RE = re.compile(rf"^(?:({_TENS_ALT})(?:[-\s]({_DIGIT_ALT}))?|({_UNITS_ALT}))$")
+
+
+def _number_word(text: str) -> Number | None:
+    """ "eighteen", "twenty-five": a whole answer written as one English number below 100."""
+    match = _NUMBER_WORD_RE.match(text.lower())
+    if match is None:
+        return None
+    if match.group(3):
+        return Number(Fraction(_NUMBER_WORDS[match.group(3)]), "integer")
+    units = _NUMBER_WORDS[match.group(2)] if match.group(2) else 0
+    return Number(Fraction(_NUMBER_WORDS[match.group(1)] + units), "integer")
+
+
 def parse_number(text: str, degrees: bool = False) -> Number | None:
     """The exact number `text` writes (already `clean`ed), or None if it is not a plain number."""
     text = text.strip()
+    if text[:1].isalpha():
+        return _number_word(text)
     percent = text.endswith("%")
     if percent:
         text = text[:-1].strip()

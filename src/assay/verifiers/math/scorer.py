@@ -10,6 +10,7 @@ incorrect verdict, and nothing here raises.
 from __future__ import annotations
 
 import logging
+import re
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -22,7 +23,7 @@ from assay.verifiers.math import symbolic
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
 from assay.verifiers.math.extract import Extraction, extract
 from assay.verifiers.math.normalise import strip_units
-from assay.verifiers.math.values import Atom, Text, Value, describe, kind_of, parse_value
+from assay.verifiers.math.values import Atom, Seq, Text, Value, describe, kind_of, parse_value
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,15 @@ class MathOptions(TaskOptions):
     strip_units: bool = Field(True, description='Drop unit words after a bare number ("20 cm" -> 20).')
 
 
+# One-letter units a gold may carry ("5 m"); any other lone letter may be a variable ("4 r").
+_ONE_LETTER_UNITS = frozenset("mgsLhAVWJN")
+
+
+def _unit_words(unit: str) -> bool:
+    """Whether the tail `strip_units` took off a gold is unit words, not a lone variable."""
+    return bool(re.search(r"[a-zA-Z]{2,}", unit)) or unit.strip() in _ONE_LETTER_UNITS
+
+
 @lru_cache(maxsize=4096)
 def parse_gold(reference: str) -> Value:
     """The gold's structured form, parsed once per reference (a group of G responses shares one).
@@ -52,8 +62,11 @@ def parse_gold(reference: str) -> Value:
     response is compared (GoldUnusable).
     """
     gold = parse_value(reference)
-    if isinstance(gold, Text) and (bare := strip_units(gold.raw)) != gold.raw:
-        unitless = parse_value(bare)  # "\\frac{1}{2}\\text{ inches}": the number is the answer
+    written = gold.raw if isinstance(gold, Text) else gold.text if isinstance(gold, Atom) else ""
+    if written and (bare := strip_units(written)) != written and _unit_words(written[len(bare) :]):
+        unitless = parse_value(
+            bare
+        )  # "\\frac{1}{2}\\text{ inches}", "5\\text{ cm}": the number is the answer
         gold = unitless if isinstance(unitless, Atom) and unitless.number is not None else gold
     if isinstance(gold, Atom) and gold.number is None:
         try:
@@ -63,6 +76,18 @@ def parse_gold(reference: str) -> Value:
         except ValueError as exc:
             raise GoldUnusable(str(exc)) from exc
     return gold
+
+
+def _boxes_as_one_list(gold: Value, boxes: tuple[str, ...], policy: Policy) -> Decision | None:
+    """ "The solutions are $\\boxed{2}$ and $\\boxed{3}$" answers a gold that is a list or set of values;
+    for any other gold, several different boxes stay a hedge."""
+    if (
+        not (isinstance(gold, Seq) and gold.kind in ("list", "set"))
+        or sum(map(len, boxes)) > MAX_ANSWER_CHARS
+    ):
+        return None
+    decision = compare(gold, parse_value(", ".join(boxes)), policy)
+    return Decision(True, f"the boxes as one list: {decision.rule}") if decision.correct else None
 
 
 class MathScorer(Scorer):
@@ -77,6 +102,10 @@ class MathScorer(Scorer):
         # latex2sympy/math-verify log noisily on unparsable input; a failed parse is a verdict here.
         logging.getLogger("math_verify").setLevel(logging.ERROR)
         logging.getLogger("latex2sympy2_extended").setLevel(logging.ERROR)
+        # A worker builds its scorer at start-up, outside any item's deadline: pay for importing sympy
+        # and the LaTeX parser there, not inside the first item that needs them (a cold worker took
+        # 3-4.6 s on such an item against a 5 s deadline).
+        symbolic.warm_up()
 
     def deadline_s(self, item: Item, options: TaskOptions) -> float:
         return self.settings.math.deadline_s
@@ -136,6 +165,11 @@ class MathScorer(Scorer):
         details["answer"] = answers[0] if len(answers) == 1 else answers
         extracted = found.answers[-1]
         if len(decisions) > 1 and not all(d.correct for d in decisions):
+            boxes = tuple(dict.fromkeys(found.answers))
+            if joined := _boxes_as_one_list(gold, boxes, policy):
+                details["rule"] = joined.rule
+                reason = f"equivalent to the reference ({joined.rule})"
+                return Result.verdict(True, reason, extracted=", ".join(boxes), details=details)
             details["rule"] = "hedge: several different boxed answers"
             return Result.verdict(
                 False, "several different boxed answers (a hedge)", extracted=extracted, details=details

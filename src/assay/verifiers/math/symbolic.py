@@ -114,6 +114,14 @@ def to_sympy(text: str) -> Any:
     return expr
 
 
+def warm_up() -> None:
+    """Import sympy and the LaTeX parser and parse once, so later parses are fast."""
+    try:
+        evaluate(to_sympy("\\frac{x}{2} + \\sqrt{2}"), {})
+    except (TooCostly, ValueError):  # pragma: no cover - a fixed, known-good expression
+        log.warning("math: warming up the LaTeX parser failed")
+
+
 def evaluate(expr: Any, subs: dict[Any, Any] | None = None) -> complex | None:
     """High-precision numeric value, or None when undefined (division by zero, log of 0, ...)."""
     try:

@@ -4,6 +4,11 @@ intervals, a relation, a multiple-choice letter or a text answer.
 The comparer picks its rule from the kind of the gold answer, so this layer decides kinds once, from
 cleaned strings, without sympy. Brackets carry meaning and are kept: `(1,2]` is not `[1,2)`, and
 `\\{1,2\\}` (a set) is not `(1,2)` (an ordered pair or open interval).
+
+Inequalities in one variable become intervals: "x > 3", "-2 < x \\le 5", "|x| < 3" (the interval
+(-3, 3)), "|x| \\ge 3" (a union of two rays), "x \\ne 2" (the line without 2); `\\mathbb{R}` and "all real
+numbers" are (-oo, oo). "name = value" is the value with its name kept (`Atom.var`) when the name is a
+variable, a function at a point ("f(2)", "f^{-1}(x)"), a segment or an angle ("AB", "\\angle ABC").
 """
 
 from __future__ import annotations
@@ -73,16 +78,28 @@ _INFINITIES = {
     **dict.fromkeys(("\\infty", "+\\infty", "infty", "inf", "infinity", "∞", "+∞", "oo"), "\\infty"),
     **dict.fromkeys(("-\\infty", "-infty", "-inf", "-infinity", "-∞", "-oo"), "-\\infty"),
 }
+_ALL_REALS = frozenset({"allrealnumbers", "allreals", "allrealvalues", "allrealx", "realnumbers"})
 _CHOICE_RE = re.compile(
     r"^(?:(?:option|choice|answer)\s*:?\s*)?\(?\s*([A-J])\s*\)?(?:\s*[.:)]?\s+(.*)|\s*[.:)])?$", re.IGNORECASE
 )
 _OTHER_CHOICE_RE = re.compile(r"\(\s*([A-J])\s*\)|(?<![A-Za-z\\])([A-J])(?![A-Za-z])")
+# What may stand on the left of "= value": a variable, a Greek letter, a function at a point ("f(2)",
+# "P(A)", "f(x, y)", "f^{-1}(x)"), a tuple of variables, a sum or difference of two variables, or a
+# named segment or angle ("AB", "\\angle ABC").
 _VAR_RE = re.compile(
-    r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?'*|\\[a-zA-Z]+|[a-zA-Z]\([a-z]\)|\([a-z\s,]+\)|[a-z]\s*[+-]\s*[a-z])$"
+    r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?'*|\\[a-zA-Z]+"
+    r"|[a-zA-Z](?:_\{?\w+\}?)?(?:\^\{-1\})?'*\(\s*-?[\w.,/ ]{1,12}\)"
+    r"|\([a-z\s,]+\)|[a-z]\s*[+-]\s*[a-z]"
+    r"|[A-Z]{2,3}|(?:m\s*)?\\angle\s*[A-Z]{1,3}|\\overline\s*\{[A-Z]{2}\})$"
 )
+# |x| (after `clean`, `\\lvert x \\rvert` and `\\left| x \\right|` are written `|x|` too).
+_ABS_VAR_RE = re.compile(r"^\|\s*[a-zA-Z](?:_\{?\w+\}?)?\s*\|$")
 _RELATION_RE = re.compile(r"\\leq|\\geq|\\ne|\\lt|\\gt|<=|>=|!=|<|>|=")
 _OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "{": "}", "⟨": "⟩"}
 _MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
+_BRACKETED_MATRIX_RE = re.compile(
+    r"^[\[(]\s*(\\begin\{(?:[pbvBV]?matrix|array)\}.*\\end\{\w+\})\s*[\])]$", re.DOTALL
+)
 _WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{4,}")
 _MATH_WORDS = frozenset(
     {"sqrt", "frac", "sin", "cos", "tan", "log", "ln", "exp", "cot", "sec", "csc", "infty"}
@@ -202,11 +219,24 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
         "<": "<",
         ">": ">",
     }
+    if ops == ["\\ne"] and _VAR_RE.match(parts[0]):  # "x \\ne 2": every real number but 2
+        point = parse_value(parts[1], depth + 1)
+        return Union(
+            (
+                Seq("interval", (Atom("-\\infty"), point), "(", ")"),
+                Seq("interval", (point, Atom("\\infty")), "(", ")"),
+            )
+        )
     if any(op not in norm for op in ops):
         return Relation(ops[0], parts[0], parts[-1])
     signs = [norm[op] for op in ops]
     inf = Atom("\\infty")
     neg_inf = Atom("-\\infty")
+    if len(ops) == 1 and _ABS_VAR_RE.match(parts[0]):
+        return _absolute(signs[0], parts[1], depth)
+    if len(ops) == 1 and _ABS_VAR_RE.match(parts[1]):
+        flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[signs[0]]
+        return _absolute(flipped, parts[0], depth)
     if len(ops) == 1 and _VAR_RE.match(parts[0]):
         bound = parse_value(parts[1], depth + 1)
         if signs[0].startswith(">"):
@@ -224,6 +254,21 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
         flip = {">": "<", ">=": "<="}
         return _inequality([flip[signs[1]], flip[signs[0]]], [parts[2], parts[1], parts[0]], text, depth)
     return Relation(ops[0], parts[0], parts[-1])
+
+
+def _absolute(sign: str, bound: str, depth: int) -> Value:
+    """`|x| < b` is the interval (-b, b); `|x| > b` is the union (-oo, -b) U (b, oo)."""
+    high = parse_value(bound, depth + 1)
+    low = parse_value(f"-{bound}" if re.fullmatch(r"[^+\-]*", bound) else f"-({bound})", depth + 1)
+    if sign.startswith("<"):
+        return Seq("interval", (low, high), *(("[", "]") if sign == "<=" else ("(", ")")))
+    closed = sign == ">="
+    return Union(
+        (
+            Seq("interval", (Atom("-\\infty"), low), "(", "]" if closed else ")"),
+            Seq("interval", (high, Atom("\\infty")), "[" if closed else "(", ")"),
+        )
+    )
 
 
 def _expand_pm(text: str) -> list[str] | None:
@@ -270,10 +315,13 @@ def parse_value(raw: str, depth: int = 0) -> Value:
     text = re.sub(r"^(?:either|both)\s+|^[a-zA-Z]\s*\\in\s+", "", text, flags=re.IGNORECASE)
     if (infinity := _INFINITIES.get(text.replace(" ", ""))) is not None:
         return Atom(infinity)
+    if text in ("R", "ℝ") or canonical_text(text) in _ALL_REALS:  # `\\mathbb{R}` after `clean`
+        return Seq("interval", (Atom("-\\infty"), Atom("\\infty")), "(", ")")
     if is_synonym_word(text):
         return Text(canonical_text(text), text)
     if (pm := _expand_pm(text)) is not None:
         return Seq("list", tuple(parse_value(part, depth + 1) for part in pm))
+    text = re.sub(r",\s*(?:and|or)\s+", ", ", text)  # "1, 2, and 3": the last item of a list
     for separators in ((" or ", " and ", ";", "\\text{or}", "\\text{and}"), ("\\cup", " U ", "∪")):
         parts = split_top(f" {text} ", separators)
         if len(parts) > 1 and all(parts):
@@ -281,6 +329,8 @@ def parse_value(raw: str, depth: int = 0) -> Value:
             if all(isinstance(v, Seq) and v.kind in ("interval", "paren", "bracket") for v in values):
                 return Union(tuple(v for v in values if isinstance(v, Seq)))
             return Seq("list", values)
+    if (bracketed_matrix := _BRACKETED_MATRIX_RE.match(text)) is not None:
+        text = bracketed_matrix.group(1)  # \\left[\\begin{array}...\\end{array}\\right]
     if matrix := _MATRIX_RE.match(text):
         return _matrix(matrix.group(2), depth)
     text = _strip_redundant_parens(text)
