@@ -78,8 +78,9 @@ def measure(
     """Interleave the runners in rounds so that load from other processes hits them alike."""
     latencies: dict[str, list[float]] = {name: [] for name in runners}
     elapsed = dict.fromkeys(runners, 0.0)
-    for submit in runners.values():
-        submit(TRIVIAL, tests)  # warm-up (slot start, page cache)
+    for submit in runners.values():  # warm-up: page cache, and every one of assay's `workers` slots
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(lambda _, submit=submit: submit(TRIVIAL, tests), range(workers)))
     per_round = max(1, n // rounds)
     for _ in range(rounds):
         for name, submit in runners.items():

@@ -5,6 +5,13 @@ over its stdin/stdout with length-prefixed frames. Per test it forks a child tha
 either execs a program (C++, node, java, a compiled binary) or, for Python, runs the user's code in the
 already-warm interpreter: that skips interpreter start-up, the main cost of a process per test.
 
+Most of a small test's cost is the kernel's: fork, and a page fault for every page either process
+writes afterwards (copy-on-write). So the runtime does once what it can: it compiles a submission's
+program itself, once, and forks each test with the code object ready (a program that fails to compile
+or warns is compiled in the child, which then reports it as Python would); it builds the test's
+stdio wrappers and signal dispositions once; and right after a fork it waits for a quick child to end
+before touching anything, so that its own writes are not copies.
+
 After each test every other process in the sandbox is killed (`_sweep`): this process is a child
 subreaper, so a double-forked daemon cannot outlive its test. Expected outputs never come here; the host
 compares. The host imports this module only for `read_frame`/`write_frame`.
@@ -12,27 +19,57 @@ compares. The host imports this module only for `read_frame`/`write_frame`.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import io
 import json
 import os
 import resource
+import select
+import shutil
 import signal
 import struct
 import sys
 import time
+import traceback
+import types
+import warnings
 from typing import Any, BinaryIO
 
 _HEADER = struct.Struct(">II")  # json length, blob count
 _BLOB = struct.Struct(">Q")
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
-CONTROL_IN, CONTROL_OUT = 200, 201
-_LIBC: Any = None  # the host pipe, moved out of the way of the user's fds 0-3
+CONTROL_IN, CONTROL_OUT = 200, 201  # the host pipe, moved out of the way of the user's fds 0-3
+
+
+def _json_dumps() -> Any:
+    """`json.dumps` without its per-call set-up (a closure and a C encoder built for every call).
+
+    Two frames cross per test; in the runtime every page Python touches after a fork is a page fault.
+    """
+    from json import encoder
+
+    c_make_encoder = getattr(encoder, "c_make_encoder", None)
+    if c_make_encoder is None:
+        return json.dumps
+    try:
+        # markers, default, encoder, indent, separators, sort_keys, skipkeys, allow_nan
+        args = (None, encoder.JSONEncoder().default, encoder.encode_basestring_ascii, None, ": ", ", ")
+        make = c_make_encoder(*args, False, False, True)
+        make({}, 0)
+    except (TypeError, ValueError):  # another interpreter's private signature: the plain way
+        return json.dumps
+    return lambda obj: "".join(make(obj, 0))
+
+
+_dumps = _json_dumps()
+_loads = json.JSONDecoder().decode
 
 
 def write_frame(stream: BinaryIO, header: dict[str, Any], blobs: list[bytes] = ()) -> None:  # type: ignore[assignment]
     """Send a JSON header and raw byte blobs (program output may be binary)."""
-    data = json.dumps(header).encode()
+    data = _dumps(header).encode()
     parts = [_HEADER.pack(len(data), len(blobs)), data]
     for blob in blobs:
         parts.append(_BLOB.pack(len(blob)))
@@ -54,7 +91,7 @@ def _read_exact(stream: BinaryIO, size: int) -> bytes:
 
 def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], list[bytes]]:
     size, count = _HEADER.unpack(_read_exact(stream, _HEADER.size))
-    header = json.loads(_read_exact(stream, size))
+    header = _loads(_read_exact(stream, size).decode())
     blobs = [_read_exact(stream, _BLOB.unpack(_read_exact(stream, _BLOB.size))[0]) for _ in range(count)]
     return header, blobs
 
@@ -92,8 +129,6 @@ def _child(request: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, res_w
         os.closerange(keep, 1024)
         os.setpgid(0, 0)
         os.chdir(request.get("cwd", "/tmp"))
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
-            signal.signal(sig, signal.SIG_DFL)
         _apply_limits(request["limits"])
         if request.get("python") is not None:
             code = _run_python(request["python"])
@@ -108,16 +143,7 @@ def _child(request: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, res_w
 
 def _run_python(spec: dict[str, Any]) -> int:
     """Run user code as `python3 main.py` would, then the call or the asserts. Returns the exit code."""
-    import builtins
-    import io
-    import traceback
-    import types
-
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
-    sys.stderr = io.TextIOWrapper(
-        io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
-    )
+    sys.stdin, sys.stdout, sys.stderr = _STDIO
     sys.argv = ["main.py"]
     module = types.ModuleType("__main__")
     module.__dict__.update(__file__="main.py", __builtins__=builtins)
@@ -125,7 +151,7 @@ def _run_python(spec: dict[str, Any]) -> int:
     mode = spec["mode"]
     code = 0
     try:
-        exec(compile(spec["source"], "main.py", "exec"), module.__dict__)
+        exec(spec.get("code") or _compile(spec["source"], "main.py"), module.__dict__)
         if mode == "call":
             namespace = module.__dict__
             holder = namespace.get("Solution")
@@ -136,7 +162,7 @@ def _run_python(spec: dict[str, Any]) -> int:
             sys.stdout.flush()
             os.write(3, value.encode())
         elif mode == "assert":
-            exec(compile(spec["test"], "test.py", "exec"), module.__dict__)
+            exec(spec.get("test_code") or _compile(spec["test"], "test.py"), module.__dict__)
             sys.stdout.flush()
             os.write(3, os.read(int(spec["nonce_fd"]), 64))
     except SystemExit as exc:
@@ -154,8 +180,70 @@ def _run_python(spec: dict[str, Any]) -> int:
     return code
 
 
+_STDIO: list[Any] = []  # the test's sys.stdin/stdout/stderr, built once by `_build_stdio`
+
+
+def _build_stdio() -> None:
+    """Make the wrappers over fds 0-2 that every test's Python gets, once, instead of in each child.
+
+    Each child inherits a pristine copy (the runtime never uses them). They are built while fds 1-2 are a
+    pipe, as in every test, so what FileIO caches about its fd (not seekable) holds in the children.
+    """
+    read_end, write_end = os.pipe()
+    saved = [os.dup(1), os.dup(2)]
+    for fd in (1, 2):
+        os.dup2(write_end, fd)
+    _STDIO[:] = [
+        io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8"),
+        io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8"),
+        io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
+        ),
+    ]
+    for fd, original in zip((1, 2), saved, strict=True):
+        os.dup2(original, fd)
+    for fd in (read_end, write_end, *saved):
+        os.close(fd)
+
+
+def _compile(source: str, filename: str) -> Any:
+    # dont_inherit: the user's code must not pick up this module's `from __future__` imports.
+    return compile(source, filename, "exec", dont_inherit=True)
+
+
 # -- the parent: one test -----------------------------------------------------------------------------
+PRECOMPILE_MAX = 256 * 1024  # larger sources compile in each test's child, under its limits
+_SUBMISSION: dict[str, Any] = {}  # the current submission's compiled program; cleared when it ends
+
+
+def _precompile(source: str, filename: str) -> Any:
+    """Compile here, once, so no forked test pays for it; None: let the child compile (and fail) itself.
+
+    Compiling in a forked child is the dearest step of a small test (the parser's allocations hit
+    copy-on-write pages). A source that does not compile cleanly, or that warns (a warning the child
+    would print to the program's stderr), is left to the child, which then behaves as before.
+    """
+    if len(source) > PRECOMPILE_MAX:
+        return None
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            code = _compile(source, filename)
+    except BaseException:  # SyntaxError, RecursionError, MemoryError, ...: the child reports it
+        return None
+    return None if caught else code
+
+
+def _program(source: str) -> Any:
+    """The submission's program, compiled on its first test and reused by the others."""
+    if _SUBMISSION.get("source") != source:
+        _SUBMISSION.clear()
+        _SUBMISSION.update(source=source, code=_precompile(source, "main.py"))
+    return _SUBMISSION["code"]
+
+
 _TICK = os.sysconf("SC_CLK_TCK")
+_QUIET_S = 0.005  # how long the runtime first waits, untouched, for a child to end (see run_test)
+_CPU_CHECK_S = 0.05  # how often a running child's CPU time is read (RLIMIT_CPU is the coarse backstop)
 
 
 def _cpu_of(pid: int) -> float:
@@ -168,50 +256,50 @@ def _cpu_of(pid: int) -> float:
         return 0.0
 
 
-def _collect(pid: int, pipes: dict[int, bytearray], limits: dict[str, Any]) -> dict[str, Any]:
+def _collect(
+    pid: int, exited: int, started: float, pipes: dict[int, bytearray], limits: dict[str, Any]
+) -> dict[str, Any]:
     """Read output until the child exits; kill it past its CPU or wall time or output cap.
 
-    A pidfd wakes us the moment the child exits, even while a daemon it left keeps the pipes open.
+    The pidfd `exited` wakes us the moment the child exits, even while a daemon it left keeps the pipes
+    open.
     """
-    import select
-
-    started = time.monotonic()
     deadline = started + limits["wall_s"]
     caps = dict(zip(pipes, (limits["stdout"], limits["stderr"], limits["stdout"]), strict=True))
     killed: str | None = None
     poller = select.poll()
     for fd in pipes:
         poller.register(fd, select.POLLIN | select.POLLHUP)
-    exited = os.pidfd_open(pid)
     poller.register(exited, select.POLLIN)
     open_fds = set(pipes)
-    try:
-        while True:
-            if killed is None and time.monotonic() >= deadline:
-                killed = "wall"
-            elif killed is None and _cpu_of(pid) > limits["cpu_s"]:
+    cpu_check = started + _CPU_CHECK_S  # most tests end before the first look at /proc
+    while True:
+        now = time.monotonic()
+        if killed is None and now >= deadline:
+            killed = "wall"
+        elif killed is None and now >= cpu_check:
+            cpu_check = now + _CPU_CHECK_S
+            if _cpu_of(pid) > limits["cpu_s"]:
                 killed = "cpu"
-            if killed is not None:
+        if killed is not None:
+            os.kill(pid, signal.SIGKILL)
+        done = False
+        for fd, _ in poller.poll(50):
+            if fd == exited:
+                done = True
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                poller.unregister(fd)
+                open_fds.discard(fd)
+                continue
+            if len(pipes[fd]) <= caps[fd]:  # past the cap: read on (never block the child), keep nothing
+                pipes[fd] += chunk
+            if len(pipes[fd]) > caps[fd] and killed is None:
+                killed = "output"
                 os.kill(pid, signal.SIGKILL)
-            done = False
-            for fd, _ in poller.poll(50):
-                if fd == exited:
-                    done = True
-                    continue
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-                    continue
-                if len(pipes[fd]) <= caps[fd]:  # past the cap: read on (never block the child), keep nothing
-                    pipes[fd] += chunk
-                if len(pipes[fd]) > caps[fd] and killed is None:
-                    killed = "output"
-                    os.kill(pid, signal.SIGKILL)
-            if done:
-                break
-    finally:
-        os.close(exited)
+        if done:
+            break
     _, status, rusage = os.wait4(pid, 0)
     _drain(pipes, open_fds, caps)
     for fd, data in pipes.items():
@@ -278,6 +366,10 @@ def run_test(request: dict[str, Any], stdin: bytes) -> tuple[dict[str, Any], lis
     err_r, err_w = os.pipe()
     res_r, res_w = os.pipe()
     python = request.get("python")
+    if python is not None:
+        python["code"] = _program(python["source"])
+        if python.get("test"):
+            python["test_code"] = _precompile(python["test"], "test.py")
     if python is not None and python.get("mode") == "assert":
         # The nonce waits in a pipe that the harness reads only after the last assert.
         nonce_r, nonce_w = os.pipe()
@@ -286,28 +378,33 @@ def run_test(request: dict[str, Any], stdin: bytes) -> tuple[dict[str, Any], lis
         os.dup2(nonce_r, NONCE_FD)
         os.close(nonce_r)
         python["nonce_fd"] = 4
+    started = time.monotonic()
     pid = os.fork()
-    if pid == 0:
-        for fd in (out_r, err_r, res_r, CONTROL_IN, CONTROL_OUT):
-            os.close(fd)
+    if pid == 0:  # the child's closerange also closes the read ends and the control pipe
         _child(request, stdin_fd, out_w, err_w, res_w)
+    exited = os.pidfd_open(pid)
+    # Wait for a quick child to end before doing anything else: a page this process writes while the
+    # child lives is copied (copy-on-write); once the child is gone it is only marked writable again.
+    select.select((exited,), (), (), _QUIET_S)
     for fd in (stdin_fd, out_w, err_w, res_w):
         os.close(fd)
     if python is not None and python.get("mode") == "assert":
         os.close(NONCE_FD)
     pipes = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
     try:
-        outcome = _collect(pid, pipes, request["limits"])
+        outcome = _collect(pid, exited, started, pipes, request["limits"])
     finally:
-        for fd in pipes:
+        for fd in (*pipes, exited):
             os.close(fd)
     outcome["leftover"] = _sweep()
-    blobs = [bytes(b) for b in pipes.values()]
+    blobs: list[bytes] = list(pipes.values())  # type: ignore[arg-type]  # bytearrays frame as well
     if request.get("collect"):
         outcome["files"], files = _collect_files(request["collect"])
         blobs.extend(files)
     if request.get("cleanup"):
         outcome["cleanup_left"] = _wipe(request["cleanup"])["left"]
+    if request.get("cleanup") == "/tmp":  # the submission's last test
+        _SUBMISSION.clear()
     return outcome, blobs
 
 
@@ -338,11 +435,19 @@ def _write_files(header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
 
 
 def _wipe(root: str) -> dict[str, Any]:
-    import shutil
-
-    os.makedirs(root, exist_ok=True)
-    for name in os.listdir(root):
+    """Empty `root` (making it if it is missing); `left` counts what could not be removed."""
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        os.makedirs(root)
+        return {"ok": True, "left": 0}
+    if not names:  # the usual case after a test: nothing to do
+        return {"ok": True, "left": 0}
+    for name in names:
         path = os.path.join(root, name)
+        with contextlib.suppress(OSError):
+            os.rmdir(path)  # an empty directory (the run dir, usually); never follows a symlink
+            continue
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         else:
@@ -352,24 +457,28 @@ def _wipe(root: str) -> dict[str, Any]:
 
 def serve() -> None:
     """Answer requests until the host closes the pipe."""
-    global _LIBC
     import ctypes
 
-    _LIBC = ctypes.CDLL(None, use_errno=True)
-    _LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     # Inherited by every test: the cgroup OOM killer then picks the biggest process, the test's hog,
     # never a small runtime (which cannot lower a child's score itself: that needs CAP_SYS_RESOURCE).
     with open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("1000")
-    _LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # tests cannot open /proc/<us>/mem
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # tests cannot open /proc/<us>/mem
     os.dup2(0, CONTROL_IN)
     os.dup2(1, CONTROL_OUT)
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    inp = os.fdopen(CONTROL_IN, "rb", buffering=0)
+    _build_stdio()
+    # Default dispositions, as a test expects them (Python ignores SIGPIPE and SIGXFSZ and catches
+    # SIGINT), set here once for every child. The runtime itself then dies of SIGPIPE when the host has
+    # gone, which is how it should end anyway.
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+    inp = os.fdopen(CONTROL_IN, "rb", buffering=1 << 16)  # a whole request in one read
     out = os.fdopen(CONTROL_OUT, "wb")
     warm = ("io", "types", "builtins", "traceback", "json", "math", "collections", "itertools", "functools")
     for name in (*warm, "heapq", "bisect", "re", "string", "typing", "random", "fractions", "decimal"):
@@ -388,7 +497,8 @@ def serve() -> None:
             reply, out_blobs = run_test(header, blobs[0] if blobs else b"")
         elif op == "write":
             reply, out_blobs = _write_files(header, blobs), []
-        elif op == "wipe":
+        elif op == "wipe":  # the end of a submission
+            _SUBMISSION.clear()
             reply, out_blobs = _wipe(header["root"]), []
         else:
             reply, out_blobs = {"ok": True, "pid": os.getpid()}, []

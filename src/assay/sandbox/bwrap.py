@@ -83,17 +83,26 @@ class BwrapConfig:
 
 
 class _DeadlineReader:
-    """`read(n)` on the runtime's pipe that gives up at a deadline (no watchdog thread per request)."""
+    """`read(n)` on the runtime's pipe that gives up at a deadline (no watchdog thread per request).
 
-    def __init__(self, fd: int, deadline: float) -> None:
+    Buffered: a reply frame (header and output blobs) usually arrives in one `os.read`, not one per field.
+    """
+
+    def __init__(self, fd: int) -> None:
         self.fd = fd
-        self.deadline = deadline
+        self.deadline = 0.0
+        self._buffer = b""
+        self._pos = 0
 
     def read(self, size: int) -> bytes:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
-            raise TimeoutError("sandbox runtime did not answer in time")
-        return os.read(self.fd, min(size, 1 << 20))
+        if self._pos >= len(self._buffer):
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+                raise TimeoutError("sandbox runtime did not answer in time")
+            self._buffer, self._pos = os.read(self.fd, 1 << 20), 0
+        chunk = self._buffer[self._pos : self._pos + size]
+        self._pos += len(chunk)
+        return chunk
 
 
 class BwrapSlot:
@@ -116,6 +125,8 @@ class BwrapSlot:
         if self.cgroup.pids is not None:
             self.cgroup.set_pids(config.processes + 4)
         self._proc = self._start()
+        assert self._proc.stdout is not None
+        self._reader = _DeadlineReader(self._proc.stdout.fileno())
         try:
             header, _ = self._exchange(None, [], timeout=30.0)
         except SandboxError:
@@ -211,12 +222,11 @@ class BwrapSlot:
     ) -> tuple[dict[str, Any], list[bytes]]:
         """Send one frame and read the reply; a runtime that hangs past `timeout` is killed."""
         stdin = cast(BinaryIO, self._proc.stdin)
-        assert self._proc.stdout is not None
-        reader = _DeadlineReader(self._proc.stdout.fileno(), time.monotonic() + timeout)
+        self._reader.deadline = time.monotonic() + timeout
         try:
             if header is not None:
                 _runner.write_frame(stdin, header, blobs)
-            return _runner.read_frame(cast(BinaryIO, reader))
+            return _runner.read_frame(cast(BinaryIO, self._reader))
         except (EOFError, OSError, ValueError) as exc:
             with contextlib.suppress(ProcessLookupError):
                 self._proc.kill()

@@ -34,6 +34,7 @@ class CgroupSet:
     memory: Path | None = None
     pids: Path | None = None
     unavailable: list[str] = field(default_factory=list)
+    _oom_fd: int | None = field(default=None, repr=False)  # kept open: read twice per test
 
     @property
     def procs_files(self) -> list[str]:
@@ -67,13 +68,16 @@ class CgroupSet:
         """How many processes the memory limit has killed so far (monotonic)."""
         if self.memory is None:
             return 0
-        name = "memory.oom_control" if self.version == 1 else "memory.events"
         try:
-            for line in (self.memory / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
+            if self._oom_fd is None:
+                name = "memory.oom_control" if self.version == 1 else "memory.events"
+                self._oom_fd = os.open(self.memory / name, os.O_RDONLY | os.O_CLOEXEC)
+            text = os.pread(self._oom_fd, 4096, 0)  # a cgroup file re-reads fresh from offset 0
+            for line in text.splitlines():
+                key, _, value = line.partition(b" ")
+                if key == b"oom_kill":
                     return int(value)
-        except OSError:
+        except (OSError, ValueError):
             pass
         return 0
 
@@ -97,6 +101,9 @@ class CgroupSet:
 
     def remove(self, wait_s: float = 5.0) -> None:
         """rmdir the slot's cgroups once their killed tasks have exited (rmdir fails while any remain)."""
+        if self._oom_fd is not None:
+            os.close(self._oom_fd)
+            self._oom_fd = None
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline and any(self._tasks(p) for p in self.procs_files):
             time.sleep(0.01)

@@ -69,13 +69,21 @@ class Language:
         return None
 
 
+_RESOLVED: dict[str, str] = {}  # tools found once stay found; a missing one is looked for again
+
+
 def resolve(tool: str) -> str | None:
     """The real path of a tool under /usr (what the sandbox can see), or None."""
+    if tool in _RESOLVED:
+        return _RESOLVED[tool]
     found = shutil.which(tool, path="/usr/bin:/bin") if not os.path.isabs(tool) else tool
     if found is None:
         return None
     real = os.path.realpath(found)
-    return real if real.startswith("/usr/") and os.access(real, os.X_OK) else None
+    if not (real.startswith("/usr/") and os.access(real, os.X_OK)):
+        return None
+    _RESOLVED[tool] = real
+    return real
 
 
 def java_class(source: str) -> str:
