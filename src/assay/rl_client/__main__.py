@@ -1,0 +1,7 @@
+"""`python -m assay.rl_client ...` is `assay train ...`."""
+
+import sys
+
+from assay.rl_client.command import main
+
+sys.exit(main())

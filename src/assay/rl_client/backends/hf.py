@@ -1,0 +1,120 @@
+"""The `hf` backend: batched sampling from a transformers causal LM with a plain PyTorch loop.
+
+Why not `model.generate`: the trainer needs the behaviour log-probability of every sampled token and a
+sampling RNG it can checkpoint (exact resume), and a loop this small is easy to read. Prompts are
+left-padded with explicit position ids; a KV cache keeps each new token O(1) model calls. The backend
+shares the training model's module, so `sync_weights` has nothing to copy.
+
+Meant for CPU tests and demos with tiny models; use the `vllm` backend for real models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import torch
+
+from assay.rl_client.generate import Completion, SamplingParams
+
+
+class Tokenizer(Protocol):
+    """What the backend needs; a `transformers` tokenizer and the demo's character tokenizer both fit."""
+
+    eos_token_id: int
+    pad_token_id: int
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: list[int]) -> str: ...
+
+
+class HFBackend:
+    def __init__(self, model: Any, tokenizer: Tokenizer, *, seed: int = 0, batch_size: int = 1024) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def sync_weights(self, model: Any) -> None:
+        self.model = model
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"generator": self.generator.get_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.generator.set_state(state["generator"])
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """One completion per prompt. `temperature == 0` is greedy decoding."""
+        completions: list[Completion] = []
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for start in range(0, len(prompts), self.batch_size):
+                completions.extend(self._generate(prompts[start : start + self.batch_size], params))
+        finally:
+            self.model.train(was_training)
+        return completions
+
+    @torch.no_grad()
+    def _generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        encoded = [list(self.tokenizer.encode(p)) for p in prompts]
+        n, width = len(encoded), max(len(e) for e in encoded)
+        pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
+        ids = torch.full((n, width), pad, dtype=torch.long)
+        attention = torch.zeros((n, width), dtype=torch.long)
+        for i, row in enumerate(encoded):
+            ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+            attention[i, width - len(row) :] = 1
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        done = torch.zeros(n, dtype=torch.bool)
+        tokens: list[torch.Tensor] = []
+        logps: list[torch.Tensor] = []
+        past = None
+        for _ in range(params.max_new_tokens):
+            out = self.model(
+                input_ids=ids,
+                attention_mask=attention,
+                position_ids=positions,
+                past_key_values=past,
+                use_cache=True,
+            )
+            past = out.past_key_values
+            logits = out.logits[:, -1].float()
+            if params.temperature == 0:
+                logp_all = torch.log_softmax(logits, dim=-1)
+                chosen = logp_all.argmax(-1)
+            else:
+                logp_all = torch.log_softmax(logits / params.temperature, dim=-1)
+                chosen = torch.multinomial(logp_all.exp(), 1, generator=self.generator).squeeze(-1)
+            chosen = torch.where(done, torch.full_like(chosen, pad), chosen)
+            tokens.append(chosen)
+            logps.append(logp_all.gather(-1, chosen[:, None]).squeeze(-1))
+            done = done | (chosen == eos)
+            if bool(done.all()):
+                break
+            ids = chosen[:, None]
+            attention = torch.cat([attention, torch.ones((n, 1), dtype=torch.long)], dim=-1)
+            positions = positions[:, -1:] + 1
+        return self._completions(encoded, torch.stack(tokens, 1), torch.stack(logps, 1), eos)
+
+    def _completions(
+        self, encoded: list[list[int]], tokens: torch.Tensor, logps: torch.Tensor, eos: int
+    ) -> list[Completion]:
+        completions = []
+        for i, prompt_ids in enumerate(encoded):
+            row = tokens[i].tolist()
+            end = row.index(eos) + 1 if eos in row else len(row)
+            response = row[:end]
+            body = response[:-1] if response and response[-1] == eos else response
+            completions.append(
+                Completion(
+                    prompt_ids=prompt_ids,
+                    token_ids=response,
+                    text=self.tokenizer.decode(body),
+                    logprobs=logps[i, :end].tolist(),
+                    truncated=eos not in response,
+                )
+            )
+        return completions

@@ -1,0 +1,126 @@
+"""The trainer's settings, one frozen dataclass per stage, validated with messages that say what to change.
+
+Defaults follow DAPO (clip 0.2 / 0.28, token-level loss, dynamic sampling) and the measurements in
+PITFALLS.md ("Trainer"): RL learning rate 1e-4..3e-4 (1e-3 collapsed), one optimiser pass per batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Aggregation = Literal["token", "sequence", "dr_grpo"]
+
+
+def _need(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """Generate: G responses per prompt."""
+
+    group_size: int = 8
+    temperature: float = 1.0
+    max_new_tokens: int = 64
+    # XRPO-style hint: when a whole group fails, resample it once with the first `hint_fraction` of the
+    # reference in the prompt. 0 disables it.
+    hint_fraction: float = 0.0
+    hint_template: str = "{prompt}{hint}"
+    chunk_prompts: int = 16  # prompts generated per chunk; the reward call of a chunk overlaps the next
+
+    def __post_init__(self) -> None:
+        _need(self.group_size >= 2, "group_size must be at least 2 (advantages are relative to the group)")
+        _need(self.temperature > 0, "temperature must be positive for RL sampling (0 is greedy)")
+        _need(self.max_new_tokens > 0, "max_new_tokens must be positive")
+        _need(0.0 <= self.hint_fraction < 1.0, "hint_fraction must be in [0, 1): 0 disables hints")
+        _need(self.chunk_prompts > 0, "chunk_prompts must be positive")
+
+
+@dataclass(frozen=True)
+class ControlConfig:
+    """Control: which groups reach the loss."""
+
+    prompts_per_step: int = 32
+    dynamic_sampling: bool = True  # DAPO: drop groups whose raw correctness is all equal
+    max_rounds: int = 3  # generation rounds per step while filling the batch
+    oversample: float = 1.0  # prompts drawn in a refill round per missing group
+    overlong_filter: bool = False  # DAPO: truncated responses get zero loss weight
+    overlong_penalty: bool = False  # DAPO soft overlong punishment on the shaped reward
+    overlong_cache: int = 4  # tokens before max_new_tokens where the soft punishment starts
+    overlong_factor: float = 1.0
+    adaptive_group: bool = False  # more samples for prompts near 50% success
+    adaptive_extra: int = 4
+    skip_solved: bool = False  # GRESO: skip prompts that were all-correct recently
+    skip_window: int = 10  # steps a solved prompt stays likely to be skipped
+    skip_probability: float = 0.9
+
+    def __post_init__(self) -> None:
+        _need(self.prompts_per_step > 0, "prompts_per_step must be positive")
+        _need(self.max_rounds >= 1, "max_rounds must be at least 1")
+        _need(self.oversample >= 1.0, "oversample must be >= 1.0")
+        _need(self.overlong_cache >= 0, "overlong_cache must be >= 0")
+        _need(self.adaptive_extra >= 0, "adaptive_extra must be >= 0")
+        _need(0.0 <= self.skip_probability <= 1.0, "skip_probability must be in [0, 1]")
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    """Replay: scored groups kept with the policy version that made them."""
+
+    capacity: int = 512  # groups
+    max_staleness: int = 4  # a group older than this many policy versions is never used
+    inject_correct: bool = False  # AR3PO: put a cached correct response into an all-wrong group
+    fill_batch: bool = False  # top the batch up from the buffer when generation rounds run out
+
+    def __post_init__(self) -> None:
+        _need(self.capacity >= 0, "capacity must be >= 0")
+        _need(self.max_staleness >= 0, "max_staleness must be >= 0")
+
+
+@dataclass(frozen=True)
+class LossConfig:
+    """Loss: group-relative advantages and a clipped surrogate."""
+
+    aggregation: Aggregation = "token"
+    scale_std: bool = True  # GRPO divides by the group's std; Dr. GRPO does not
+    clip_low: float = 0.2
+    clip_high: float = 0.28  # DAPO clip-higher
+    kl_coef: float = 0.0  # > 0 keeps a frozen reference copy of the initial policy
+    max_is_ratio: float = 2.0  # cap on the importance weight of off-policy (replayed) samples
+
+    def __post_init__(self) -> None:
+        _need(
+            self.aggregation in ("token", "sequence", "dr_grpo"),
+            f"aggregation must be token, sequence or dr_grpo, got {self.aggregation!r}",
+        )
+        _need(0 < self.clip_low < 1 and self.clip_high > 0, "clip_low must be in (0, 1), clip_high > 0")
+        _need(self.kl_coef >= 0, "kl_coef must be >= 0")
+        _need(self.max_is_ratio >= 1.0, "max_is_ratio must be >= 1")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything one run needs besides the model, the backend, the data and the reward source."""
+
+    steps: int = 100
+    lr: float = 2e-4
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    micro_batch: int = 512  # samples per forward/backward pass
+    seed: int = 0
+    task: str = "math"
+    eval_every: int = 0  # steps between dev evaluations (0: only at the end, by the caller)
+    generate: GenerateConfig = field(default_factory=GenerateConfig)
+    control: ControlConfig = field(default_factory=ControlConfig)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
+    loss: LossConfig = field(default_factory=LossConfig)
+
+    def __post_init__(self) -> None:
+        _need(self.steps >= 0, "steps must be >= 0")
+        _need(0 < self.lr < 1e-2, f"lr {self.lr} is out of range; 1e-4..3e-4 works, 1e-3 collapsed")
+        _need(self.micro_batch > 0, "micro_batch must be positive")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)

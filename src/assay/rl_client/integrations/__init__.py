@@ -1,0 +1,41 @@
+"""Adapters that put Assay behind other trainers' reward hooks (no torch, no trainer imports needed).
+
+- `trl.AssayReward`: a TRL `reward_funcs` callable; a non-ok result is None, which TRL skips.
+- `verl.compute_score` / `compute_score_batch`: verl's custom reward function signatures.
+- `openrlhf`: OpenRLHF posts to Assay's `POST /get_reward` directly; helpers build its request shape.
+- `slime.reward`: slime's `--custom-rm-path` function (one sample or a group).
+
+verl, OpenRLHF and slime have no way to say "unscored", so their adapters raise `RewardUnavailable`
+rather than return a made-up 0.0 (verl and others score a reward timeout as 0: a silent bias).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from assay.client import AssayClient
+from assay.types import Result
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+class RewardUnavailable(RuntimeError):
+    """Assay could not score an item (status timeout, error or invalid); there is no reward to give."""
+
+
+def assay_url(url: str | None = None) -> str:
+    """An explicit URL, else `ASSAY_URL`, else the local default."""
+    return url or os.environ.get("ASSAY_URL") or DEFAULT_URL
+
+
+@functools.lru_cache(maxsize=16)
+def shared_client(url: str) -> AssayClient:
+    """One client (connection pool) per URL per process: reward hooks are called once per sample."""
+    return AssayClient(url)
+
+
+def reward_or_raise(result: Result) -> float:
+    if result.reward is None:
+        raise RewardUnavailable(f"Assay returned {result.status.value}: {result.reason}")
+    return float(result.reward)

@@ -1,0 +1,42 @@
+"""OpenRLHF against Assay: no adapter needed, point its remote reward at `POST /get_reward`.
+
+    openrlhf.cli.train_ppo_ray ... --remote_rm_url http://127.0.0.1:8000/get_reward --label_key answer
+
+OpenRLHF posts `{"query": [prompt + response, decoded with special tokens], "prompts": [...],
+"labels": [...]}` and reads `rewards`. Assay strips the prompt from the query and scores the rest with
+`ASSAY_OPENRLHF_TASK` (math by default). OpenRLHF turns rewards into tensors, so there is no room for
+"unscored": by default a batch with an unscorable item is refused (503 with Retry-After for a timeout or
+error, which OpenRLHF retries; 422 for an invalid item). `ASSAY_OPENRLHF_UNSCORED=zero` sends 0.0 instead,
+with `extra_logs["scored"]` marking those items.
+
+`remote_reward` below does what OpenRLHF's client does, for scripts and tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from assay.rl_client.integrations import RewardUnavailable, assay_url
+
+
+def request_body(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+    """The JSON body OpenRLHF's remote reward client sends."""
+    return {"query": list(queries), "prompts": list(prompts), "labels": list(labels)}
+
+
+def remote_reward(
+    queries: Sequence[str],
+    prompts: Sequence[str],
+    labels: Sequence[str],
+    url: str | None = None,
+    timeout_s: float = 180.0,
+) -> list[float]:
+    """POST to `/get_reward` and return `rewards`; a refused batch raises `RewardUnavailable`."""
+    endpoint = assay_url(url).rstrip("/") + "/get_reward"
+    response = httpx.post(endpoint, json=request_body(queries, prompts, labels), timeout=timeout_s)
+    if response.status_code != 200:
+        raise RewardUnavailable(f"Assay answered {response.status_code}: {response.text[:300]}")
+    return [float(r) for r in response.json()["rewards"]]

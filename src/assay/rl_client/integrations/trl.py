@@ -1,0 +1,63 @@
+"""A TRL `reward_funcs` callable backed by Assay.
+
+    from assay.rl_client.integrations.trl import AssayReward
+    trainer = GRPOTrainer(model=..., reward_funcs=[AssayReward("http://127.0.0.1:8000")], ...)
+
+TRL calls `reward_func(prompts=..., completions=..., **dataset_columns)`; the gold answer comes from the
+dataset column named by `reference_key` (default `answer`). Completions are strings, or message lists in
+conversational mode. A result that is not ok becomes None: TRL ignores None for that sample instead of
+training on a made-up score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from assay.client import AssayClient
+from assay.rl_client.integrations import assay_url, shared_client
+
+
+def completion_text(completion: Any) -> str:
+    """Text of a completion: a string, or the last message's content in conversational format."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], dict):
+        return str(completion[-1].get("content", ""))
+    raise TypeError(f"cannot read a completion of type {type(completion).__name__}")
+
+
+class AssayReward:
+    """`(prompts, completions, **kwargs) -> list[float | None]`."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        task: str = "math",
+        reference_key: str = "answer",
+        client: AssayClient | None = None,
+    ) -> None:
+        self.client = client if client is not None else shared_client(assay_url(url))
+        self.task = task
+        self.reference_key = reference_key
+        self.__name__ = f"assay_{task}"  # TRL names the reward's log columns after it
+
+    def __call__(
+        self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
+    ) -> list[float | None]:
+        references = kwargs.get(self.reference_key)
+        if references is None:
+            raise KeyError(
+                f"no dataset column {self.reference_key!r} in the reward kwargs (set reference_key)"
+            )
+        items = [
+            {
+                "task": self.task,
+                "prompt": completion_text(prompt) if prompt is not None else None,
+                "response": completion_text(completion),
+                "reference": None if reference is None else str(reference),
+            }
+            for prompt, completion, reference in zip(prompts, completions, references, strict=True)
+        ]
+        return [r.reward for r in self.client.score(items)]

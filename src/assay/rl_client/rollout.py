@@ -1,0 +1,123 @@
+"""One generation round: Generate -> Filter -> (hint, replay injection) -> shaped rewards.
+
+Prompts are generated in chunks; each chunk's reward request goes out on the reward pipe at once, so
+Assay scores chunk k while the backend generates chunk k+1. Results are attached in order, so the
+outcome does not depend on timing (exact resume relies on that).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from assay.rl_client.config import TrainConfig
+from assay.rl_client.control import PromptSampler, shape
+from assay.rl_client.filter import RewardPipe, apply_results, reward_items
+from assay.rl_client.generate import Backend, Group, Problem, SamplingParams, hint_for, sample_groups
+from assay.rl_client.replay import ReplayBuffer
+from assay.types import Result
+
+
+@dataclass
+class RoundStats:
+    """Counters over every round of one step."""
+
+    groups: int = 0  # policy groups generated (before hints and injection)
+    all_correct: int = 0
+    all_wrong: int = 0
+    scored: int = 0  # samples scored ok, of those groups
+    correct: int = 0
+    hinted: int = 0
+    injected: int = 0
+    reward_wait_s: float = 0.0  # time the trainer sat waiting for rewards (not hidden by generation)
+
+
+class Rollout:
+    def __init__(
+        self,
+        backend: Backend,
+        pipe: RewardPipe,
+        sampler: PromptSampler,
+        replay: ReplayBuffer,
+        cfg: TrainConfig,
+    ) -> None:
+        self.backend = backend
+        self.pipe = pipe
+        self.sampler = sampler
+        self.replay = replay
+        self.cfg = cfg
+        self.params = SamplingParams(cfg.generate.temperature, cfg.generate.max_new_tokens)
+        self.stats = RoundStats()
+
+    def round(self, count: int, version: int) -> list[Group]:
+        """`count` scored groups for policy `version`, ready for Control."""
+        problems = self.sampler.draw(count, version)
+        sizes = [self.sampler.size_for(p) for p in problems]
+        groups = self.generate_scored(problems, sizes, version)
+        self.sampler.observe(groups, version)
+        self.stats.groups += len(groups)
+        self.stats.all_correct += sum(g.all_correct for g in groups)
+        self.stats.all_wrong += sum(g.all_wrong for g in groups)
+        own = [s.result for g in groups for s in g.samples if s.scored and s.result is not None]
+        self.stats.scored += len(own)
+        self.stats.correct += sum(r.correct is True for r in own)
+        # A cached correct answer is free; resampling with a hint costs a generation: inject first.
+        if self.cfg.replay.inject_correct:
+            self.stats.injected += sum(self.replay.inject(g, version) for g in groups)
+        if self.cfg.generate.hint_fraction > 0:
+            groups = self._with_hints(groups, version)
+        shape(groups, self.cfg.control, self.cfg.generate.max_new_tokens)
+        return groups
+
+    def generate_scored(
+        self,
+        problems: Sequence[Problem],
+        sizes: Sequence[int],
+        version: int,
+        hints: Sequence[str] | None = None,
+    ) -> list[Group]:
+        """Generate chunk by chunk; each chunk is scored while the next one generates."""
+        step = self.cfg.generate.chunk_prompts
+        pending: list[tuple[list[Group], Future[list[Result]]]] = []
+        for start in range(0, len(problems), step):
+            chunk_hints = hints[start : start + step] if hints is not None else None
+            groups = sample_groups(
+                self.backend,
+                problems[start : start + step],
+                sizes[start : start + step],
+                self.params,
+                version,
+                chunk_hints,
+                self.cfg.generate.hint_template,
+            )
+            pending.append((groups, self.pipe.submit(reward_items(groups))))
+        scored: list[Group] = []
+        for groups, future in pending:
+            waited = time.perf_counter()
+            results = future.result()
+            self.stats.reward_wait_s += time.perf_counter() - waited
+            apply_results([s for g in groups for s in g.samples], results)
+            scored.extend(groups)
+        return scored
+
+    def _with_hints(self, groups: list[Group], version: int) -> list[Group]:
+        """XRPO: resample every all-wrong group once with part of the reference in its prompt."""
+        failed = [i for i, g in enumerate(groups) if g.all_wrong]
+        problems = [groups[i].problem for i in failed]
+        hints = [hint_for(p, self.cfg.generate.hint_fraction) for p in problems]
+        usable = [(i, p, h) for i, p, h in zip(failed, problems, hints, strict=True) if h]
+        if not usable:
+            return groups
+        retried = self.generate_scored(
+            [p for _, p, _ in usable],
+            [len(groups[i].samples) for i, _, _ in usable],
+            version,
+            [h for _, _, h in usable],
+        )
+        out = list(groups)
+        for (i, _, _), group in zip(usable, retried, strict=True):
+            out[i] = group
+        self.stats.hinted += len(usable)
+        return out

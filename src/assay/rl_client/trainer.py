@@ -1,0 +1,219 @@
+"""The GRPO/DAPO loop: fill a batch (rollout + control + replay), take one optimiser step, log, repeat.
+
+One optimiser pass per batch (PITFALLS.md: several passes cost 3.5x and did not help at this scale), so
+on-policy samples have ratio 1 and only replayed samples are clipped by their importance ratio.
+`save`/`load` capture model, optimizer, replay buffer, prompt sampler, RNG states, step and log: a
+resumed run continues exactly as an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from assay.rl_client.config import TrainConfig
+from assay.rl_client.control import PromptSampler, fill_batch
+from assay.rl_client.filter import RewardPipe, RewardSource
+from assay.rl_client.generate import Backend, Group, Problem, Sample
+from assay.rl_client.loss import group_advantages, policy_loss
+from assay.rl_client.observe import StepLog
+from assay.rl_client.policy import collate, token_logprobs
+from assay.rl_client.replay import ReplayBuffer
+from assay.rl_client.rollout import Rollout, RoundStats
+
+
+class Trainer:
+    """Owns the policy, its optimizer and the rollout machinery of one run. Call `close()` when done."""
+
+    def __init__(
+        self,
+        model: Any,
+        backend: Backend,
+        rewards: RewardSource,
+        problems: Sequence[Problem],
+        cfg: TrainConfig,
+        *,
+        pad_id: int,
+        log_path: Path | None = None,
+        progress: bool = False,
+        evaluate: Callable[[], float] | None = None,
+    ) -> None:
+        self.model = model
+        self.backend = backend
+        self.cfg = cfg
+        self.pad_id = pad_id
+        self.evaluate = evaluate
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.reference = copy.deepcopy(model).eval() if cfg.loss.kl_coef > 0 else None
+        self.sampler = PromptSampler(problems, cfg.control, cfg.generate.group_size, seed=cfg.seed)
+        self.replay = ReplayBuffer(cfg.replay)
+        self.pipe = RewardPipe(rewards)
+        self.rollout = Rollout(backend, self.pipe, self.sampler, self.replay, cfg)
+        self.step = 0  # optimiser steps taken = policy version
+        self.history: list[dict[str, Any]] = []
+        self._requests_before = 0  # reward requests made before a resume
+        self.log = StepLog(log_path, cfg.steps, progress)
+        self.log.rewrite([])  # a new run starts a new log; `load` puts a resumed run's steps back
+
+    @property
+    def reward_requests(self) -> int:
+        return self._requests_before + self.pipe.source.requests
+
+    def train(self, until: int | None = None) -> list[dict[str, Any]]:
+        """Run steps until `until` (default: `cfg.steps`); returns the records of this call."""
+        stop = self.cfg.steps if until is None else until
+        records = []
+        while self.step < stop:
+            records.append(self.train_step())
+        return records
+
+    def train_step(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        self.rollout.stats = RoundStats()
+        latencies_before = len(self.pipe.latencies)
+        version = self.step
+        target = self.cfg.control.prompts_per_step
+        fill = fill_batch(lambda k: self.rollout.round(k, version), target, self.cfg.control)
+        missing = target - len(fill.kept)
+        # taken before this step's groups go in: replay tops up with groups of earlier versions only
+        extra = self.replay.take(missing, version) if self.cfg.replay.fill_batch and missing > 0 else []
+        self.replay.add(fill.seen, version)
+        kept = fill.kept + extra
+        update = self._update(kept)
+        self.step += 1
+        self.backend.sync_weights(self.model)
+        record = self._record(fill.seen, kept, fill.rounds, len(extra), update)
+        record["reward_latency_s"] = _mean(self.pipe.latencies[latencies_before:])
+        record["reward_wait_s"] = self.rollout.stats.reward_wait_s
+        if self.evaluate is not None and self.cfg.eval_every and self.step % self.cfg.eval_every == 0:
+            record["dev_accuracy"] = self.evaluate()
+        record["step_s"] = time.perf_counter() - started
+        self.history.append(record)
+        self.log.write(record)
+        return record
+
+    def _update(self, groups: Sequence[Group]) -> dict[str, float]:
+        samples: list[Sample] = []
+        advantages: list[float] = []
+        for group in groups:
+            rewards = [s.reward if s.weight > 0 else None for s in group.samples]
+            advantages.extend(group_advantages(rewards, self.cfg.loss.scale_std))
+            samples.extend(group.samples)
+        if not samples:
+            return {"loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0, "kl": 0.0, "grad_norm": 0.0}
+        batch = collate(samples, advantages, self.pad_id)
+        n_tokens = float(batch.mask.sum().item())
+        n_seqs = float((batch.mask.sum(-1) > 0).sum().item())
+        temperature = self.cfg.generate.temperature
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        totals = {"loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0, "kl": 0.0}
+        for start in range(0, len(batch), self.cfg.micro_batch):
+            part = batch.rows(start, start + self.cfg.micro_batch)
+            logp, entropy = token_logprobs(self.model, part.input_ids, part.attention_mask, temperature)
+            old = torch.where(part.off_policy[:, None], part.behaviour_logp, logp.detach())
+            ref = None
+            if self.reference is not None:
+                with torch.no_grad():
+                    ref = token_logprobs(self.reference, part.input_ids, part.attention_mask, temperature)[0]
+            parts = policy_loss(
+                logp, old, part.advantages, part.mask, self.cfg.loss, self.cfg.generate.max_new_tokens,
+                part.off_policy, ref, n_tokens, n_seqs,
+            )  # fmt: skip
+            parts.loss.backward()
+            share = float(part.mask.sum().item()) / max(n_tokens, 1.0)
+            totals["loss"] += float(parts.loss.item())
+            totals["entropy"] += float((entropy * part.mask).sum().item()) / max(n_tokens, 1.0)
+            totals["clip_fraction"] += parts.clip_fraction * share
+            totals["kl"] += parts.kl * share
+        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.optimizer.step()
+        return {**totals, "grad_norm": float(norm.item())}
+
+    def _record(
+        self,
+        seen: Sequence[Group],
+        kept: Sequence[Group],
+        rounds: int,
+        replayed: int,
+        update: dict[str, float],
+    ) -> dict[str, Any]:
+        stats = self.rollout.stats  # accuracy and group fractions: the policy's own groups, before
+        # hints and injection changed them
+        own = [s for g in seen for s in g.samples if not s.off_policy]
+        scored = [s for s in own if s.scored]
+        return {
+            "step": self.step,
+            "reward": _mean([s.reward for s in scored if s.reward is not None]),
+            "accuracy": stats.correct / stats.scored if stats.scored else 0.0,
+            "response_length": _mean([len(s.completion.token_ids) for s in own]),
+            "frac_all_correct": stats.all_correct / stats.groups if stats.groups else 0.0,
+            "frac_all_wrong": stats.all_wrong / stats.groups if stats.groups else 0.0,
+            "rounds": rounds,
+            "groups_seen": len(seen),
+            "groups_kept": len(kept),
+            "unscored": len(own) - len(scored),
+            "masked": sum(1 for g in kept for s in g.samples if s.weight == 0),
+            "truncated": sum(1 for s in own if s.completion.truncated),
+            "hinted": stats.hinted,
+            "injected": stats.injected,
+            "replayed": replayed,
+            "reward_requests": self.reward_requests,
+            **update,
+        }
+
+    # -- checkpoint --------------------------------------------------------------------------------
+    def save(self, directory: Path) -> Path:
+        """Write everything a resume needs into `directory` (tensors in .pt, the rest as JSON)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        tensors = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "backend": self.backend.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "reference": self.reference.state_dict() if self.reference is not None else None,
+        }
+        torch.save(tensors, directory / "state.pt")
+        state = {
+            "step": self.step,
+            "sampler": self.sampler.state_dict(),
+            "replay": self.replay.state_dict(),
+            "history": self.history,
+            "reward_requests": self.reward_requests,
+        }
+        (directory / "trainer.json").write_text(json.dumps(state), encoding="utf-8")
+        return directory
+
+    def load(self, directory: Path) -> None:
+        """Restore a `save`d state; the JSON Lines log is cut back to the checkpoint's steps."""
+        tensors = torch.load(directory / "state.pt", weights_only=True)
+        self.model.load_state_dict(tensors["model"])
+        self.optimizer.load_state_dict(tensors["optimizer"])
+        self.backend.load_state_dict(tensors["backend"])
+        torch.set_rng_state(tensors["torch_rng"])
+        if self.reference is not None and tensors["reference"] is not None:
+            self.reference.load_state_dict(tensors["reference"])
+        state = json.loads((directory / "trainer.json").read_text(encoding="utf-8"))
+        self.step = state["step"]
+        self.sampler.load_state_dict(state["sampler"])
+        self.replay.load_state_dict(state["replay"])
+        self.history = state["history"]
+        self._requests_before = state["reward_requests"] - self.pipe.source.requests
+        self.log.rewrite(self.history)
+        self.log.bar.n = self.step
+        self.backend.sync_weights(self.model)
+
+    def close(self) -> None:
+        self.log.close()
+        self.pipe.close()
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(statistics.fmean(values)) if values else 0.0

@@ -1,0 +1,70 @@
+"""`assay train --demo` end to end, the command line, curves, and the import-weight rule."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assay.rl_client.command import main
+from assay.rl_client.observe import StepLog, plot_curves
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_importing_rl_client_and_its_integrations_loads_no_torch() -> None:
+    code = (
+        "import sys, assay.rl_client, assay.rl_client.command, assay.rl_client.integrations.trl\n"
+        "import assay.rl_client.integrations.verl, assay.rl_client.integrations.slime\n"
+        "import assay.rl_client.integrations.openrlhf, assay.rl_client.generate, assay.rl_client.filter\n"
+        "print(','.join(m for m in ('torch', 'transformers', 'vllm', 'matplotlib') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == ""
+
+
+def test_train_without_demo_explains_itself(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["--out", str(tmp_path)]) == 2
+    assert "--demo" in capsys.readouterr().err
+
+
+def test_curves_are_a_png_with_every_logged_metric(tmp_path: Path) -> None:
+    records = [
+        {"step": i, "accuracy": i / 10, "reward_latency_s": 0.01, "dev_accuracy": None} for i in range(5)
+    ]
+    path = plot_curves(records, tmp_path / "c" / "curves.png")
+    assert path.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_step_log_rewrite_replaces_the_file(tmp_path: Path) -> None:
+    log = StepLog(tmp_path / "log.jsonl", total=3)
+    for step in (1, 2, 3):
+        log.write({"step": step})
+    log.rewrite([{"step": 1}])
+    log.close()
+    assert (tmp_path / "log.jsonl").read_text().splitlines() == ['{"step": 1}']
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_demo_improves_greedy_accuracy_by_a_tenth(tmp_path: Path) -> None:
+    """The real thing: SFT to ~0.35, then GRPO/DAPO rewarded over HTTP by an in-process service."""
+    out = tmp_path / "demo"
+    command = [sys.executable, "-m", "assay.rl_client", "--demo", "--out", str(out), "--seed", "1", "-q"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=590)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("greedy_accuracy_before", "greedy_accuracy_after", "steps", "reward_requests", "seconds"):
+        assert key in summary
+    assert 0.3 <= summary["greedy_accuracy_before"] <= 0.5
+    assert summary["greedy_accuracy_after"] - summary["greedy_accuracy_before"] >= 0.10, summary
+    assert summary["reward_requests"] >= summary["steps"] > 0
+    assert (out / "curves.png").read_bytes().startswith(PNG_MAGIC)
+    steps = [json.loads(line)["step"] for line in (out / "log.jsonl").read_text().splitlines()]
+    assert steps == list(range(1, summary["steps"] + 1))
+    assert (out / "checkpoint" / "state.pt").exists()

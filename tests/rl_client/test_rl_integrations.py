@@ -1,0 +1,102 @@
+"""TRL, verl, OpenRLHF and slime adapters, each against a live Assay service on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+
+from assay.client import AssayClient
+from assay.rl_client.integrations import RewardUnavailable, openrlhf, shared_client, slime, verl
+from assay.rl_client.integrations.trl import AssayReward
+
+
+@pytest.fixture
+def server(assay_service: str) -> Any:
+    return SimpleNamespace(url=assay_service)
+
+
+def test_trl_reward_func_scores_plain_completions(server: Any) -> None:
+    reward = AssayReward(server.url)
+    prompts = ["What is 2+2?", "What is 3+3?"]
+    completions = ["It is \\boxed{4}.", "I think 5"]
+    assert reward(prompts=prompts, completions=completions, answer=["4", "6"]) == [1.0, 0.0]
+    assert reward.__name__ == "assay_math"
+
+
+def test_trl_reward_func_reads_conversational_completions(server: Any) -> None:
+    reward = AssayReward(server.url, reference_key="solution")
+    prompts = [[{"role": "user", "content": "2+2?"}]]
+    completions = [[{"role": "assistant", "content": "\\boxed{4}"}]]
+    assert reward(prompts, completions, solution=[4]) == [1.0]
+
+
+def test_trl_reward_func_returns_none_for_unscored_samples(server: Any) -> None:
+    # The `buggy` test plugin's scorer raises: status error. TRL skips None instead of training on 0.
+    reward = AssayReward(server.url, task="buggy")
+    assert reward(["p"], ["x"], answer=["x"]) == [None]
+
+
+def test_trl_reward_func_names_the_missing_column(server: Any) -> None:
+    with pytest.raises(KeyError, match="reference_key"):
+        AssayReward(server.url)(["p"], ["x"])
+
+
+def test_verl_compute_score(server: Any) -> None:
+    good = verl.compute_score("openai/gsm8k", "so #### \\boxed{72}", "72", url=server.url)
+    assert good == {"score": 1.0, "acc": True, "assay_status": "ok"}
+    bad = verl.compute_score("openai/gsm8k", "\\boxed{71}", "72", {"split": "train"}, url=server.url)
+    assert bad["score"] == 0.0 and bad["acc"] is False
+
+
+def test_verl_compute_score_reads_the_url_from_the_environment(server: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("ASSAY_URL", server.url)
+    assert verl.compute_score("lighteval/MATH", "\\boxed{\\frac12}", "0.5")["score"] == 1.0
+
+
+def test_verl_batch_and_unscored_items_raise(server: Any) -> None:
+    scores = verl.compute_score_batch(
+        ["a", "b"], ["\\boxed{1}", "\\boxed{3}"], ["1", "2"], None, url=server.url
+    )
+    assert [s["score"] for s in scores] == [1.0, 0.0]
+    with pytest.raises(RewardUnavailable, match="error"):
+        verl.compute_score("x", "1", "1", {"assay_task": "buggy"}, url=server.url)
+
+
+def test_openrlhf_request_shape_is_served_by_get_reward(server: Any) -> None:
+    # As OpenRLHF sends it: query = decoded prompt + response with special tokens, prompts, labels.
+    prompts = ["<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n"] * 2
+    responses = ["The answer is \\boxed{42}<|im_end|>", "\\boxed{41}<|im_end|>"]
+    queries = [p + r for p, r in zip(prompts, responses, strict=True)]
+    body = openrlhf.request_body(queries, prompts, ["42", "42"])
+    assert set(body) == {"query", "prompts", "labels"}
+    answer = httpx.post(server.url + "/get_reward", json=body, timeout=60).json()
+    assert answer["rewards"] == [1.0, 0.0]
+    assert openrlhf.remote_reward(queries, prompts, ["42", "42"], url=server.url) == [1.0, 0.0]
+
+
+def test_openrlhf_refuses_rather_than_scoring_an_unscorable_item_as_zero(live_server: Any) -> None:
+    server = live_server(openrlhf_task="buggy")
+    with pytest.raises(RewardUnavailable, match="503"):
+        openrlhf.remote_reward(["q a"], ["q "], ["a"], url=server.url, timeout_s=30)
+
+
+def test_slime_custom_reward_functions(server: Any) -> None:
+    args = SimpleNamespace(assay_url=server.url)
+    samples = [
+        SimpleNamespace(prompt="1+1?", response="\\boxed{2}", label="2"),
+        SimpleNamespace(prompt="1+2?", response="\\boxed{4}", label="3"),
+    ]
+    assert asyncio.run(slime.reward(args, samples[0])) == 1.0
+    assert asyncio.run(slime.reward(args, samples, evaluation=False)) == [1.0, 0.0]  # --group-rm
+    broken = SimpleNamespace(assay_url=server.url, assay_task="buggy")
+    with pytest.raises(RewardUnavailable):
+        asyncio.run(slime.reward(broken, samples[0]))
+
+
+def test_shared_client_is_one_per_url() -> None:
+    assert shared_client("http://a.test:1") is shared_client("http://a.test:1")
+    assert isinstance(shared_client("http://b.test:1"), AssayClient)
