@@ -90,6 +90,8 @@ def test_units_go_only_after_a_bare_number() -> None:
     assert strip_units("20 dollars and 50 cents") == "20 dollars and 50 cents"  # math-verify FP
     assert strip_units("45 km/h") == "45"  # a unit with a slash
     assert strip_units("3 x/y") == "3 x/y"  # variables are not units
+    assert strip_units("12a") == "12a"  # a trainer run: "12a" was scored as 12; a lone letter is a variable
+    assert strip_units("12 m") == "12"  # ...unless it is a one-letter SI unit
     assert strip_units("42 is wrong") == "42 is wrong"  # a sentence about the number is not a unit
 
 

@@ -141,6 +141,8 @@ _NOT_UNITS = frozenset(
     | {"is", "are", "was", "were", "be", "not", "no", "the", "an", "it", "this", "that", "but", "if"}
     | {"answer", "wrong", "incorrect", "correct", "false", "true", "so", "then", "maybe", "perhaps"}
 )
+# A lone letter after a number is usually a variable ("12a" is not 12); only these read as units.
+_ONE_LETTER_UNITS = frozenset("mgslhKVWJ")
 
 
 def strip_units(text: str) -> str:
@@ -155,6 +157,8 @@ def strip_units(text: str) -> str:
     number, unit = match.group("num").strip(), match.group("unit").strip()
     words = [part for w in re.split(r"\s+", unit) for part in w.rstrip(".").split("/")]  # "km/h"
     if any(re.sub(r"\^.*", "", w).lower() in _NOT_UNITS for w in words):
+        return text
+    if len(words) == 1 and len(re.sub(r"\^.*", "", words[0])) == 1 and words[0][0] not in _ONE_LETTER_UNITS:
         return text
     if re.search(r"[a-zA-Z]", number.replace("\\frac", "")):
         return text
