@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "bench", help="false-negative/false-positive rates of verifiers (assay bench -h)", add_help=False
     )
-    sub.add_parser("train", help="GRPO/DAPO client trainer rewarded by Assay (assay train -h)", add_help=False)
+    sub.add_parser(
+        "train", help="GRPO/DAPO client trainer rewarded by Assay (assay train -h)", add_help=False
+    )
     return parser
 
 

@@ -22,6 +22,7 @@ class _ReadCounter(Collector):
             family.add_metric([value_label], value)
         yield family
 
+
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 

@@ -144,7 +144,8 @@ class PrmSettings(_Section):
         "transformers", description="transformers (in this process) or vllm (HTTP to /pooling)."
     )
     model: str | None = Field(
-        None, description="transformers: model directory or hub id; vllm: served model name. Unset: prm errors."
+        None,
+        description="transformers: model directory or hub id; vllm: served model name. Unset: prm errors.",
     )
     base_url: str | None = Field(
         None, description="vllm: server root (e.g. http://127.0.0.1:8002), without /v1 or /pooling."
@@ -154,7 +155,8 @@ class PrmSettings(_Section):
     )
     step_separator: str = Field("\n\n", min_length=1, description="Splits a response into steps.")
     step_tag: str | None = Field(
-        None, description="Step marker; default per format: <extra_0> (qwen), the Cyrillic ки (math-shepherd)."
+        None,
+        description="Step marker; default per format: <extra_0> (qwen), the Cyrillic ки (math-shepherd).",
     )
     system_prompt: str | None = Field(
         None, description="qwen: system turn; default the model card's; empty string: none."
