@@ -44,7 +44,7 @@ def test_fork_bomb_hits_the_process_limit(run: Run) -> None:
         try:
             while True:
                 if os.fork() == 0:
-                    import time; time.sleep(30)
+                    import time; time.sleep(30)  # sleep-ok: the sandboxed program
                 n += 1
         except OSError:
             print("stopped after", n)
@@ -203,7 +203,7 @@ def test_double_forked_daemon_does_not_outlive_its_test(run: Run) -> None:
         if os.fork() == 0:
             os.setsid()
             if os.fork() == 0:
-                time.sleep(60)
+                time.sleep(60)  # sleep-ok: the sandboxed daemon
             os._exit(0)
         print("parent done")
     """)

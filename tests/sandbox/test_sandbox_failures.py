@@ -38,14 +38,13 @@ def test_slot_killed_mid_test_is_an_error_and_the_slot_is_replaced(scorer: CodeS
     (slot,) = pool._idle
     assert isinstance(slot, BwrapSlot)
     results = []
-    worker = threading.Thread(
-        target=lambda: results.append(scorer.score(_item("import time\ntime.sleep(60)"), CodeOptions()))
-    )
+    program = "import time\ntime.sleep(60)"  # sleep-ok: the sandboxed program
+    worker = threading.Thread(target=lambda: results.append(scorer.score(_item(program), CodeOptions())))
     worker.start()
     deadline = time.monotonic() + 30
     while pool.busy == 0 or len((slot.cgroup.pids / "cgroup.procs").read_text().split()) < 4:  # type: ignore[operator]
         assert time.monotonic() < deadline, "the test program never started"
-        time.sleep(0.01)  # bounded polling for a state change, not synchronisation by sleeping
+        time.sleep(0.01)  # sleep-ok: bounded polling for a state change
     slot.cgroup.kill_all()  # the whole sandbox dies, runtime included, as in a crash
     worker.join(30)
     (result,) = results

@@ -86,6 +86,24 @@ class RunOutcome:
     max_rss_kb: int = 0
     files: dict[str, bytes] = field(default_factory=dict)  # collected artefacts (compilers only)
 
+    @classmethod
+    def from_reply(cls, reply: dict[str, Any], blobs: list[bytes], oom: bool = False) -> RunOutcome:
+        """The runtime's reply frame (any backend) as an outcome: blobs are stdout, stderr, fd 3,
+        then the collected files in the order `reply["files"]` names them."""
+        names = reply.get("files") or []
+        return cls(
+            exit_code=reply["exit_code"],
+            cpu_s=reply["cpu_s"],
+            wall_s=reply["wall_s"],
+            stdout=blobs[0],
+            stderr=blobs[1],
+            result=blobs[2],
+            killed=reply.get("killed"),
+            oom=oom,
+            max_rss_kb=reply.get("max_rss_kb", 0),
+            files=dict(zip(names, blobs[3:], strict=False)),
+        )
+
     @property
     def status(self) -> str:
         """passed (exited 0), runtime_error, time_limit, memory_limit or output_limit."""

@@ -266,16 +266,4 @@ class BwrapSlot:
         self.oom_seen = self.oom_seen or oom
         if reply.get("leftover"):
             raise SandboxError(f"slot {self.name}: {reply['leftover']} processes survived their test")
-        names = reply.get("files") or []
-        return RunOutcome(
-            exit_code=reply["exit_code"],
-            cpu_s=reply["cpu_s"],
-            wall_s=reply["wall_s"],
-            stdout=blobs[0],
-            stderr=blobs[1],
-            result=blobs[2],
-            killed=reply.get("killed"),
-            oom=oom,
-            max_rss_kb=reply.get("max_rss_kb", 0),
-            files=dict(zip(names, blobs[3:], strict=False)),
-        )
+        return RunOutcome.from_reply(reply, blobs, oom=oom)

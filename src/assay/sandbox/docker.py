@@ -156,18 +156,7 @@ class DockerSlot:
         reply, blobs = self._exchange(header, [stdin], limits.wall + 30.0)
         if reply.get("leftover"):
             raise SandboxError(f"docker slot {self.name}: processes survived their test")
-        names = reply.get("files") or []
-        return RunOutcome(
-            exit_code=reply["exit_code"],
-            cpu_s=reply["cpu_s"],
-            wall_s=reply["wall_s"],
-            stdout=blobs[0],
-            stderr=blobs[1],
-            result=blobs[2],
-            killed=reply.get("killed"),
-            max_rss_kb=reply.get("max_rss_kb", 0),
-            files=dict(zip(names, blobs[3:], strict=False)),
-        )
+        return RunOutcome.from_reply(reply, blobs)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
