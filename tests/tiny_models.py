@@ -74,26 +74,35 @@ def build_tokenizer(out_dir: Path) -> Any:
     return fast
 
 
-def _build_chat(out_dir: Path) -> None:
-    import torch
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+def qwen2_config(tokenizer: Any, max_positions: int, **extra: Any) -> Any:
+    """The tiny Qwen2 shape every test model shares (heads of size 32, as vLLM's CPU backend needs),
+    with the tokenizer's special tokens; `extra` adds or overrides config fields."""
+    from transformers import Qwen2Config
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(out_dir)
-    torch.manual_seed(0)
-    config = Qwen2Config(
+    values: dict[str, Any] = dict(
         vocab_size=VOCAB_SIZE,
         hidden_size=HIDDEN,
         intermediate_size=2 * HIDDEN,
         num_hidden_layers=LAYERS,
         num_attention_heads=HEADS,
         num_key_value_heads=HEADS,
-        max_position_embeddings=MAX_POSITIONS,
-        tie_word_embeddings=True,
+        max_position_embeddings=max_positions,
         bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
         pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
     )
+    values.update(extra)
+    return Qwen2Config(**values)
+
+
+def _build_chat(out_dir: Path) -> None:
+    import torch
+    from transformers import Qwen2ForCausalLM
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(out_dir)
+    torch.manual_seed(0)
+    config = qwen2_config(tokenizer, MAX_POSITIONS, tie_word_embeddings=True)
     model = Qwen2ForCausalLM(config)
     model.save_pretrained(str(out_dir))
 

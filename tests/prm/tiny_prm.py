@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tiny_models import HEADS, HIDDEN, LAYERS, VOCAB_SIZE, build_tokenizer
+from tiny_models import build_tokenizer, qwen2_config
 
 MAX_POSITIONS = 2048
 # Qwen2's pre-tokenizer split (digits one by one, as in the released tokenizer.json files). transformers
@@ -49,23 +49,7 @@ def _tokenizer(out_dir: Path) -> Any:
 
 
 def _config(tokenizer: Any, **extra: Any) -> Any:
-    from transformers import Qwen2Config
-
-    values: dict[str, Any] = dict(
-        vocab_size=VOCAB_SIZE,
-        hidden_size=HIDDEN,
-        intermediate_size=2 * HIDDEN,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=HEADS,
-        num_key_value_heads=HEADS,
-        max_position_embeddings=MAX_POSITIONS,
-        bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
-        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
-        dtype="float32",
-        **extra,
-    )
-    return Qwen2Config(**values)
+    return qwen2_config(tokenizer, MAX_POSITIONS, dtype="float32", **extra)
 
 
 def _spread(module: Any, seed: int) -> None:
