@@ -1,7 +1,9 @@
 """The one scoring pipeline behind every surface (library, CLI, HTTP, bench).
 
 raw item -> validate (`invalid` with a reason) -> look up task and options ("did you mean")
+         -> wait for a worker process or sandbox slot, fairly across requests (`assay.scheduling`)
          -> run where the task says (killable process pool / thread / event loop) under a deadline
+            that starts when the item starts running
          -> a `Result` with id, task and elapsed time filled in, in input order.
 
 Nothing here turns a failure into a reward: a deadline is `timeout`, a crash is `error`.
@@ -10,17 +12,20 @@ Nothing here turns a failure into a reward: a deadline is `timeout`, a crash is 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from assay.errors import ItemError, QueueFullError
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
+from assay.scheduling import FairGate, SlotWaitTimeout
 from assay.settings import Settings
 from assay.suggest import did_you_mean
 from assay.types import Item, Result, Status, TaskOptions
@@ -29,6 +34,8 @@ from assay.workers import WorkerPool
 # A thread cannot be killed; a thread-run scorer enforces its own deadline (the sandbox kills the
 # program). The pipeline waits this much longer before it answers `timeout` on the scorer's behalf.
 _THREAD_GRACE_S = 2.0
+
+T = TypeVar("T")
 
 
 def parse_item(raw: Any) -> Item:
@@ -80,6 +87,10 @@ class Engine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._closed = False
+        # One set of gates per event loop (a gate's futures belong to one loop).
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, FairGate]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.metrics.watch_counter(
             "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", self._judge_cache_stats
         )
@@ -111,11 +122,15 @@ class Engine:
         self.metrics.worker_restarts.labels(cause=cause).inc()
 
     # -- scoring ---------------------------------------------------------------------------------
-    async def score_async(self, raw_items: Sequence[Any]) -> list[Result]:
-        """Score a batch concurrently; results come back in input order. Admission is the caller's."""
+    async def score_async(self, raw_items: Sequence[Any], lane: Hashable | None = None) -> list[Result]:
+        """Score a batch concurrently; results come back in input order. Admission is the caller's.
+
+        Items of one call share a lane: slots go round-robin across lanes, so concurrent batches share
+        them fairly. Cancelling the call cancels its items (waiting ones never start)."""
         if self._closed:
             raise RuntimeError("engine is closed")
-        return list(await asyncio.gather(*(self._score_one(raw) for raw in raw_items)))
+        lane = lane if lane is not None else object()
+        return list(await asyncio.gather(*(self._score_one(raw, lane) for raw in raw_items)))
 
     def score(self, raw_items: Iterable[Any]) -> list[Result]:
         """Synchronous scoring for library users; runs on the engine's own event-loop thread."""
@@ -128,7 +143,7 @@ class Engine:
             results.extend(future.result())
         return results
 
-    async def _score_one(self, raw: Any) -> Result:
+    async def _score_one(self, raw: Any, lane: Hashable) -> Result:
         started = time.perf_counter()
         task = raw.get("task") if isinstance(raw, dict) else None
         try:
@@ -138,7 +153,7 @@ class Engine:
         except ItemError as exc:
             result = Result.invalid(str(exc))
         else:
-            result = await self._run(scorer_cls, item, options)
+            result = await self._run(scorer_cls, item, options, lane)
             result = await self._second_opinion(item, result)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         result = result.model_copy(
@@ -153,21 +168,80 @@ class Engine:
         self.metrics.item_seconds.labels(task=label).observe(elapsed_ms / 1000.0)
         return result
 
-    async def _run(self, scorer_cls: type[Scorer], item: Item, options: TaskOptions) -> Result:
-        if scorer_cls.runs_in == "process":
-            assert self._pool is not None
-            deadline = self._scorer(scorer_cls).deadline_s(item, options)
+    # -- slots -----------------------------------------------------------------------------------
+    def _gate(self, kind: str) -> FairGate:
+        gates = self._gates.setdefault(asyncio.get_running_loop(), {})
+        gate = gates.get(kind)
+        if gate is None:
+            size = self.settings.code.slots if kind == "sandbox" else self.settings.workers
+            gate = gates[kind] = FairGate(kind, size)
+        return gate
+
+    def _wait_bound(self, kind: str) -> tuple[float, str]:
+        if kind == "sandbox":
+            return self.settings.code.wait_s, "ASSAY_CODE__WAIT_S"
+        return self.settings.wait_s, "ASSAY_WAIT_S"
+
+    async def run_in_slot(
+        self, kind: str, lane: Hashable, call: Callable[[], T], deadline_s: float | None = None
+    ) -> T:
+        """Run a blocking `call` in a thread once a `kind` slot is free (fair, bounded wait), under a
+        deadline that starts once the slot is ours. Raises SlotWaitTimeout or TimeoutError.
+
+        The slot is held until the thread really returns, even when the caller stops waiting for it,
+        so a slow call never lets more threads than slots at the resource."""
+        gate = self._gate(kind)
+        await gate.acquire(lane, self._wait_bound(kind)[0])
+        try:
+            context = contextvars.copy_context()
+            running = asyncio.get_running_loop().run_in_executor(self._threads, context.run, call)
+        except BaseException:
+            gate.release()
+            raise
+        running.add_done_callback(lambda _: gate.release())
+        return await asyncio.wait_for(asyncio.shield(running), deadline_s)
+
+    def _waited_too_long(self, exc: SlotWaitTimeout) -> Result:
+        setting = self._wait_bound(exc.gate)[1]
+        return Result.timeout(
+            f"not run: no {exc.gate} slot came free within {exc.waited_s:g}s ({setting})",
+            details={"cause": "slot_wait", "waited_s": round(exc.waited_s, 3)},
+        )
+
+    async def _run_in_worker(
+        self, scorer_cls: type[Scorer], item: Item, options: TaskOptions, lane: Hashable
+    ) -> Result:
+        assert self._pool is not None
+        deadline = self._scorer(scorer_cls).deadline_s(item, options)
+        gate = self._gate("workers")
+        try:
+            await gate.acquire(lane, self.settings.wait_s)
+        except SlotWaitTimeout as exc:
+            return self._waited_too_long(exc)
+        try:  # pebble starts the deadline when a worker picks the item up
             return await self._pool.run(
                 item.task, item.model_dump(mode="json"), options.model_dump(mode="json"), deadline
             )
+        finally:
+            gate.release()
+
+    async def _run(self, scorer_cls: type[Scorer], item: Item, options: TaskOptions, lane: Hashable) -> Result:
+        if scorer_cls.runs_in == "process":
+            return await self._run_in_worker(scorer_cls, item, options, lane)
         scorer = self._scorer(scorer_cls)
         deadline = scorer.deadline_s(item, options)
+        kind = getattr(scorer_cls, "gate", None)
         try:
+            if scorer_cls.runs_in == "thread" and kind is not None:
+                call = lambda: scorer.score(item, options)  # noqa: E731
+                return await self.run_in_slot(kind, lane, call, deadline + _THREAD_GRACE_S)
             if scorer_cls.runs_in == "thread":
                 loop = asyncio.get_running_loop()
                 call = loop.run_in_executor(self._threads, scorer.score, item, options)
                 return await asyncio.wait_for(call, deadline + _THREAD_GRACE_S)
             return await asyncio.wait_for(scorer.ascore(item, options), deadline)
+        except SlotWaitTimeout as exc:
+            return self._waited_too_long(exc)
         except TimeoutError:
             return Result.timeout(f"no verdict within the {deadline:g}s deadline")
         except Exception as exc:  # a scorer bug must not lose the batch

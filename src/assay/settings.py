@@ -82,7 +82,12 @@ class CodeSettings(_Section):
     max_waiting: int = Field(
         256, ge=0, description="Submissions that may wait for a slot; one more is an error (HTTP 429)."
     )
-    wait_s: float = Field(120.0, gt=0, description="Longest wait for a free slot before an error.")
+    wait_s: float = Field(
+        300.0,
+        gt=0,
+        description="Longest wait of a code item (or /run_code) for a free sandbox slot; past it the item"
+        " is `timeout` without having run. Its deadline starts once it holds a slot.",
+    )
     recycle_after: int = Field(200, gt=0, description="Replace a slot after this many submissions.")
     tmpfs_mb: int = Field(256, gt=0, description="Size of each sandbox's private /tmp.")
     processes: int = Field(64, gt=0, description="Processes and threads a test may have (pids, NPROC).")
@@ -200,7 +205,18 @@ class Settings(BaseSettings):
     queue_size: int = Field(
         4096, gt=0, description="Items admitted at once; beyond it the API answers 429 with Retry-After."
     )
-    retry_after_s: int = Field(1, ge=0, description="Retry-After seconds sent with a 429.")
+    retry_after_s: int = Field(1, ge=0, description="Retry-After seconds sent with a 429 or 503.")
+    wait_s: float = Field(
+        300.0,
+        gt=0,
+        description="Longest wait of a math/sql item for a free worker process; past it the item is"
+        " `timeout` without having run. Its deadline starts once a worker picks it up.",
+    )
+    drain_s: float = Field(
+        30.0,
+        ge=0,
+        description="After SIGTERM, how long in-flight requests may finish; the rest get 503 + Retry-After.",
+    )
     deadline_s: float = Field(10.0, gt=0, description="Deadline for tasks without their own.")
     max_body_bytes: int = Field(64 * 1024 * 1024, gt=0, description="Larger request bodies get 413.")
     max_tasks_per_worker: int = Field(

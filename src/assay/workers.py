@@ -45,6 +45,11 @@ def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[s
     return result.model_dump(mode="json")
 
 
+def _cancel_scheduled(scheduling: asyncio.Future[Future[dict[str, Any]]]) -> None:
+    if not scheduling.cancelled() and scheduling.exception() is None:
+        scheduling.result().cancel()  # pebble stops the worker if the item already started
+
+
 class WorkerPool:
     """A bounded set of worker processes; `run` scores one item under a hard deadline."""
 
@@ -60,7 +65,8 @@ class WorkerPool:
         modules = {cls.__module__ for cls in registry.values() if cls.runs_in == "process"}
         self._context.set_forkserver_preload(["assay.workers", *sorted(modules)])
         self._on_restart = on_restart
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards swapping `_pool`; never held while calling out
+        self._count_lock = threading.Lock()
         self._pool = self._new_pool()
         self.restarts = 0
 
@@ -74,22 +80,35 @@ class WorkerPool:
         )
 
     def _schedule(self, args: tuple[Any, ...], deadline_s: float) -> Future[dict[str, Any]]:
+        """Hand one item to pebble; runs in a thread, because replacing a broken pool forks workers
+        (and, after the forkserver died, a fresh forkserver), which must not stall the event loop."""
         with self._lock:
             try:
                 return self._pool.schedule(run_item, args=args, timeout=deadline_s)
             except RuntimeError:
-                # pebble marks a pool broken when workers cannot start (e.g. a failing initializer);
-                # a fresh pool is the only way to keep serving. Its error reaches the item as `error`.
+                # pebble marks a pool broken when workers cannot start (a failing initializer) or when
+                # an idle worker dies (OOM killer, kill -9); a fresh pool is the only way to keep serving.
                 self._pool.stop()
                 self._pool = self._new_pool()
-                self._count("crash")
-                return self._pool.schedule(run_item, args=args, timeout=deadline_s)
+                future = self._pool.schedule(run_item, args=args, timeout=deadline_s)
+        # Counted outside the lock: `_count` is called from pebble's callbacks too, and the lock is not
+        # reentrant (calling it under the lock froze the whole server, issue 12).
+        self._count("crash")
+        return future
 
     async def run(
         self, task: str, item: dict[str, Any], options: dict[str, Any], deadline_s: float
     ) -> Result:
         """Score one item in a worker: a deadline is `timeout`, a dead worker is `error`."""
-        future = self._schedule((task, item, options), deadline_s)
+        scheduling = asyncio.ensure_future(asyncio.to_thread(self._schedule, (task, item, options), deadline_s))
+        try:
+            future = await asyncio.shield(scheduling)
+        except asyncio.CancelledError:  # the request went away: do not leave the item running
+            scheduling.add_done_callback(_cancel_scheduled)
+            raise
+        except Exception as exc:  # even a fresh pool could not start: this item errs, the server lives
+            self._count("crash")
+            return Result.error(f"worker pool could not start: {type(exc).__name__}: {exc}")
         try:
             return Result.model_validate(await asyncio.wrap_future(future))
         except FutureTimeout:
@@ -104,7 +123,7 @@ class WorkerPool:
             return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
 
     def _count(self, cause: str) -> None:
-        with self._lock:
+        with self._count_lock:
             self.restarts += 1
         if self._on_restart is not None:
             self._on_restart(cause)

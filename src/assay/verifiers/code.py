@@ -57,7 +57,9 @@ class CodeOptions(TaskOptions):
     scoring: Literal["fraction", "all"] = Field("fraction", description="Fraction passed, or all-or-nothing.")
     stop_on_first_failure: bool = Field(False, description="Skip the remaining tests after a failure.")
     checker: Literal["tokens", "exact", "float"] = Field("tokens", description="stdout comparison.")
-    float_tol: float = Field(1e-6, ge=0, description="Absolute and relative tolerance of the float checker.")
+    float_tol: float = Field(
+        1e-6, ge=0, allow_inf_nan=False, description="Absolute and relative tolerance of the float checker."
+    )
 
 
 def extract_code(response: str, language: Language) -> str | None:
@@ -183,6 +185,7 @@ class CodeScorer(Scorer):
     Options: ClassVar[type[TaskOptions]] = CodeOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests")
     runs_in = "thread"
+    gate: ClassVar[str] = "sandbox"  # the engine hands out sandbox slots fairly (assay.scheduling)
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
