@@ -3,6 +3,7 @@ sub-folders have conftest files of their own)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from pathlib import Path
@@ -15,6 +16,17 @@ from assay.api import create_app
 from assay.settings import Settings
 
 TESTS = Path(__file__).parent
+
+
+def bwrap_works() -> bool:
+    """Whether bubblewrap sandboxes can start on this machine (code tests skip otherwise)."""
+    from assay.sandbox.bwrap import find_bwrap
+
+    try:
+        find_bwrap()
+    except Exception:
+        return False
+    return os.geteuid() == 0 or Path("/proc/sys/user/max_user_namespaces").read_text().strip() != "0"
 
 
 def free_port() -> int:

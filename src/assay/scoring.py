@@ -225,7 +225,9 @@ class Engine:
         finally:
             gate.release()
 
-    async def _run(self, scorer_cls: type[Scorer], item: Item, options: TaskOptions, lane: Hashable) -> Result:
+    async def _run(
+        self, scorer_cls: type[Scorer], item: Item, options: TaskOptions, lane: Hashable
+    ) -> Result:
         if scorer_cls.runs_in == "process":
             return await self._run_in_worker(scorer_cls, item, options, lane)
         scorer = self._scorer(scorer_cls)

@@ -91,36 +91,48 @@ class WorkerPool:
                 self._pool.stop()
                 self._pool = self._new_pool()
                 future = self._pool.schedule(run_item, args=args, timeout=deadline_s)
-        # Counted outside the lock: `_count` is called from pebble's callbacks too, and the lock is not
-        # reentrant (calling it under the lock froze the whole server, issue 12).
+        # Counted outside the lock: `_count` takes a lock too, and calling it while holding this
+        # non-reentrant one deadlocked the event loop, freezing the whole server (issue 12).
         self._count("crash")
         return future
+
+    async def _submit(self, args: tuple[Any, ...], deadline_s: float) -> Future[dict[str, Any]]:
+        scheduling = asyncio.ensure_future(asyncio.to_thread(self._schedule, args, deadline_s))
+        try:
+            return await asyncio.shield(scheduling)
+        except asyncio.CancelledError:  # the request went away: do not leave the item running
+            scheduling.add_done_callback(_cancel_scheduled)
+            raise
 
     async def run(
         self, task: str, item: dict[str, Any], options: dict[str, Any], deadline_s: float
     ) -> Result:
-        """Score one item in a worker: a deadline is `timeout`, a dead worker is `error`."""
-        scheduling = asyncio.ensure_future(asyncio.to_thread(self._schedule, (task, item, options), deadline_s))
-        try:
-            future = await asyncio.shield(scheduling)
-        except asyncio.CancelledError:  # the request went away: do not leave the item running
-            scheduling.add_done_callback(_cancel_scheduled)
-            raise
-        except Exception as exc:  # even a fresh pool could not start: this item errs, the server lives
-            self._count("crash")
-            return Result.error(f"worker pool could not start: {type(exc).__name__}: {exc}")
-        try:
-            return Result.model_validate(await asyncio.wrap_future(future))
-        except FutureTimeout:
-            self._count("timeout")
-            return Result.timeout(f"no verdict within the {deadline_s:g}s deadline; the worker was replaced")
-        except ProcessExpired as exc:
-            self._count("crash")
-            return Result.error(f"worker process died ({exc}); it was replaced")
-        except BrokenProcessPool as exc:
-            return Result.error(f"worker pool failed to start a worker: {exc}")
-        except Exception as exc:  # a scorer bug must not lose the batch
-            return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
+        """Score one item in a worker: a deadline is `timeout`, a dead worker is `error`.
+
+        An item caught in a pool that broke under it (an idle worker died while it was queued) is sent
+        once more, to the fresh pool: the failure was not the item's."""
+        for attempt in range(2):
+            try:
+                future = await self._submit((task, item, options), deadline_s)
+            except Exception as exc:  # even a fresh pool could not start: this item errs, the server lives
+                self._count("crash")
+                return Result.error(f"worker pool could not start: {type(exc).__name__}: {exc}")
+            try:
+                return Result.model_validate(await asyncio.wrap_future(future))
+            except FutureTimeout:
+                self._count("timeout")
+                return Result.timeout(
+                    f"no verdict within the {deadline_s:g}s deadline; the worker was replaced"
+                )
+            except ProcessExpired as exc:
+                self._count("crash")
+                return Result.error(f"worker process died ({exc}); it was replaced")
+            except BrokenProcessPool as exc:
+                if attempt == 1:
+                    return Result.error(f"worker pool failed to start a worker: {exc}")
+            except Exception as exc:  # a scorer bug must not lose the batch
+                return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
+        raise AssertionError("unreachable")
 
     def _count(self, cause: str) -> None:
         with self._count_lock:
