@@ -56,7 +56,8 @@ def parse_item(raw: Any) -> Item:
             elif err["type"] == "missing":
                 problems.append(f'missing field "{field}"')
             else:
-                problems.append(f"{field}: {err['msg']}")
+                message = str(err["msg"]).removeprefix("Value error, ")
+                problems.append(f"{field}: {message}" if field else message)
         raise ItemError("; ".join(problems)) from exc
 
 
@@ -162,7 +163,7 @@ class Engine:
                 "task": task if isinstance(task, str) else None,
                 "elapsed_ms": round(elapsed_ms, 3),
             }
-        )
+        ).json_safe()
         label = result.task if result.task in self.registry else "unknown"
         self.metrics.items.labels(task=label, status=result.status.value).inc()
         self.metrics.item_seconds.labels(task=label).observe(elapsed_ms / 1000.0)

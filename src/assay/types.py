@@ -12,6 +12,46 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
+def lone_surrogate(text: str) -> int | None:
+    """Index of the first lone surrogate (U+D800..U+DFFF) in `text`, else None.
+
+    JSON may carry one as an escape (`"\\ud800"`) and Python decodes it into a `str`, but it is not
+    Unicode: encoding it to UTF-8 fails, which used to answer HTTP 500 for a whole batch (issue 12)."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def find_surrogate(value: Any, where: str) -> str | None:
+    """Where in a JSON-like value (strings, lists, dict keys and values) a lone surrogate sits."""
+    if isinstance(value, str):
+        at = lone_surrogate(value)
+        return None if at is None else f"{where} (character {at})"
+    if isinstance(value, list | tuple):
+        return next((f for i, v in enumerate(value) if (f := find_surrogate(v, f"{where}[{i}]"))), None)
+    if isinstance(value, dict):
+        for key, v in value.items():
+            found = find_surrogate(key, f"{where} key") or find_surrogate(v, f"{where}.{key}")
+            if found:
+                return found
+    return None
+
+
+def escape_surrogates(value: Any) -> Any:
+    """`value` with each lone surrogate written out as the six characters `\\udXXX`."""
+    if isinstance(value, str):
+        return value if lone_surrogate(value) is None else value.encode("utf-8", "backslashreplace").decode()
+    if isinstance(value, list | tuple):
+        return [escape_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {escape_surrogates(k): escape_surrogates(v) for k, v in value.items()}
+    return value
+
+
 class Status(StrEnum):
     """How scoring ended. Only `ok` carries a reward."""
 
@@ -57,6 +97,14 @@ class Item(BaseModel):
             return str(value)
         return value
 
+    @model_validator(mode="after")
+    def _valid_unicode(self) -> Item:
+        for name in type(self).model_fields:
+            found = find_surrogate(getattr(self, name), name)
+            if found:
+                raise ValueError(f"{found} holds a lone surrogate, which is not valid Unicode; send UTF-8 text")
+        return self
+
     FIELDS: ClassVar[frozenset[str]]
 
 
@@ -85,6 +133,12 @@ class Result(BaseModel):
         if self.status is not Status.OK and self.reward is not None:
             raise ValueError(f"a {self.status.value} result has no reward (got {self.reward})")
         return self
+
+    def json_safe(self) -> Result:
+        """This result with lone surrogates (echoed from a bad item) escaped, so it always serialises."""
+        fields = ("id", "task", "reason", "extracted", "details")
+        update = {f: escape_surrogates(getattr(self, f)) for f in fields if find_surrogate(getattr(self, f), f)}
+        return self.model_copy(update=update) if update else self
 
     # Constructors that keep the status/reward rule in one place.
     @classmethod

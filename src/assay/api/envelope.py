@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,11 +27,20 @@ _TYPES = {
 }
 
 
+class AsciiJSONResponse(JSONResponse):
+    """JSON with every non-ASCII character escaped: text echoed from a bad request (a lone surrogate,
+    which UTF-8 cannot encode) still renders, so an error never turns into a 500 (issue 12)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"type": _TYPES.get(status, "error" if status < 500 else "internal"), "message": message}}
+
+
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    body = {
-        "error": {"type": _TYPES.get(status, "error" if status < 500 else "internal"), "message": message}
-    }
-    return JSONResponse(body, status_code=status, headers=headers)
+    return AsciiJSONResponse(error_body(status, message), status_code=status, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> str:

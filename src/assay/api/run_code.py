@@ -15,7 +15,7 @@ import asyncio
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from assay.errors import QueueFullError
 from assay.sandbox import (
@@ -28,6 +28,7 @@ from assay.sandbox import (
     TestInput,
     lookup,
 )
+from assay.types import find_surrogate
 
 router = APIRouter(tags=["compat"])
 
@@ -38,9 +39,26 @@ class RunCodeRequest(BaseModel):
     stdin: str | None = None
     compile_timeout: float = Field(10.0, gt=0, le=120)
     run_timeout: float = Field(10.0, gt=0, le=120)
-    memory_limit_MB: int = Field(-1, description="-1: the server's default.")
+    memory_limit_MB: int | None = Field(
+        -1, ge=-1, le=16384, description="MiB, at most 16384; -1, 0 or null: the server's default."
+    )
     files: dict[str, str | None] = Field(default_factory=dict)
     fetch_files: list[str] = Field(default_factory=list)
+
+    @field_validator("memory_limit_MB", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # JSON false would otherwise pass as 0
+            raise ValueError("memory_limit_MB must be a number of MiB, not a boolean")
+        return value
+
+    @model_validator(mode="after")
+    def _valid_unicode(self) -> RunCodeRequest:
+        for name in type(self).model_fields:
+            found = find_surrogate(getattr(self, name), name)
+            if found:
+                raise ValueError(f"{found} holds a lone surrogate, which is not valid Unicode")
+        return self
 
 
 class CommandRunResult(BaseModel):
@@ -103,7 +121,7 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
     limits = Limits(
         time_s=body.run_timeout,
         wall_s=body.run_timeout + 1.0,
-        memory_mb=body.memory_limit_MB if body.memory_limit_MB > 0 else code_settings.memory_mb,
+        memory_mb=body.memory_limit_MB if (body.memory_limit_MB or 0) > 0 else code_settings.memory_mb,
         stdout_bytes=code_settings.max_output_bytes,
         processes=code_settings.processes,
     )
