@@ -11,7 +11,14 @@ import httpx
 import pytest
 
 from assay.client import AssayClient
-from assay.errors import ClientError
+from assay.errors import (
+    ClientError,
+    PayloadError,
+    RequestTooLargeError,
+    ResponseError,
+    ServiceError,
+    UnreachableError,
+)
 from assay.types import Item, Result, Status
 
 MATH_OK = {"task": "math", "response": "\\boxed{2}", "reference": "2"}
@@ -78,9 +85,9 @@ def test_the_client_gives_up_with_a_clear_error_after_its_retries() -> None:
         return httpx.Response(503, json={"error": {"type": "unavailable", "message": "down for repairs"}})
 
     client = AssayClient(transport=httpx.MockTransport(handler), sleep=lambda s: None, max_retries=3)
-    with pytest.raises(ClientError, match="503: down for repairs"):
+    with pytest.raises(ServiceError, match="503: down for repairs") as caught:
         client.score([MATH_OK])
-    assert calls == 4
+    assert calls == 4 and caught.value.status_code == 503
 
 
 def test_a_client_error_is_not_retried() -> None:
@@ -89,11 +96,98 @@ def test_a_client_error_is_not_retried() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         nonlocal calls
         calls += 1
-        return httpx.Response(413, json={"error": {"type": "payload_too_large", "message": "split it"}})
+        return httpx.Response(422, json={"error": {"type": "validation_error", "message": "not items"}})
 
-    with pytest.raises(ClientError, match="split it"):
+    with pytest.raises(ServiceError, match="not items"):
         AssayClient(transport=httpx.MockTransport(handler), sleep=lambda s: None).score([MATH_OK])
     assert calls == 1
+
+
+def test_a_413_splits_the_batch_with_the_servers_limits() -> None:
+    sizes: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/limits":
+            return httpx.Response(200, json={"max_batch_items": 3, "max_body_bytes": 10**6})
+        items = json.loads(request.content)["items"]
+        sizes.append(len(items))
+        if len(items) > 3:
+            return httpx.Response(413, json={"error": {"type": "payload_too_large", "message": "split"}})
+        return _echo_results(request)
+
+    with AssayClient(batch_size=8, transport=httpx.MockTransport(handler)) as client:
+        results = client.score([{**MATH_OK, "id": str(i)} for i in range(10)])
+        assert [r.id for r in results] == [str(i) for i in range(10)]
+        assert sizes == [8, 3, 3, 2, 2]  # one 413, then batches the server accepts
+        client.score([MATH_OK] * 7)  # once learned, no more 413s
+    assert sizes[5:] == [3, 3, 1]
+
+
+def test_a_413_from_a_server_without_limits_halves_until_it_fits() -> None:
+    sizes: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/limits":
+            return httpx.Response(404, json={"error": {"type": "not_found", "message": "no"}})
+        items = json.loads(request.content)["items"]
+        sizes.append(len(items))
+        if len(request.content) > 200:
+            return httpx.Response(413, json={"error": {"type": "payload_too_large", "message": "body"}})
+        return _echo_results(request)
+
+    with AssayClient(transport=httpx.MockTransport(handler)) as client:
+        results = client.score([{**MATH_OK, "id": str(i)} for i in range(6)])
+    assert [r.id for r in results] == [str(i) for i in range(6)]
+    assert sizes[0] == 6 and max(sizes[1:]) < 6
+
+
+def test_a_single_item_over_the_limit_is_request_too_large() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/limits":
+            return httpx.Response(200, json={"max_batch_items": 4, "max_body_bytes": 100})
+        return httpx.Response(413, json={"error": {"type": "payload_too_large", "message": "too big"}})
+
+    with pytest.raises(RequestTooLargeError, match="too big"):
+        AssayClient(transport=httpx.MockTransport(handler)).score([{**MATH_OK, "response": "x" * 500}])
+
+
+def test_a_lone_surrogate_is_sent_escaped_not_raised() -> None:
+    bodies: list[bytes] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        bodies.append(request.content)
+        return _echo_results(request)
+
+    with AssayClient(transport=httpx.MockTransport(handler)) as client:
+        client.score([{**MATH_OK, "response": "a\ud800b", "id": "é"}])
+    assert b"\\ud800" in bodies[0]
+    assert json.loads(bodies[0])["items"][0]["response"] == "a\ud800b"
+
+
+def test_nan_is_a_payload_error() -> None:
+    client = AssayClient(transport=httpx.MockTransport(_echo_results))
+    with pytest.raises(PayloadError, match="JSON"):
+        client.score([{**MATH_OK, "options": {"x": float("nan")}}])
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        httpx.Response(200, text="not json"),
+        httpx.Response(200, json={"results": [{"status": "ok"}]}),  # ok without a reward
+        httpx.Response(200, json={"results": []}),
+        httpx.Response(200, json={"nothing": 1}),
+    ],
+)
+def test_an_answer_off_the_contract_is_a_response_error(answer: httpx.Response) -> None:
+    client = AssayClient(transport=httpx.MockTransport(lambda request: answer))
+    with pytest.raises(ResponseError):
+        client.score([MATH_OK])
+
+
+def test_every_client_failure_is_a_client_error() -> None:
+    for cls in (UnreachableError, ServiceError, RequestTooLargeError, ResponseError, PayloadError):
+        assert issubclass(cls, ClientError)
 
 
 def test_an_unreachable_server_is_a_client_error() -> None:
@@ -101,7 +195,7 @@ def test_an_unreachable_server_is_a_client_error() -> None:
         raise httpx.ConnectError("refused", request=request)
 
     client = AssayClient(transport=httpx.MockTransport(handler), sleep=lambda s: None, max_retries=2)
-    with pytest.raises(ClientError, match="cannot reach Assay"):
+    with pytest.raises(UnreachableError, match="cannot reach Assay"):
         client.score([MATH_OK])
 
 
@@ -132,3 +226,19 @@ def test_sync_scoring_and_task_listing_against_a_live_server(live_server: Callab
         names = [t["name"] for t in client.tasks()]
     assert result.correct is True
     assert "math" in names
+
+
+def test_the_default_batch_fits_a_server_with_a_small_queue(live_server: Callable[..., Any]) -> None:
+    server = live_server(queue_size=3)
+    items = [{**MATH_OK, "id": str(i)} for i in range(10)] + [{**MATH_OK, "id": "s", "response": "\ud800"}]
+    with AssayClient(server.url) as client:
+        results = client.score(items)
+        assert (client.max_batch_items, client.max_body_bytes) == (3, server.engine.settings.max_body_bytes)
+
+    async def run() -> list[Result]:
+        async with AssayClient(server.url, concurrency=1) as aclient:
+            return await aclient.ascore(items)
+
+    for got in (results, asyncio.run(run())):
+        assert [r.id for r in got] == [*map(str, range(10)), "s"]
+        assert [r.status for r in got] == [Status.OK] * 10 + [Status.INVALID]

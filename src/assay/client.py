@@ -1,13 +1,16 @@
 """`AssayClient`: the Python client of the Assay service (sync and async), used by rl_client and users.
 
 It splits large batches, retries 429/502/503/504 and connection failures with jittered exponential
-back-off that honours `Retry-After`, and returns `Result` objects in item order. When the service keeps
-failing it raises `ClientError`: it never invents rewards.
+back-off that honours `Retry-After` (a server draining for a restart answers 503 + Retry-After), and
+returns `Result` objects in item order. A 413 teaches it the server's limits (`GET /v1/limits`, or by
+halving against servers without that endpoint) and it sends smaller batches instead of giving up. Every
+failure is a `ClientError` subclass (see `assay.errors`); it never invents rewards.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -15,14 +18,37 @@ from typing import Any
 
 import httpx
 
-from assay.errors import ClientError
+from assay.errors import (
+    ClientError,
+    PayloadError,
+    RequestTooLargeError,
+    ResponseError,
+    ServiceError,
+    UnreachableError,
+)
 from assay.types import Item, Result
 
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
+_JSON = {"content-type": "application/json"}
+_ENVELOPE_BYTES = 16  # {"items":[...]} around the items
 
 
 def _as_json(item: Any) -> Any:
     return item.model_dump(mode="json", exclude_none=True) if isinstance(item, Item) else item
+
+
+def encode_json(payload: Any) -> bytes:
+    """UTF-8 JSON. Text with a lone surrogate (not encodable as UTF-8) goes out \\u-escaped, so the
+    server answers that one item `invalid` instead of the client failing the batch; NaN, infinity or
+    a value JSON has no type for is a PayloadError."""
+    try:
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise PayloadError(f"items cannot be sent as JSON: {exc}") from exc
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -63,6 +89,10 @@ class AssayClient:
         self._sleep = sleep
         self._sync: httpx.Client | None = None
         self._async: httpx.AsyncClient | None = None
+        # The server's limits, learned after its first 413 (None: not known).
+        self.max_batch_items: int | None = None
+        self.max_body_bytes: int | None = None
+        self._limits_asked = False
 
     # -- retry policy ----------------------------------------------------------------------------
     def retry_delay(self, attempt: int, retry_after: str | None) -> float:
@@ -75,19 +105,75 @@ class AssayClient:
                 pass  # an HTTP-date; fall back to back-off
         return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2**attempt))
 
+    def _outcome(self, attempt: int, sent: httpx.Response | BaseException) -> float | None:
+        """None: `sent` is final. Else the seconds to wait before the next attempt."""
+        if isinstance(sent, httpx.TransportError):
+            if attempt == self.max_retries:
+                raise UnreachableError(f"cannot reach Assay at {self.base_url}: {sent}") from sent
+            return self.retry_delay(attempt, None)
+        if isinstance(sent, BaseException):
+            raise ClientError(f"request to Assay at {self.base_url} failed: {sent}") from sent
+        if sent.status_code not in _RETRY_STATUS or attempt == self.max_retries:
+            return None
+        return self.retry_delay(attempt, sent.headers.get("retry-after"))
+
+    # -- answers and batches ---------------------------------------------------------------------
     def _parse(self, response: httpx.Response, expected: int) -> list[Result]:
         if response.status_code != 200:
-            raise ClientError(
+            raise ServiceError(
                 f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
             )
-        results = [Result.model_validate(r) for r in response.json()["results"]]
+        try:
+            results = [Result.model_validate(r) for r in response.json()["results"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ResponseError(f"Assay's answer does not follow the contract: {exc}") from exc
         if len(results) != expected:
-            raise ClientError(f"Assay returned {len(results)} results for {expected} items")
+            raise ResponseError(f"Assay returned {len(results)} results for {expected} items")
         return results
 
+    def _pack(self, items: Sequence[Any]) -> list[list[Any]]:
+        """Consecutive batches within the batch size and the server's known limits."""
+        most = min(self.batch_size, self.max_batch_items or self.batch_size)
+        room = (self.max_body_bytes or 0) - _ENVELOPE_BYTES
+        batches: list[list[Any]] = []
+        current: list[Any] = []
+        used = 0
+        for item in items:
+            size = len(encode_json(item)) + 1 if room > 0 else 0
+            if current and (len(current) >= most or used + size > room > 0):
+                batches.append(current)
+                current, used = [], 0
+            current.append(item)
+            used += size
+        if current:
+            batches.append(current)
+        return batches
+
     def _chunks(self, items: Iterable[Any]) -> list[list[Any]]:
-        flat = [_as_json(i) for i in items]
-        return [flat[i : i + self.batch_size] for i in range(0, len(flat), self.batch_size)]
+        return self._pack([_as_json(i) for i in items])
+
+    def _learn_limits(self, response: httpx.Response | None) -> None:
+        self._limits_asked = True
+        if response is None or response.status_code != 200:
+            return  # an older server: halving will find the size
+        try:
+            body = response.json()
+            self.max_batch_items = max(1, int(body["max_batch_items"]))
+            self.max_body_bytes = max(1, int(body["max_body_bytes"]))
+        except (ValueError, KeyError, TypeError):
+            return
+
+    def _split(self, chunk: list[Any], response: httpx.Response) -> list[list[Any]]:
+        """After a 413: the smaller batches to send instead."""
+        if len(chunk) == 1:
+            raise RequestTooLargeError(
+                f"Assay refused a single item as too large (413): {_error_message(response)}", 413
+            )
+        parts = self._pack(chunk)
+        if len(parts) == 1:
+            half = (len(chunk) + 1) // 2
+            parts = [chunk[:half], chunk[half:]]
+        return parts
 
     # -- sync ------------------------------------------------------------------------------------
     def _client(self) -> httpx.Client:
@@ -97,32 +183,46 @@ class AssayClient:
             )
         return self._sync
 
-    def _post(self, path: str, payload: dict[str, Any]) -> httpx.Response:
+    def _send(self, method: str, path: str, payload: Any = None) -> httpx.Response:
+        content = None if payload is None else encode_json(payload)
         for attempt in range(self.max_retries + 1):
+            sent: httpx.Response | BaseException
             try:
-                response = self._client().post(path, json=payload)
-            except httpx.TransportError as exc:
-                if attempt == self.max_retries:
-                    raise ClientError(f"cannot reach Assay at {self.base_url}: {exc}") from exc
-                self._sleep(self.retry_delay(attempt, None))
-                continue
-            if response.status_code not in _RETRY_STATUS or attempt == self.max_retries:
-                return response
-            self._sleep(self.retry_delay(attempt, response.headers.get("retry-after")))
+                sent = self._client().request(method, path, content=content, headers=_JSON)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                sent = exc
+            wait = self._outcome(attempt, sent)
+            if wait is None:
+                assert isinstance(sent, httpx.Response)
+                return sent
+            self._sleep(wait)
         raise AssertionError("unreachable")
+
+    def _score_chunk(self, chunk: list[Any]) -> list[Result]:
+        response = self._send("POST", "/v1/rewards", {"items": chunk})
+        if response.status_code != 413:
+            return self._parse(response, len(chunk))
+        if not self._limits_asked:
+            try:
+                self._learn_limits(self._send("GET", "/v1/limits"))
+            except ClientError:
+                self._learn_limits(None)
+        return [r for part in self._split(chunk, response) for r in self._score_chunk(part)]
 
     def score(self, items: Iterable[Any]) -> list[Result]:
         """Score items (dicts or `Item`s); one Result per item, in order."""
-        results: list[Result] = []
-        for chunk in self._chunks(items):
-            results.extend(self._parse(self._post("/v1/rewards", {"items": chunk}), len(chunk)))
-        return results
+        return [r for chunk in self._chunks(items) for r in self._score_chunk(chunk)]
 
     def tasks(self) -> list[dict[str, Any]]:
-        response = self._client().get("/v1/tasks")
+        response = self._send("GET", "/v1/tasks")
         if response.status_code != 200:
-            raise ClientError(f"Assay answered {response.status_code}: {_error_message(response)}")
-        tasks: list[dict[str, Any]] = response.json()["tasks"]
+            raise ServiceError(
+                f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
+            )
+        try:
+            tasks: list[dict[str, Any]] = response.json()["tasks"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ResponseError(f"Assay's task list does not follow the contract: {exc}") from exc
         return tasks
 
     def close(self) -> None:
@@ -144,27 +244,39 @@ class AssayClient:
             )
         return self._async
 
-    async def _apost(self, path: str, payload: dict[str, Any]) -> httpx.Response:
+    async def _asend(self, method: str, path: str, payload: Any = None) -> httpx.Response:
+        content = None if payload is None else encode_json(payload)
         for attempt in range(self.max_retries + 1):
+            sent: httpx.Response | BaseException
             try:
-                response = await self._aclient().post(path, json=payload)
-            except httpx.TransportError as exc:
-                if attempt == self.max_retries:
-                    raise ClientError(f"cannot reach Assay at {self.base_url}: {exc}") from exc
-                await asyncio.sleep(self.retry_delay(attempt, None))
-                continue
-            if response.status_code not in _RETRY_STATUS or attempt == self.max_retries:
-                return response
-            await asyncio.sleep(self.retry_delay(attempt, response.headers.get("retry-after")))
+                sent = await self._aclient().request(method, path, content=content, headers=_JSON)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                sent = exc
+            wait = self._outcome(attempt, sent)
+            if wait is None:
+                assert isinstance(sent, httpx.Response)
+                return sent
+            await asyncio.sleep(wait)
         raise AssertionError("unreachable")
+
+    async def _ascore_chunk(self, chunk: list[Any]) -> list[Result]:
+        response = await self._asend("POST", "/v1/rewards", {"items": chunk})
+        if response.status_code != 413:
+            return self._parse(response, len(chunk))
+        if not self._limits_asked:
+            try:
+                self._learn_limits(await self._asend("GET", "/v1/limits"))
+            except ClientError:
+                self._learn_limits(None)
+        return [r for part in self._split(chunk, response) for r in await self._ascore_chunk(part)]
 
     async def ascore(self, items: Iterable[Any]) -> list[Result]:
         """Async `score`: chunks go out concurrently (at most `concurrency` at once)."""
         gate = asyncio.Semaphore(self.concurrency)
 
-        async def one(chunk: Sequence[Any]) -> list[Result]:
+        async def one(chunk: list[Any]) -> list[Result]:
             async with gate:
-                return self._parse(await self._apost("/v1/rewards", {"items": list(chunk)}), len(chunk))
+                return await self._ascore_chunk(chunk)
 
         parts = await asyncio.gather(*(one(c) for c in self._chunks(items)))
         return [r for part in parts for r in part]

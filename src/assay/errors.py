@@ -7,7 +7,12 @@ AssayError
 │   ├── UnknownTaskError     no such task ("did you mean ...")
 │   └── OptionsError         unknown or ill-typed option ("did you mean ...")
 ├── QueueFullError       the bounded work queue is full -> HTTP 429 with Retry-After
-└── ClientError          the HTTP client gave up (after its retries)
+└── ClientError          the HTTP client gave up (after its retries); every client failure is one
+    ├── UnreachableError     no connection to the service, after every retry
+    ├── ServiceError         the service answered an error status (after retries when it was 429/5xx)
+    │   └── RequestTooLargeError even one item exceeds the service's limits (413)
+    ├── ResponseError        the answer does not follow the contract (not JSON, wrong result count)
+    └── PayloadError         an item cannot be sent as JSON (NaN, an object that is not JSON)
 """
 
 from __future__ import annotations
@@ -56,3 +61,23 @@ class ClientError(AssayError):
     def __init__(self, message: str, status_code: int | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
+
+
+class UnreachableError(ClientError):
+    """No connection to the service (refused, reset, timed out), after every retry."""
+
+
+class ServiceError(ClientError):
+    """The service answered an error status; `status_code` says which."""
+
+
+class RequestTooLargeError(ServiceError):
+    """A single item exceeds the service's body limit: splitting cannot help."""
+
+
+class ResponseError(ClientError):
+    """The service's answer does not follow the contract."""
+
+
+class PayloadError(ClientError, ValueError):
+    """An item cannot be encoded as JSON (NaN or infinity, a value JSON has no type for)."""

@@ -102,7 +102,9 @@ class Item(BaseModel):
         for name in type(self).model_fields:
             found = find_surrogate(getattr(self, name), name)
             if found:
-                raise ValueError(f"{found} holds a lone surrogate, which is not valid Unicode; send UTF-8 text")
+                raise ValueError(
+                    f"{found} holds a lone surrogate, which is not valid Unicode; send UTF-8 text"
+                )
         return self
 
     FIELDS: ClassVar[frozenset[str]]
@@ -137,7 +139,9 @@ class Result(BaseModel):
     def json_safe(self) -> Result:
         """This result with lone surrogates (echoed from a bad item) escaped, so it always serialises."""
         fields = ("id", "task", "reason", "extracted", "details")
-        update = {f: escape_surrogates(getattr(self, f)) for f in fields if find_surrogate(getattr(self, f), f)}
+        update = {
+            f: escape_surrogates(getattr(self, f)) for f in fields if find_surrogate(getattr(self, f), f)
+        }
         return self.model_copy(update=update) if update else self
 
     # Constructors that keep the status/reward rule in one place.

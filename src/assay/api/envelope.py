@@ -36,7 +36,9 @@ class AsciiJSONResponse(JSONResponse):
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
-    return {"error": {"type": _TYPES.get(status, "error" if status < 500 else "internal"), "message": message}}
+    return {
+        "error": {"type": _TYPES.get(status, "error" if status < 500 else "internal"), "message": message}
+    }
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

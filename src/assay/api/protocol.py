@@ -34,6 +34,15 @@ class TasksResponse(BaseModel):
     tasks: list[TaskInfo]
 
 
+class LimitsResponse(BaseModel):
+    """What one request may hold; clients size their batches from it (and after a 413)."""
+
+    max_batch_items: int = Field(description="Most items in one request (ASSAY_QUEUE_SIZE); more is 413.")
+    max_body_bytes: int = Field(description="Largest request body (ASSAY_MAX_BODY_BYTES); more is 413.")
+    queue_size: int = Field(description="Items admitted at once over all requests; beyond it: 429.")
+    retry_after_s: int = Field(description="Retry-After sent with 429 and 503.")
+
+
 class ErrorBody(BaseModel):
     type: str
     message: str

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from assay.api.protocol import ErrorEnvelope, RewardsRequest, RewardsResponse, TasksResponse
+from assay.api.protocol import ErrorEnvelope, LimitsResponse, RewardsRequest, RewardsResponse, TasksResponse
 from assay.api.state import engine_of, scored_batch
 
 router = APIRouter(tags=["rewards"])
@@ -27,3 +27,15 @@ async def tasks(request: Request) -> TasksResponse:
     """The registered tasks, the item fields each reads, and the JSON schema of its options."""
     registry = engine_of(request).registry
     return TasksResponse(tasks=[registry[name].info() for name in registry])
+
+
+@router.get("/v1/limits", response_model=LimitsResponse)
+async def limits(request: Request) -> LimitsResponse:
+    """The request limits of this server, so a client can size its batches instead of meeting a 413."""
+    settings = engine_of(request).settings
+    return LimitsResponse(
+        max_batch_items=settings.queue_size,
+        max_body_bytes=settings.max_body_bytes,
+        queue_size=settings.queue_size,
+        retry_after_s=settings.retry_after_s,
+    )
