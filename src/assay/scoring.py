@@ -18,6 +18,7 @@ import time
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
@@ -236,8 +237,8 @@ class Engine:
         kind = getattr(scorer_cls, "gate", None)
         try:
             if scorer_cls.runs_in == "thread" and kind is not None:
-                call = lambda: scorer.score(item, options)  # noqa: E731
-                return await self.run_in_slot(kind, lane, call, deadline + _THREAD_GRACE_S)
+                score = partial(scorer.score, item, options)
+                return await self.run_in_slot(kind, lane, score, deadline + _THREAD_GRACE_S)
             if scorer_cls.runs_in == "thread":
                 loop = asyncio.get_running_loop()
                 call = loop.run_in_executor(self._threads, scorer.score, item, options)

@@ -212,8 +212,8 @@ class Settings(BaseSettings):
         description="Longest wait of a math/sql item for a free worker process; past it the item is"
         " `timeout` without having run. Its deadline starts once a worker picks it up.",
     )
-    drain_s: float = Field(
-        30.0,
+    drain_s: int = Field(
+        30,
         ge=0,
         description="After SIGTERM, how long in-flight requests may finish; the rest get 503 + Retry-After.",
     )

@@ -3,15 +3,15 @@ settings passed in: tests build apps from explicit settings, and two apps never 
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 
 from assay import __version__
 from assay.api import envelope, health, openrlhf, rewards, run_code
 from assay.api.limits import BodyLimitMiddleware
+from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
 from assay.scoring import Engine
 from assay.settings import Settings
@@ -24,15 +24,9 @@ Every item gets a result with a `status`: `ok` (with a `reward`), `invalid`, `ti
 """
 
 
-def _route_name(request: Request) -> str:
-    """The route template (not the raw path) so metrics labels stay bounded."""
-    route = request.scope.get("route")  # set by Starlette's router once it matched
-    return str(getattr(route, "path", "unmatched"))
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
-    requests finish (uvicorn drains connections on SIGTERM before the lifespan ends)."""
+    requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends)."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()
 
@@ -55,16 +49,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = metrics
     envelope.install(app)
 
-    @app.middleware("http")
-    async def _observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = _route_name(request)
-        metrics.requests.labels(route=route, code=str(response.status_code)).inc()
-        metrics.request_seconds.labels(route=route).observe(time.perf_counter() - started)
-        return response
-
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(ObserveMiddleware, metrics=metrics, retry_after_s=settings.retry_after_s)
     app.include_router(rewards.router)
     app.include_router(openrlhf.router)
     app.include_router(health.router)

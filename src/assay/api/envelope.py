@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from assay.api.state import ClientGone
 from assay.errors import QueueFullError
 
 log = logging.getLogger("assay.api")
@@ -68,6 +69,11 @@ def install(app: FastAPI) -> None:
     async def _full(request: Request, exc: QueueFullError) -> JSONResponse:
         retry = str(max(1, round(exc.retry_after_s)))
         return error_response(429, f"{exc}; retry after {retry}s", {"Retry-After": retry})
+
+    @app.exception_handler(ClientGone)
+    async def _gone(request: Request, exc: ClientGone) -> JSONResponse:
+        # Nobody reads this: nginx's "client closed request" code keeps the metrics honest.
+        return error_response(499, "the client closed the connection; its items were cancelled")
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> JSONResponse:

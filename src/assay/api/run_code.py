@@ -11,12 +11,13 @@ must be empty (no file transfer yet); a non-empty one is answered `Failed` with 
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from assay.api.state import until_disconnected
 from assay.errors import QueueFullError
 from assay.sandbox import (
     TIME_LIMIT,
@@ -28,6 +29,7 @@ from assay.sandbox import (
     TestInput,
     lookup,
 )
+from assay.scheduling import SlotWaitTimeout
 from assay.types import find_surrogate
 
 router = APIRouter(tags=["compat"])
@@ -121,7 +123,9 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
     limits = Limits(
         time_s=body.run_timeout,
         wall_s=body.run_timeout + 1.0,
-        memory_mb=body.memory_limit_MB if (body.memory_limit_MB or 0) > 0 else code_settings.memory_mb,
+        memory_mb=body.memory_limit_MB
+        if body.memory_limit_MB is not None and body.memory_limit_MB > 0
+        else code_settings.memory_mb,
         stdout_bytes=code_settings.max_output_bytes,
         processes=code_settings.processes,
     )
@@ -135,17 +139,25 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
     test = TestInput(stdin=(body.stdin or "").encode())
     engine.admit(1)
     try:
-        execution = await asyncio.to_thread(
-            scorer.executor.execute,
-            language,
-            body.code,
-            [test],
-            limits,
-            None,
-            code_settings.deadline_s,
-            compile_limits,
+        # Through the engine's fair sandbox gate, so /run_code and code items share slots fairly.
+        execution = await until_disconnected(
+            request,
+            engine.run_in_slot(
+                "sandbox",
+                object(),
+                partial(
+                    scorer.executor.execute,
+                    language,
+                    body.code,
+                    [test],
+                    limits,
+                    None,
+                    code_settings.deadline_s,
+                    compile_limits,
+                ),
+            ),
         )
-    except SandboxBusy as exc:
+    except (SandboxBusy, SlotWaitTimeout) as exc:
         raise QueueFullError(
             engine.pending, engine.settings.queue_size, engine.settings.retry_after_s
         ) from exc
