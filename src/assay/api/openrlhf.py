@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request
 
-from assay.api.protocol import ErrorEnvelope, OpenRLHFRequest, OpenRLHFResponse
+from assay.api.protocol import POST_ERRORS, OpenRLHFRequest, OpenRLHFResponse
 from assay.api.state import engine_of, scored_batch
 from assay.types import Result, Status
 
@@ -43,7 +43,7 @@ def _refusal(results: list[Result]) -> HTTPException:
 @router.post(
     "/get_reward",
     response_model=OpenRLHFResponse,
-    responses={422: {"model": ErrorEnvelope}, 503: {"model": ErrorEnvelope}},
+    responses=POST_ERRORS,
 )
 async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFResponse:
     """Score OpenRLHF samples with the task in `ASSAY_OPENRLHF_TASK` (math by default)."""

@@ -68,3 +68,18 @@ class OpenRLHFResponse(BaseModel):
     rewards: list[float]
     scores: list[float]
     extra_logs: dict[str, list[Any]]
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for error answers, each with the envelope's schema."""
+    said = {
+        400: "The request cannot be read.",
+        413: "Body or batch too large; GET /v1/limits says the limits.",
+        422: "The body does not have the documented shape.",
+        429: "Queue full; retry after the Retry-After header.",
+        503: "Shutting down or not ready; retry after the Retry-After header.",
+    }
+    return {code: {"model": ErrorEnvelope, "description": said[code]} for code in codes}
+
+
+POST_ERRORS = error_responses(400, 413, 422, 429, 503)

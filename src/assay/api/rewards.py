@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from assay.api.protocol import ErrorEnvelope, LimitsResponse, RewardsRequest, RewardsResponse, TasksResponse
+from assay.api.protocol import POST_ERRORS, LimitsResponse, RewardsRequest, RewardsResponse, TasksResponse
 from assay.api.state import engine_of, scored_batch
 
 router = APIRouter(tags=["rewards"])
 
-_ERRORS: dict[int | str, dict[str, object]] = {
-    413: {"model": ErrorEnvelope, "description": "Body or batch too large."},
-    422: {"model": ErrorEnvelope, "description": 'The body is not {"items": [...]}.'},
-    429: {"model": ErrorEnvelope, "description": "Queue full; retry after the Retry-After header."},
-}
 
-
-@router.post("/v1/rewards", response_model=RewardsResponse, responses=_ERRORS)
+@router.post("/v1/rewards", response_model=RewardsResponse, responses=POST_ERRORS)
 async def rewards(body: RewardsRequest, request: Request) -> RewardsResponse:
     """Score a batch. Results come back in item order; a malformed item is `invalid`, never a 4xx."""
     return RewardsResponse(results=await scored_batch(request, body.items))

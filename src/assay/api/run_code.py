@@ -17,6 +17,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from assay.api.protocol import POST_ERRORS
 from assay.api.state import until_disconnected
 from assay.errors import QueueFullError
 from assay.sandbox import (
@@ -109,7 +110,7 @@ def _response(execution: Execution) -> RunCodeResponse:
     )
 
 
-@router.post("/run_code", response_model=RunCodeResponse)
+@router.post("/run_code", response_model=RunCodeResponse, responses=POST_ERRORS)
 async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
     """Compile and run one program on one stdin, SandboxFusion style."""
     if body.files or body.fetch_files:
