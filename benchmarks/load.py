@@ -172,6 +172,7 @@ def loops(args: argparse.Namespace) -> None:
     print(f"  verdicts {verdicts}/{args.programs}  statuses {sorted({r['status'] for r in results})}")
     print(f"  elapsed {elapsed:.1f} s = {elapsed / ideal:.2f} x the ideal {ideal:.0f} s (target <= 1.3)")
     print(f"  a 1-item request sent meanwhile took {quick_took:.1f} s")
+    print(f"  machine load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 def main() -> None:

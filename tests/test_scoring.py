@@ -131,3 +131,50 @@ def test_the_library_entry_point_scores_in_process() -> None:
     (result,) = assay.score([MATH_OK], settings=settings)
     assert result.status is Status.OK and result.correct is True
     assert result.extracted is not None
+
+
+def test_a_cancelled_batch_frees_its_worker_and_its_queue(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    held = {"task": "gate", "response": "x", "reference": "x", "options": {"gate": str(tmp_path / "never")}}
+
+    async def run(engine: Engine) -> assay.Result:
+        batch = asyncio.ensure_future(engine.score_async([held] * 3))
+        for _ in range(2000):  # bounded: until the first item holds the only worker
+            await asyncio.sleep(0.005)  # sleep-ok: yields to the loop while polling
+            if engine._gate("workers").waiting == 2:
+                break
+        batch.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await batch
+        assert engine._gate("workers").waiting == 0
+        (result,) = await asyncio.wait_for(engine.score_async([MATH_OK]), 30)
+        return result
+
+    with Engine(make_settings(workers=1, deadline_s=120.0)) as engine:
+        result = asyncio.run(run(engine))
+    assert result.status is Status.OK and result.correct is True
+
+
+def test_a_wait_for_a_worker_is_bounded_and_reported_as_a_wait(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    held = {"task": "gate", "response": "x", "reference": "x", "options": {"gate": str(gate)}}
+
+    async def run(engine: Engine) -> list[assay.Result]:
+        batch = asyncio.ensure_future(engine.score_async([held, MATH_OK]))
+        seen = []
+        for _ in range(6000):  # bounded: until the math item queued and then gave up its wait
+            await asyncio.sleep(0.005)  # sleep-ok: yields to the loop while polling
+            seen.append(engine._gate("workers").waiting)
+            if 1 in seen and seen[-1] == 0:
+                break
+        gate.touch()
+        return await batch
+
+    with Engine(make_settings(workers=1, deadline_s=120.0, wait_s=0.3)) as engine:
+        first, second = asyncio.run(run(engine))
+    assert first.status is Status.OK
+    assert second.status is Status.TIMEOUT and second.details["cause"] == "slot_wait"
+    assert "ASSAY_WAIT_S" in second.reason
