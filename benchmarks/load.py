@@ -128,6 +128,9 @@ async def _burst(url: str, items: int, batch: int, concurrency: int) -> dict[str
 def burst(args: argparse.Namespace) -> None:
     server = Server(ASSAY_WORKERS=str(args.workers), ASSAY_QUEUE_SIZE=str(args.queue))
     try:
+        # Warm up first: workers and the forkserver start on the first item, which is not growth.
+        warm = {"task": "math", "response": "\\boxed{1}", "reference": "1"}
+        httpx.post(f"{server.url}/v1/rewards", json={"items": [warm] * 4}, timeout=120)
         before = _rss_mb(server.proc.pid)
         stats = asyncio.run(_burst(server.url, args.items, args.batch, args.concurrency))
         after = _rss_mb(server.proc.pid)
