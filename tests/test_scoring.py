@@ -178,3 +178,15 @@ def test_a_wait_for_a_worker_is_bounded_and_reported_as_a_wait(
     assert first.status is Status.OK
     assert second.status is Status.TIMEOUT and second.details["cause"] == "slot_wait"
     assert "ASSAY_WAIT_S" in second.reason
+
+
+def test_a_sandbox_gate_is_crowded_only_when_every_slot_is_taken(
+    make_settings: Callable[..., Settings],
+) -> None:
+    async def run(engine: Engine) -> tuple[bool, bool]:
+        idle = engine.crowded("sandbox", 0)
+        await engine._gate("sandbox").acquire("a", 1)
+        return idle, engine.crowded("sandbox", 0)
+
+    with Engine(make_settings(code={"slots": 1})) as engine:
+        assert asyncio.run(run(engine)) == (False, True)

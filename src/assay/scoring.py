@@ -179,6 +179,11 @@ class Engine:
             gate = gates[kind] = FairGate(kind, size)
         return gate
 
+    def crowded(self, kind: str, max_waiting: int) -> bool:
+        """Every `kind` slot ("workers" or "sandbox") is taken and `max_waiting` callers already wait."""
+        gate = self._gate(kind)
+        return gate.busy >= gate.size and gate.waiting >= max_waiting
+
     def _wait_bound(self, kind: str) -> tuple[float, str]:
         if kind == "sandbox":
             return self.settings.code.wait_s, "ASSAY_CODE__WAIT_S"

@@ -138,6 +138,8 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
         processes=code_settings.processes,
     )
     test = TestInput(stdin=(body.stdin or "").encode())
+    if engine.crowded("sandbox", code_settings.max_waiting):  # SandboxFusion clients expect a 429
+        raise QueueFullError(engine.pending, engine.settings.queue_size, engine.settings.retry_after_s)
     engine.admit(1)
     try:
         # Through the engine's fair sandbox gate, so /run_code and code items share slots fairly.
