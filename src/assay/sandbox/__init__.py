@@ -80,14 +80,21 @@ __all__ = [
 
 def create_executor(settings: CodeSettings) -> Executor:
     """Build the pool and executor for the configured backend. Slots start on first use."""
-    from assay.sandbox import cgroups, seccomp
+    from assay.sandbox import cgroups, runtime, seccomp
 
     factory: Callable[[str], Slot]
+    try:
+        prefix = runtime.check_prefix(settings.python_prefix)
+    except ValueError as exc:
+        raise SandboxError(str(exc)) from exc
     if settings.backend == "docker":
         from assay.sandbox.docker import DockerConfig, DockerSlot
 
         dconfig = DockerConfig(
-            image=settings.docker_image, tmpfs_mb=settings.tmpfs_mb, processes=settings.processes
+            image=settings.docker_image,
+            tmpfs_mb=settings.tmpfs_mb,
+            processes=settings.processes,
+            python_prefix=prefix,
         )
         factory = lambda name: DockerSlot(dconfig, name)  # noqa: E731
     elif settings.backend == "bwrap":
@@ -101,6 +108,7 @@ def create_executor(settings: CodeSettings) -> Executor:
             tmpfs_mb=settings.tmpfs_mb,
             use_seccomp=use_seccomp,
             processes=settings.processes,
+            python_prefix=prefix,
         )
         probe = cgroups.create(f"{bconfig.cgroup_parent}/probe")
         if probe.unavailable:
