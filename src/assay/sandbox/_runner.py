@@ -482,9 +482,12 @@ def serve() -> None:
     # gone, which is how it should end anyway.
     for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
-    if os.path.isdir(PACKAGES):  # the package prefix (started with -S: no host site-packages)
-        import site
+    import site  # started with -S, so no host site-packages: add what `site` gives a program by hand
 
+    site.setquit()  # exit() and quit()
+    site.setcopyright()
+    site.sethelper()
+    if os.path.isdir(PACKAGES):  # the package prefix
         site.addsitedir(PACKAGES)
     inp = os.fdopen(CONTROL_IN, "rb", buffering=1 << 16)  # a whole request in one read
     out = os.fdopen(CONTROL_OUT, "wb")

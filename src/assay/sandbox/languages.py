@@ -117,3 +117,8 @@ LANGUAGES: dict[str, Language] = {
 
 def lookup(name: str | None) -> Language | None:
     return LANGUAGES.get((name or "python").strip().lower())
+
+
+def language_names() -> list[str]:
+    """The languages the sandbox knows (whether or not this host has their toolchain)."""
+    return list(dict.fromkeys(lang.name for lang in LANGUAGES.values()))
