@@ -6,8 +6,11 @@ each instance under the engine's read-only guard and deadline, and compare resul
 
 Statuses, deliberately:
 - the gold fails, times out or is too large: `invalid` (a broken reference, not a wrong prediction);
-- the prediction is missing, not a query, refused, fails, runs out of its query time or is too large:
-  `ok`, reward 0 (the policy's fault);
+- the prediction is missing, not a query, more than one statement, refused, fails, runs out of its
+  query time or is too large: `ok`, reward 0 (the policy's fault); nothing of a response with several
+  statements is run, so `SELECT ...; DROP ...` earns nothing for its first half;
+- a prediction that reads no table (`VALUES (33)`, `SELECT 33`) is scored as any other, and flagged in
+  `details["warnings"]` as a possible hard-coded result;
 - our own item deadline cut a query short: `timeout`; a database that cannot be opened: `error`.
 Rewards: binary (1 / 0), or graded (1 correct / `executes_reward` ran but wrong / 0 failed). `correct`
 stays the raw verdict in both modes, so a trainer can filter on it rather than on a shaped reward.
@@ -50,6 +53,7 @@ from assay.verifiers.sql.engines import (
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
+    constant_answer,
     extract_sql,
     keyed_query,
     known_dialect,
@@ -170,6 +174,10 @@ class SqlScorer(Scorer):
         if pred.refusal is not None:
             reason = f"rejected before execution: {pred.refusal}"
             return _reward(False, False, options, reason, extracted=sql, details=details)
+        if constant_answer(pred.parsed):
+            details["warnings"] = [
+                "the prediction reads no table (a constant answer): possibly a hard-coded result"
+            ]
         ordered = {"strict": True, "ignore": False}.get(options.order, gold.ordered)
         details["order_enforced"] = ordered
         details["instances"] = []
