@@ -40,7 +40,10 @@ def run(executor: Executor, source: str, limits: Limits = LIMITS) -> RunOutcome:
     ("source", "expected"),
     [
         ("import numpy as np\nprint(int(np.arange(10).reshape(2, 5).sum(axis=0)[4]))", b"13"),
-        ("from scipy.optimize import brentq\nprint(round(brentq(lambda x: x * x - 2, 0, 2), 6))", b"1.414214"),
+        (
+            "from scipy.optimize import brentq\nprint(round(brentq(lambda x: x * x - 2, 0, 2), 6))",
+            b"1.414214",
+        ),
         ("import pandas as pd\nprint(pd.DataFrame({'a': [1, 2, 3]}).a.sum())", b"6"),
         ("import sympy\nprint(sympy.factor('x**2 - 1'))", b"(x - 1)*(x + 1)"),
         ("import networkx as nx\nprint(nx.shortest_path_length(nx.path_graph(5), 0, 4))", b"4"),

@@ -81,7 +81,8 @@ CORPUS = [
     ),
     Case(
         "a usage block after the solution, then a ```bash run line",
-        "```python\n{code}```\n```python\nassert add(1, 1) == 2\n```\nRun it with:\n```bash\npython add.py\n```",
+        "```python\n{code}```\n```python\nassert add(1, 1) == 2\n```\n"
+        "Run it with:\n```bash\npython add.py\n```",
         CALL,
     ),
     Case(

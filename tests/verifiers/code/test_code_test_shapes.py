@@ -13,7 +13,10 @@ from assay.types import Item, Result
 from assay.verifiers.code import CodeScorer
 
 # HumanEval's own shape: the `test` field defines check(candidate) and never calls it.
-CHECK = "METADATA = {}\n\n\ndef check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
+CHECK = (
+    "METADATA = {}\n\n\ndef check(candidate):\n    assert candidate(2, 3) == 5\n"
+    "    assert candidate(-1, 1) == 0\n"
+)
 HELPER_THEN_ENTRY = "def helper(x):\n    return x\n\n\ndef add(a, b):\n    return helper(a) + b\n"
 
 

@@ -151,8 +151,8 @@ def analyse(sql: str, engine_dialect: str, source_dialect: str | None = None) ->
         return Analysis(sql=sql, parse_error=_first_line(exc))
     if len(statements) != 1:
         kinds = ", ".join(str(st.key).upper() for st in statements)
-        refusal = f"{len(statements)} statements ({kinds}); exactly one read-only query is allowed"
-        return Analysis(sql=sql, refusal=refusal)
+        many = f"{len(statements)} statements ({kinds}); exactly one read-only query is allowed"
+        return Analysis(sql=sql, refusal=many)
     tree: Any = statements[0]  # sqlglot >= 30 types parse results as Expr
     analysis = Analysis(sql=sql, parsed=tree)
     refusal = _static_refusal(tree)
