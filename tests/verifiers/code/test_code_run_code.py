@@ -87,6 +87,16 @@ def test_files_are_refused(client: TestClient) -> None:
     assert data["status"] == "Failed" and "files" in data["message"]
 
 
+def test_tasks_list_what_the_code_runtime_offers(client: TestClient) -> None:
+    tasks = {task["name"]: task for task in client.get("/v1/tasks").json()["tasks"]}
+    languages = tasks["code"]["runtime"]["languages"]
+    assert languages["python"]["version"].startswith("Python 3")
+    assert languages["python"]["packages"] == {}  # no prefix configured: the standard library only
+    assert tasks["math"]["runtime"] is None
+    if HAS_CPP:
+        assert languages["cpp"]["version"] and "c++" in languages["cpp"]["aliases"]
+
+
 def test_code_items_score_through_the_rewards_endpoint(client: TestClient) -> None:
     item = {"task": "code", "response": "```python\nprint(1)\n```", "tests": [{"stdin": "", "stdout": "1"}]}
     data = client.post("/v1/rewards", json={"items": [item]}).json()
