@@ -222,7 +222,9 @@ def main() -> None:
     by_id = {p["task_id"]: p for p in problems}
     cases = build_cases(problems, args.mutants, args.seed)
     print(f"{len(problems)} problems, {len(cases)} responses")
-    settings = Settings(code=CodeSettings(time_limit_s=args.timeout, memory_mb=512))
+    # A batch of infinite loops holds every slot for --timeout CPU seconds each: wait for slots as long as
+    # that takes (the service's default wait bound would answer `error` for the queue's tail).
+    settings = Settings(code=CodeSettings(time_limit_s=args.timeout, memory_mb=512, wait_s=1800))
     assay: dict[int, bool] = {}
     reference: dict[int, bool] = {}
     seconds: dict[str, list[float]] = {}

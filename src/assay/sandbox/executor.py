@@ -103,7 +103,8 @@ class Executor:
                 return False
             slot.write_files({f"{BUILD_DIR}/{n}": data for n, data in payload.items()}, mode=0o755)
             return True
-        request = {"argv": language.compile_command(source), "env": ENV, "cwd": BUILD_DIR}
+        env = {**ENV, **dict(language.compile_env)}
+        request = {"argv": language.compile_command(source), "env": env, "cwd": BUILD_DIR}
         outcome = slot.run(request, b"", limits or self.compile_limits, collect=BUILD_DIR)
         execution.compile = outcome
         if outcome.exit_code != 0:

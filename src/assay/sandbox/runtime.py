@@ -91,6 +91,8 @@ _VERSION_ARGV = {
     "cpp": ("g++", "-dumpfullversion"),
     "javascript": ("node", "--version"),
     "java": ("javac", "-version"),
+    "rust": ("rustc", "--version"),
+    "go": ("go", "version"),
 }
 
 
