@@ -2,7 +2,7 @@
 
 Item: `response` (the program is the block that defines what the tests call, else the longest complete
 program among the blocks in the item's language or untagged; see `code_blocks`), `language` (python,
-cpp, javascript, java), and `tests`, each one of:
+cpp, javascript, java, rust, go), and `tests`, each one of:
 
 - `{"stdin": "...", "stdout": "..."}`: stdin/stdout; checked by `options.checker` (tokens by default,
   exact, or float with `options.float_tol`);
