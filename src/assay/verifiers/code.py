@@ -262,10 +262,13 @@ class CodeScorer(Scorer):
                 self._executor = create_executor(self.settings.code)
             return self._executor
 
-    def limits(self, options: CodeOptions) -> Limits:
+    def limits(self, options: CodeOptions, wall_s: float | None = None) -> Limits:
+        """One test's limits: the item's options over the settings. With `wall_s`, a wall-clock limit
+        that also bounds CPU time (one thread cannot use more CPU than wall time)."""
         code = self.settings.code
         return Limits(
-            time_s=options.time_limit_s or code.time_limit_s,
+            time_s=wall_s or options.time_limit_s or code.time_limit_s,
+            wall_s=wall_s,
             memory_mb=options.memory_mb or code.memory_mb,
             stdout_bytes=code.max_output_bytes,
             stderr_bytes=code.max_stderr_bytes,
@@ -317,7 +320,7 @@ class CodeScorer(Scorer):
         """
         code = self.settings.code
         limits = dataclasses.replace(
-            self.limits(CodeOptions(memory_mb=memory_mb)), time_s=wall_s, wall_s=wall_s
+            self.limits(CodeOptions(), wall_s), memory_mb=memory_mb or code.memory_mb
         )
         compile_limits = None
         if compile_wall_s is not None:

@@ -82,6 +82,12 @@ def test_run_timeout_is_wall_clock(client: TestClient) -> None:
     assert quick["status"] == "Success" and quick["run_result"]["stdout"] == "late\n"
 
 
+def test_any_positive_memory_limit_is_taken(client: TestClient) -> None:
+    for memory in (64, 32768):  # beyond an item option's range, as SandboxFusion allows
+        data = client.post("/run_code", json={"code": "print(1)", "memory_limit_MB": memory}).json()
+        assert data["status"] == "Success", data
+
+
 def test_files_are_refused(client: TestClient) -> None:
     data = client.post("/run_code", json={"code": "x", "files": {"a.txt": "eA=="}}).json()
     assert data["status"] == "Failed" and "files" in data["message"]
