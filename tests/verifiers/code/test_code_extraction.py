@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from assay.sandbox import lookup
 from assay.sandbox.bwrap import find_bwrap
@@ -187,3 +189,46 @@ def test_other_languages_are_not_taken() -> None:
     assert extract_code(response, python) == "print(1)\n"
     assert extract_code(response, cpp) == "int main(){return 0;}\n"
     assert extract_code("```javascript\nconsole.log(1)\n```", python) is None
+
+
+SOLUTION = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n"
+NOISE = [
+    ("python", "print(area(2))\n"),
+    ("python", "r = 3\nresult = area(r)\nprint(f'area: {result}')\n"),
+    ("", "12.566370614359172\n"),
+    ("text", "area(2) -> 12.57\n"),
+    ("bash", "python3 area.py\n"),
+    ("py", ">>> area(1)\n3.141592653589793\n"),
+    ("python", "# Test\nassert abs(area(1) - 3.14159) < 1e-4\n"),
+    ("", "Traceback (most recent call last):\n  File ...\n"),
+]
+
+
+@given(
+    st.lists(st.sampled_from(NOISE), max_size=4),
+    st.lists(st.sampled_from(NOISE), max_size=4),
+    st.sampled_from(["python", "py", "python3", "Python", ""]),
+    st.sampled_from(["```", "~~~", "````"]),
+    st.sampled_from(["", "Here is my solution:\n", "Let me think.\n\n"]),
+)
+def test_the_defining_block_wins_wherever_it_is(
+    before: list[tuple[str, str]],
+    after: list[tuple[str, str]],
+    tag: str,
+    fence: str,
+    prose: str,
+) -> None:
+    """Blocks before and after the solution, in any tag and fence style, never displace it."""
+    python = lookup("python")
+    assert python is not None
+
+    def block(t: str, body: str, f: str = "```") -> str:
+        return f"{f}{t}\n{body}{f}\n\nSome words.\n"
+
+    response = (
+        prose
+        + "".join(block(t, b) for t, b in before)
+        + block(tag, SOLUTION, fence)
+        + "".join(block(t, b) for t, b in after)
+    )
+    assert extract_code(response, python, ["area"]) == SOLUTION
