@@ -201,7 +201,7 @@ def _add_assert(plan: TestPlan, number: int, test: dict[str, Any]) -> None:
     plan.expected.append(("nonce", None))
 
 
-def test_verdict(
+def verdict_of(
     outcome: RunOutcome, test: TestInput, want: tuple[str, Any], options: CodeOptions, limit_s: float
 ) -> str:
     """The verdict of one test; comparisons happen here, outside the sandbox."""
@@ -346,7 +346,7 @@ class CodeScorer(Scorer):
 
         def on_result(index: int, outcome: RunOutcome) -> bool:
             test = plan.inputs[index]
-            verdict = test_verdict(outcome, test, plan.expected[index], options, limits.time_s)
+            verdict = verdict_of(outcome, test, plan.expected[index], options, limits.time_s)
             entry = {"verdict": verdict, **outcome.details()}
             why = why_failed(outcome, test, verdict)
             if verdict != PASSED and outcome.stderr:
