@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from assay.sandbox import Language
 
 # An opening fence (``` or ~~~, any length >= 3), its info string, the body, and the same fence closing
-# it (or the end of the response: a truncated answer still holds a program).
+# it: on a line of its own, or ending the body's last line (`return x````, as models write), or the end of
+# the response (a truncated answer still holds a program).
 _FENCE = re.compile(
     r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*)\n"
-    r"(?P<body>.*?)(?:^[ \t]{0,3}(?P=fence)[ \t]*$|\Z)",
+    r"(?P<body>.*?)(?:^[ \t]{0,3}(?P=fence)[ \t]*$|(?<![`~])(?P=fence)[ \t]*$|\Z)",
     re.DOTALL | re.MULTILINE,
 )
 _INLINE_FENCE = re.compile(r"```[ \t]*([^\n`]*)\n(.*?)```", re.DOTALL)  # a fence that does not start a line

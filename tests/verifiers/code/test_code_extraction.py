@@ -182,6 +182,14 @@ def test_output_blocks_are_never_programs() -> None:
     assert extract_code("```python\nx = 1\n```\n```\n[1, 2, 3] and more output\n```", python) == "x = 1\n"
 
 
+def test_a_closing_fence_glued_to_the_last_line_closes_the_block() -> None:
+    python = lookup("python")
+    assert python is not None
+    response = "```python\ndef add(a, b):\n    return a + b```\nUsage:\n```python\nprint(add(1, 2))```"
+    assert extract_code(response, python, ["add"]) == "def add(a, b):\n    return a + b"
+    assert extract_code("````python\ns = '```'\n````", python) == "s = '```'\n"  # a longer fence holds ```
+
+
 def test_other_languages_are_not_taken() -> None:
     python, cpp = lookup("python"), lookup("cpp")
     assert python is not None and cpp is not None
