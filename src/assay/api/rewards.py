@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Request
 
 from assay.api.protocol import POST_ERRORS, LimitsResponse, RewardsRequest, RewardsResponse, TasksResponse
@@ -19,8 +21,11 @@ async def rewards(body: RewardsRequest, request: Request) -> RewardsResponse:
 @router.get("/v1/tasks", response_model=TasksResponse)
 async def tasks(request: Request) -> TasksResponse:
     """The registered tasks, the item fields each reads, and the JSON schema of its options."""
-    registry = engine_of(request).registry
-    return TasksResponse(tasks=[registry[name].info() for name in registry])
+    engine = engine_of(request)
+    registry, settings = engine.registry, engine.settings
+    # A code runtime's toolchain versions come from running them once: off the event loop.
+    infos = await asyncio.to_thread(lambda: [registry[name].info(settings) for name in registry])
+    return TasksResponse(tasks=infos)
 
 
 @router.get("/v1/limits", response_model=LimitsResponse)

@@ -5,8 +5,10 @@ fields (`code`, `language`, `stdin`, `compile_timeout`, `run_timeout`, `memory_l
 `fetch_files`) and response fields (`status`: Success/Failed/SandboxError, `message`, `compile_result`,
 `run_result`: {status: Finished/TimeLimitExceeded/Error, execution_time, return_code, stdout, stderr},
 `executor_pod_name`, `files`). Programs run in the code scorer's sandbox pool. `files`/`fetch_files`
-must be empty (no file transfer yet); a non-empty one is answered `Failed` with a message. Overload
-(every slot busy and the wait queue full) is HTTP 429 with Retry-After, like the rest of the API.
+must be empty (no file transfer yet); a non-empty one is answered `Failed` with a message. As in
+SandboxFusion, `run_timeout` and `compile_timeout` are wall-clock seconds. An unknown language is HTTP 422
+naming the supported ones. A busy sandbox (every slot busy and the wait queue full) is HTTP 429 with
+Retry-After, saying so.
 """
 
 from __future__ import annotations
@@ -14,22 +16,13 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from assay.api.protocol import POST_ERRORS
 from assay.api.state import until_disconnected
-from assay.errors import QueueFullError
-from assay.sandbox import (
-    TIME_LIMIT,
-    Execution,
-    Limits,
-    RunOutcome,
-    SandboxBusy,
-    SandboxError,
-    TestInput,
-    lookup,
-)
+from assay.sandbox import TIME_LIMIT, Execution, RunOutcome, SandboxBusy, SandboxError, lookup
+from assay.sandbox.languages import language_names
 from assay.scheduling import SlotWaitTimeout
 from assay.types import find_surrogate
 
@@ -110,36 +103,28 @@ def _response(execution: Execution) -> RunCodeResponse:
     )
 
 
+def _busy(engine: Any, why: str) -> HTTPException:
+    retry = str(max(1, round(engine.settings.retry_after_s)))
+    return HTTPException(429, f"sandbox busy: {why}", headers={"Retry-After": retry})
+
+
 @router.post("/run_code", response_model=RunCodeResponse, responses=POST_ERRORS)
 async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
-    """Compile and run one program on one stdin, SandboxFusion style."""
+    """Compile and run one program on one stdin, SandboxFusion style (`run_timeout` is wall-clock)."""
     if body.files or body.fetch_files:
         return RunCodeResponse(status="Failed", message="files and fetch_files are not supported by Assay")
     language = lookup(body.language)
-    if language is None or not language.available():
-        return RunCodeResponse(status="Failed", message=f"unsupported language: {body.language}")
+    if language is None:
+        known = ", ".join(language_names())
+        raise HTTPException(422, f'unknown language "{body.language}"; supported: {known}')
+    if not language.available():
+        return RunCodeResponse(status="Failed", message=f"language {language.name} is not installed here")
     engine = request.app.state.engine
     scorer: Any = engine.scorer("code")
     code_settings = engine.settings.code
-    limits = Limits(
-        time_s=body.run_timeout,
-        wall_s=body.run_timeout + 1.0,
-        memory_mb=body.memory_limit_MB
-        if body.memory_limit_MB is not None and body.memory_limit_MB > 0
-        else code_settings.memory_mb,
-        stdout_bytes=code_settings.max_output_bytes,
-        processes=code_settings.processes,
-    )
-    compile_limits = Limits(
-        time_s=body.compile_timeout,
-        wall_s=body.compile_timeout * 2 + 1,
-        memory_mb=code_settings.compile_memory_mb,
-        address_space=False,
-        processes=code_settings.processes,
-    )
-    test = TestInput(stdin=(body.stdin or "").encode())
+    memory_mb = body.memory_limit_MB if (body.memory_limit_MB or 0) > 0 else None
     if engine.crowded("sandbox", code_settings.max_waiting):  # SandboxFusion clients expect a 429
-        raise QueueFullError(engine.pending, engine.settings.queue_size, engine.settings.retry_after_s)
+        raise _busy(engine, "every sandbox slot is taken and the wait queue is full")
     engine.admit(1)
     try:
         # Through the engine's fair sandbox gate, so /run_code and code items share slots fairly.
@@ -149,21 +134,18 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
                 "sandbox",
                 object(),
                 partial(
-                    scorer.executor.execute,
+                    scorer.run_program,
                     language,
                     body.code,
-                    [test],
-                    limits,
-                    None,
-                    code_settings.deadline_s,
-                    compile_limits,
+                    (body.stdin or "").encode(),
+                    wall_s=body.run_timeout,
+                    memory_mb=memory_mb,
+                    compile_wall_s=body.compile_timeout,
                 ),
             ),
         )
     except (SandboxBusy, SlotWaitTimeout) as exc:
-        raise QueueFullError(
-            engine.pending, engine.settings.queue_size, engine.settings.retry_after_s
-        ) from exc
+        raise _busy(engine, str(exc)) from exc
     except SandboxError as exc:
         return RunCodeResponse(status="SandboxError", message=str(exc))
     finally:

@@ -1,16 +1,18 @@
 """Sandboxed execution of untrusted programs: warm slots, one fork per test, many isolation layers.
 
 How it works: a bounded pool of long-lived sandboxes ("slots"); inside each, a warm runtime (`_runner`)
-forks once per test. Python runs in the already-started interpreter; C++ and Java compile once per
-submission (cached on the host by source hash); node and compiled programs are exec'd. Expected outputs
-never enter a sandbox.
+forks once per test. Python runs in the already-started interpreter; C++, Java, Rust and Go compile once
+per submission (cached on the host by source hash); node and compiled programs are exec'd. Expected
+outputs never enter a sandbox.
 
 Covered (each layer has a test in tests/sandbox):
 - no network: a private network namespace with only `lo` (the host's 127.0.0.1 is unreachable), and
   seccomp refuses every socket family but AF_UNIX;
 - an unprivileged host uid per slot (so RLIMIT_NPROC works while the server runs as root), uid 1000
   inside, `--cap-drop ALL`, no nested user namespaces (`--disable-userns` + seccomp on unshare/clone);
-- a read-only /usr and nothing else of the host: no /etc/passwd, no server files, no environment;
+- a read-only /usr and nothing else of the host: no /etc/passwd, no server files, no environment; the
+  host's Python site/dist-packages are masked, and Python programs get our package prefix instead
+  (`runtime`, `make sandbox-runtime`);
 - a private, size-capped tmpfs at /tmp, wiped after every submission;
 - a pid namespace: after each test every process but the runtime is killed (double-forked daemons too);
 - seccomp: ptrace, process_vm_*, mount, unshare/setns, bpf, perf, keyrings, io_uring, kexec..., and
@@ -80,14 +82,21 @@ __all__ = [
 
 def create_executor(settings: CodeSettings) -> Executor:
     """Build the pool and executor for the configured backend. Slots start on first use."""
-    from assay.sandbox import cgroups, seccomp
+    from assay.sandbox import cgroups, runtime, seccomp
 
     factory: Callable[[str], Slot]
+    try:
+        prefix = runtime.check_prefix(settings.python_prefix)
+    except ValueError as exc:
+        raise SandboxError(str(exc)) from exc
     if settings.backend == "docker":
         from assay.sandbox.docker import DockerConfig, DockerSlot
 
         dconfig = DockerConfig(
-            image=settings.docker_image, tmpfs_mb=settings.tmpfs_mb, processes=settings.processes
+            image=settings.docker_image,
+            tmpfs_mb=settings.tmpfs_mb,
+            processes=settings.processes,
+            python_prefix=prefix,
         )
         factory = lambda name: DockerSlot(dconfig, name)  # noqa: E731
     elif settings.backend == "bwrap":
@@ -101,6 +110,7 @@ def create_executor(settings: CodeSettings) -> Executor:
             tmpfs_mb=settings.tmpfs_mb,
             use_seccomp=use_seccomp,
             processes=settings.processes,
+            python_prefix=prefix,
         )
         probe = cgroups.create(f"{bconfig.cgroup_parent}/probe")
         if probe.unavailable:

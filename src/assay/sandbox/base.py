@@ -84,6 +84,7 @@ class RunOutcome:
     killed: str | None = None  # "cpu", "wall", "output" when the runtime killed the child
     oom: bool = False  # the cgroup's OOM killer fired during the run
     max_rss_kb: int = 0
+    stderr_truncated: bool = False  # stderr went past its cap: the rest was dropped, the run went on
     files: dict[str, bytes] = field(default_factory=dict)  # collected artefacts (compilers only)
 
     @classmethod
@@ -101,6 +102,7 @@ class RunOutcome:
             killed=reply.get("killed"),
             oom=oom,
             max_rss_kb=reply.get("max_rss_kb", 0),
+            stderr_truncated=bool(reply.get("stderr_truncated")),
             files=dict(zip(names, blobs[3:], strict=False)),
         )
 
@@ -128,6 +130,7 @@ class RunOutcome:
             "wall_s": self.wall_s,
             "max_rss_kb": self.max_rss_kb,
             **({"killed": self.killed} if self.killed else {}),
+            **({"stderr_truncated": True} if self.stderr_truncated else {}),
         }
 
 

@@ -3,10 +3,12 @@
 Layers (each has a test in tests/sandbox): every namespace unshared (network: only a private `lo`, so the
 host's 127.0.0.1 is unreachable; pid: the runtime sweeps every process after each test), host uid per
 slot (so RLIMIT_NPROC counts only this slot; as uid 0 it counts nothing), `--cap-drop ALL`,
-`--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only and nothing else of the
-host (no /etc/passwd, no /work, no /root), a size-capped private tmpfs at /tmp, an empty environment but
-PATH/LANG/HOME, `--new-session`, cgroup memory/pids limits, and rlimits applied
-per test by the runtime.
+`--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only with the host's
+site/dist-packages masked, and nothing else of the host (no /etc/passwd, no /work, no /root), the runtime
+file and the Python package prefix read-only under /opt/assay (passed as descriptors, so bwrap's command
+line names no host path), a size-capped private tmpfs at /tmp, an empty environment but PATH/LANG/HOME
+and one-thread BLAS settings, `--new-session`, cgroup memory/pids limits, and rlimits applied per test by
+the runtime.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from assay.sandbox import _runner, cgroups, seccomp
+from assay.sandbox import _runner, cgroups, runtime, seccomp
 from assay.sandbox.base import Limits, RunOutcome, SandboxError
 
 SANDBOX_PYTHON = "/usr/bin/python3"
@@ -80,6 +82,7 @@ class BwrapConfig:
     use_seccomp: bool = True
     processes: int = 64
     cgroup_parent: str = "assay"
+    python_prefix: str | None = None  # packages mounted at runtime.PREFIX_MOUNT (None: stdlib only)
 
 
 class _DeadlineReader:
@@ -137,7 +140,9 @@ class BwrapSlot:
             raise SandboxError(f"sandbox runtime has pid {header.get('pid')}, expected 2 (seccomp rules)")
 
     # -- start/stop ------------------------------------------------------------------------------
-    def argv(self, seccomp_fd: int | None) -> list[str]:
+    def argv(self, fds: dict[str, int]) -> list[str]:
+        """bwrap's command line. Host paths go in as descriptors (`fds`: runner, prefix, seccomp), so the
+        command line that a sandboxed program can read names none of them."""
         cfg = self.config
         args = [cfg.bwrap, "--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000"]
         # No --die-with-parent: its PDEATHSIG follows the *thread* that started bwrap, and pool threads
@@ -150,28 +155,34 @@ class BwrapSlot:
         for etc in ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/ld.so.cache"):
             if os.path.exists(etc):
                 args += ["--ro-bind", etc, etc]
+        for site in runtime.hidden_site_dirs():  # the host's packages: an empty read-only mount each
+            args += ["--size", "4096", "--tmpfs", site, "--remount-ro", site]
+        args += ["--perms", "0444", "--ro-bind-data", str(fds["runner"]), runtime.RUNNER_MOUNT]
+        if "prefix" in fds:
+            args += ["--ro-bind-fd", str(fds["prefix"]), runtime.PREFIX_MOUNT]
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(cfg.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp"]
-        args += [
-            "--setenv",
-            "PATH",
-            "/usr/bin:/bin",
-            "--setenv",
-            "LANG",
-            "C.UTF-8",
-            "--setenv",
-            "HOME",
-            "/tmp",
-        ]
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", **runtime.THREAD_ENV}
+        for name, value in env.items():
+            args += ["--setenv", name, value]
         args += ["--remount-ro", "/", "--chdir", "/tmp"]
-        if seccomp_fd is not None:
-            args += ["--seccomp", str(seccomp_fd)]
-        source = Path(_runner.__file__).read_text()
-        return [*args, "--", SANDBOX_PYTHON, "-I", "-c", source]
+        if "seccomp" in fds:
+            args += ["--seccomp", str(fds["seccomp"])]
+        return [*args, "--", *runtime.runner_argv(SANDBOX_PYTHON)]
+
+    def _open_fds(self) -> dict[str, int]:
+        fds = {"runner": os.memfd_create("runner", 0)}
+        os.write(fds["runner"], Path(runtime.runner_path()).read_bytes())
+        os.lseek(fds["runner"], 0, os.SEEK_SET)
+        if self.config.python_prefix is not None:
+            fds["prefix"] = os.open(self.config.python_prefix, os.O_PATH | os.O_DIRECTORY)
+        if self.config.use_seccomp:
+            fds["seccomp"] = seccomp.seccomp_fd()
+        return fds
 
     def _start(self) -> subprocess.Popen[bytes]:
-        fd = seccomp.seccomp_fd() if self.config.use_seccomp else None
-        argv = self.argv(fd)
+        fds = self._open_fds()
+        argv = self.argv(fds)
         procs = self.cgroup.procs_files
         # argv[0] "bwrap": the sandbox can read its reaper's cmdline, which need not name host paths.
         executable, argv = argv[0], ["bwrap", *argv[1:]]
@@ -186,13 +197,13 @@ class BwrapSlot:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 env={},
-                pass_fds=(fd,) if fd is not None else (),
+                pass_fds=tuple(fds.values()),
                 start_new_session=True,
             )
         except OSError as exc:
             raise SandboxError(f"cannot start bwrap: {exc}") from exc
         finally:
-            if fd is not None:
+            for fd in fds.values():
                 os.close(fd)
 
     @property

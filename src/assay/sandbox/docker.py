@@ -19,11 +19,10 @@ import io
 import struct
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from assay.errors import MissingExtraError
-from assay.sandbox import _runner
+from assay.sandbox import _runner, runtime
 from assay.sandbox.base import Limits, RunOutcome, SandboxError
 
 _STREAM_HEADER = struct.Struct(">BxxxI")  # docker's attach framing: stream id, 3 pad bytes, length
@@ -36,14 +35,19 @@ class DockerConfig:
     memory_mb: int = 1024
     processes: int = 64
     user: str = "65534:65534"
+    python_prefix: str | None = None  # a host directory the docker daemon can see
 
 
 def container_options(config: DockerConfig, name: str) -> dict[str, Any]:
     """Keyword arguments of `containers.run` for one slot (pure: unit-tested without an engine)."""
     memory = f"{config.memory_mb}m"
+    volumes = {runtime.runner_path(): {"bind": runtime.RUNNER_MOUNT, "mode": "ro"}}
+    if config.python_prefix is not None:
+        volumes[config.python_prefix] = {"bind": runtime.PREFIX_MOUNT, "mode": "ro"}
     return {
         "image": config.image,
-        "command": ["python3", "-I", "-c", Path(_runner.__file__).read_text()],
+        "command": runtime.runner_argv("python3"),
+        "volumes": volumes,
         "name": name.replace("/", "-"),
         "detach": True,
         "stdin_open": True,
@@ -58,7 +62,12 @@ def container_options(config: DockerConfig, name: str) -> dict[str, Any]:
         "memswap_limit": memory,
         "pids_limit": config.processes + 4,
         "user": config.user,
-        "environment": {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"},
+        "environment": {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "HOME": "/tmp",
+            **runtime.THREAD_ENV,
+        },
         "working_dir": "/tmp",
         "auto_remove": True,
         "ulimits": [],

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from cachetools import LRUCache
 
 from assay.sandbox.base import Limits, RunOutcome, Slot
 from assay.sandbox.languages import BUILD_DIR, RUN_DIR, Language
@@ -46,33 +47,13 @@ class Execution:
     cached_build: bool = False
 
 
-class _BuildCache:
-    """source hash -> ("ok", files) or ("error", message); LRU, thread-safe."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._items: OrderedDict[str, tuple[str, Any]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.size = size
-
-    def get(self, key: str) -> tuple[str, Any] | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: str, value: tuple[str, Any]) -> None:
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-
 class Executor:
     def __init__(self, pool: SlotPool, compile_limits: Limits) -> None:
         self.pool = pool
         self.compile_limits = compile_limits
-        self.cache = _BuildCache()
+        # source hash -> ("ok", artefacts) or ("error", message), shared by the pool's threads
+        self.cache: LRUCache[str, tuple[str, Any]] = LRUCache(maxsize=256)
+        self._cache_lock = threading.Lock()
 
     def execute(
         self,
@@ -112,7 +93,8 @@ class Executor:
         if not language.compiled:
             return True
         key = hashlib.sha256(f"{language.name}\0{source}".encode()).hexdigest()
-        cached = self.cache.get(key)
+        with self._cache_lock:
+            cached = self.cache.get(key)
         if cached is not None:
             execution.cached_build = True
             kind, payload = cached
@@ -121,7 +103,8 @@ class Executor:
                 return False
             slot.write_files({f"{BUILD_DIR}/{n}": data for n, data in payload.items()}, mode=0o755)
             return True
-        request = {"argv": language.compile_command(source), "env": ENV, "cwd": BUILD_DIR}
+        env = {**ENV, **dict(language.compile_env)}
+        request = {"argv": language.compile_command(source), "env": env, "cwd": BUILD_DIR}
         outcome = slot.run(request, b"", limits or self.compile_limits, collect=BUILD_DIR)
         execution.compile = outcome
         if outcome.exit_code != 0:
@@ -130,10 +113,12 @@ class Executor:
                 message = f"compiler stopped ({outcome.status}): {message}"
             execution.compile_error = message or f"compiler exited with {outcome.exit_code}"
             if not (outcome.killed or outcome.oom):  # limits may be transient; errors are not
-                self.cache.put(key, ("error", execution.compile_error))
+                with self._cache_lock:
+                    self.cache[key] = ("error", execution.compile_error)
             return False
         artefacts = {n: d for n, d in outcome.files.items() if n != filename}
-        self.cache.put(key, ("ok", artefacts))
+        with self._cache_lock:
+            self.cache[key] = ("ok", artefacts)
         return True
 
     @staticmethod

@@ -24,6 +24,7 @@ class Language:
     tool: str | None  # the executable that must exist for the language to be available
     compile_argv: tuple[str, ...] = ()
     address_space: bool = True
+    compile_env: tuple[tuple[str, str], ...] = ()  # added to the compiler's environment
 
     @property
     def compiled(self) -> bool:
@@ -44,7 +45,7 @@ class Language:
 
     def run_command(self, source: str, memory_mb: int) -> list[str] | None:
         """argv of one test, or None for Python (run inside the warm interpreter)."""
-        if self.name == "cpp":
+        if self.name in ("cpp", "rust", "go"):
             return [f"{BUILD_DIR}/main"]
         if self.name == "javascript":
             heap = max(16, memory_mb - 64)
@@ -110,10 +111,33 @@ JAVA = Language(
     ("javac", "-J-Xmx384m", "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-encoding", "UTF-8", "{src}"),
     address_space=False,
 )
+RUST = Language(
+    "rust",
+    ("rust", "rs"),
+    "main.rs",
+    "rustc",
+    ("rustc", "--edition", "2021", "-O", "-o", "main", "{src}"),
+)
+# Go's runtime reserves far more address space than it uses: bounded by the cgroup, not RLIMIT_AS. No cgo
+# (no C compiler run per build); the build cache lives in the slot's /tmp and goes with it.
+GO = Language(
+    "go",
+    ("go", "golang"),
+    "main.go",
+    "go",
+    ("go", "build", "-o", "main", "{src}"),
+    address_space=False,
+    compile_env=(("CGO_ENABLED", "0"), ("GOCACHE", "/tmp/.gocache"), ("GOPATH", "/tmp/.gopath")),
+)
 LANGUAGES: dict[str, Language] = {
-    alias: lang for lang in (PYTHON, CPP, JAVASCRIPT, JAVA) for alias in (lang.name, *lang.aliases)
+    alias: lang for lang in (PYTHON, CPP, JAVASCRIPT, JAVA, RUST, GO) for alias in (lang.name, *lang.aliases)
 }
 
 
 def lookup(name: str | None) -> Language | None:
     return LANGUAGES.get((name or "python").strip().lower())
+
+
+def language_names() -> list[str]:
+    """The languages the sandbox knows (whether or not this host has their toolchain)."""
+    return list(dict.fromkeys(lang.name for lang in LANGUAGES.values()))

@@ -1,8 +1,8 @@
 """The `code` task: run the response's program against its tests in the sandbox, compare outside it.
 
-Item: `response` (the code is the last fenced block in the item's language, else the last untagged
-block, else the whole response when it has no fence), `language` (python, cpp, javascript, java), and
-`tests`, each one of:
+Item: `response` (the program is the block that defines what the tests call, else the longest complete
+program among the blocks in the item's language or untagged; see `code_blocks`), `language` (python,
+cpp, javascript, java, rust, go), and `tests`, each one of:
 
 - `{"stdin": "...", "stdout": "..."}`: stdin/stdout; checked by `options.checker` (tokens by default,
   exact, or float with `options.float_tol`);
@@ -11,7 +11,14 @@ block, else the whole response when it has no fence), `language` (python, cpp, j
   sandbox and compared here, so a custom `__eq__` cannot pass;
 - `{"assert": "assert f(1) == 2"}`: assert-style (HumanEval/MBPP): the code is appended after the
   program and passes only if a per-test nonce, released after the last assert, comes back (an `exit(0)`
-  before the asserts fails). Python only, like function calls.
+  before the asserts fails). Python only, like function calls. An assert test that defines `check`
+  but never calls it (HumanEval's `test` field) gets `check(<entry point>)` appended: the test's
+  `entry_point`, else the last function the program defines; a test with no assert and no call is run
+  but warned about in `details["warnings"]`;
+- `{"check": "def check(candidate): ...", "entry_point": "f"}`: HumanEval/MBPP's shape, run as the
+  assert test `check(f)`.
+
+stderr is in `details` for every failed test (cut to `code.max_stderr_bytes`, which never fails a test).
 
 Per-test verdicts: passed, wrong_answer, runtime_error, time_limit, memory_limit, output_limit,
 compile_error. The policy's TLE/MLE is `ok` with its reward; our own failure (a crashed slot, overload)
@@ -20,11 +27,12 @@ is `error`, never a reward of 0. See `assay.sandbox` for what the sandbox covers
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-import re
 import secrets
 import threading
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -36,6 +44,7 @@ from assay.sandbox import (
     RUNTIME_ERROR,
     TIME_LIMIT,
     WRONG_ANSWER,
+    Execution,
     Executor,
     Language,
     Limits,
@@ -45,10 +54,22 @@ from assay.sandbox import (
     create_executor,
     lookup,
 )
+from assay.sandbox.languages import language_names
+from assay.sandbox.runtime import offered
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
+from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
 
-_FENCE = re.compile(r"```[ \t]*([^\n`]*)\n(.*?)```", re.DOTALL)
+__all__ = [
+    "CodeOptions",
+    "CodeScorer",
+    "TestPlan",
+    "check_stdout",
+    "extract_code",
+    "parse_tests",
+    "same_json",
+]
+_STDERR_SHOWN = 2000  # characters of a failed test's stderr tail shown in details
 
 
 class CodeOptions(TaskOptions):
@@ -60,19 +81,6 @@ class CodeOptions(TaskOptions):
     float_tol: float = Field(
         1e-6, ge=0, allow_inf_nan=False, description="Absolute and relative tolerance of the float checker."
     )
-
-
-def extract_code(response: str, language: Language) -> str | None:
-    """The last fenced block tagged with the language, else the last untagged one, else the response."""
-    blocks = [(tag.strip().lower(), body) for tag, body in _FENCE.findall(response)]
-    if not blocks:
-        return response if "```" not in response else None
-    tags = {language.name, *language.aliases}
-    for wanted in (lambda t: t in tags, lambda t: t == ""):
-        for tag, body in reversed(blocks):
-            if wanted(tag):
-                return body
-    return None
 
 
 def _tokens(text: str) -> list[str]:
@@ -118,39 +126,84 @@ def same_json(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def parse_tests(raw: list[dict[str, Any]], language: Language) -> tuple[list[TestInput], list[Any]]:
+@dataclass
+class TestPlan:
+    """What the tests feed the program, what stays here to compare, and what they reveal of it."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    inputs: list[TestInput]
+    expected: list[tuple[str, Any]]
+    entry_points: list[str] = field(default_factory=list)  # what the tests call: picks the code block
+    warnings: list[str] = field(default_factory=list)
+    uncalled_check: list[int] = field(default_factory=list)  # tests whose check() needs an entry point
+
+    def resolve(self, source: str) -> None:
+        """Call each uncalled `check` with the program's last function (HumanEval's entry point)."""
+        entry = last_function(source)
+        for index in self.uncalled_check:
+            if entry is None:
+                self.warnings.append(
+                    f"test {index} defines check() but never calls it and the program"
+                    " defines no function to call it with: the test asserts nothing"
+                )
+                continue
+            test = self.inputs[index]
+            code = f"{test.assert_code}\n\ncheck({entry})\n"
+            self.inputs[index] = dataclasses.replace(test, assert_code=code)
+            self.warnings.append(f"test {index} defines check() but never calls it: called check({entry})")
+
+
+def parse_tests(raw: list[dict[str, Any]], language: Language) -> TestPlan:
     """Split each test into what the program sees and what stays here; ValueError says what is wrong."""
-    inputs: list[TestInput] = []
-    expected: list[tuple[str, Any]] = []
+    plan = TestPlan(inputs=[], expected=[])
     for number, test in enumerate(raw):
         keys = set(test)
         if keys == {"stdin", "stdout"} or keys == {"stdout"}:
             stdin, stdout = test.get("stdin", ""), test["stdout"]
             if not isinstance(stdin, str) or not isinstance(stdout, str):
                 raise ValueError(f"test {number}: stdin and stdout must be strings")
-            inputs.append(TestInput(stdin=stdin.encode()))
-            expected.append(("stdout", stdout))
+            plan.inputs.append(TestInput(stdin=stdin.encode()))
+            plan.expected.append(("stdout", stdout))
         elif keys == {"fn_name", "args", "expected"}:
             if not isinstance(test["fn_name"], str) or not isinstance(test["args"], list):
                 raise ValueError(f"test {number}: fn_name must be a string and args a list")
-            inputs.append(TestInput(fn_name=test["fn_name"], args=tuple(test["args"])))
-            expected.append(("json", json.loads(json.dumps(test["expected"]))))
-        elif keys == {"assert"}:
-            if not isinstance(test["assert"], str):
-                raise ValueError(f"test {number}: assert must be a string of code")
-            inputs.append(TestInput(assert_code=test["assert"], nonce=secrets.token_hex(16)))
-            expected.append(("nonce", None))
+            plan.inputs.append(TestInput(fn_name=test["fn_name"], args=tuple(test["args"])))
+            plan.expected.append(("json", json.loads(json.dumps(test["expected"]))))
+            plan.entry_points.append(test["fn_name"])
+        elif keys in ({"assert"}, {"assert", "entry_point"}, {"check", "entry_point"}):
+            _add_assert(plan, number, test)
         else:
             raise ValueError(
-                f"test {number} has keys {sorted(keys)};"
-                " expected stdin/stdout, fn_name/args/expected or assert"
+                f"test {number} has keys {sorted(keys)}; expected stdin/stdout, fn_name/args/expected,"
+                " assert (optionally with entry_point) or check/entry_point"
             )
-        if expected[-1][0] != "stdout" and language.name != "python":
+        if plan.expected[-1][0] != "stdout" and language.name != "python":
             raise ValueError(f"test {number}: function-call and assert tests need language python")
-    return inputs, expected
+    plan.entry_points = list(dict.fromkeys(plan.entry_points))
+    return plan
 
 
-def judge(
+def _add_assert(plan: TestPlan, number: int, test: dict[str, Any]) -> None:
+    code, entry = test.get("assert", test.get("check")), test.get("entry_point")
+    if not isinstance(code, str) or not (entry is None or (isinstance(entry, str) and entry.isidentifier())):
+        raise ValueError(f"test {number}: assert/check must be a string of code and entry_point a name")
+    shape = assert_shape(code)
+    if "check" in test and not shape.defines_check:
+        raise ValueError(f"test {number}: a check test must define check(candidate)")
+    if shape.defines_check and not shape.calls_check:
+        if entry is not None:
+            code = f"{code}\n\ncheck({entry})\n"
+        else:
+            plan.uncalled_check.append(number)
+    elif not shape.asserts_or_calls:
+        plan.warnings.append(f"test {number} contains no assert and no call: it cannot fail")
+    plan.entry_points += [entry] if entry is not None else used_names(code)
+    plan.inputs.append(TestInput(assert_code=code, nonce=secrets.token_hex(16)))
+    plan.expected.append(("nonce", None))
+
+
+def verdict_of(
     outcome: RunOutcome, test: TestInput, want: tuple[str, Any], options: CodeOptions, limit_s: float
 ) -> str:
     """The verdict of one test; comparisons happen here, outside the sandbox."""
@@ -179,6 +232,22 @@ def judge(
     return PASSED if same_json(got, value) else WRONG_ANSWER
 
 
+def why_failed(outcome: RunOutcome, test: TestInput, verdict: str) -> str | None:
+    """A sentence for the failures whose stderr alone does not say what happened."""
+    harness = test.assert_code is not None or test.fn_name is not None
+    if harness and verdict == WRONG_ANSWER and outcome.exit_code == 0 and not outcome.result:
+        what = "asserts" if test.assert_code is not None else "call"
+        return (
+            f"the program exited with status 0 before the test's {what} ran: a sys.exit(), exit() or"
+            ' unittest.main() at top level or in an `if __name__ == "__main__":` block ends the run'
+        )
+    return None
+
+
+# Seconds a code item may spend, once it holds a slot, beyond its compile and per-test limits.
+_SLOT_MARGIN_S = 10.0
+
+
 class CodeScorer(Scorer):
     name: ClassVar[str] = "code"
     description: ClassVar[str] = "Run the program in a sandbox against stdin/stdout, call or assert tests."
@@ -200,12 +269,16 @@ class CodeScorer(Scorer):
                 self._executor = create_executor(self.settings.code)
             return self._executor
 
-    def limits(self, options: CodeOptions) -> Limits:
+    def limits(self, options: CodeOptions, wall_s: float | None = None) -> Limits:
+        """One test's limits: the item's options over the settings. With `wall_s`, a wall-clock limit
+        that also bounds CPU time (one thread cannot use more CPU than wall time)."""
         code = self.settings.code
         return Limits(
-            time_s=options.time_limit_s or code.time_limit_s,
+            time_s=wall_s or options.time_limit_s or code.time_limit_s,
+            wall_s=wall_s,
             memory_mb=options.memory_mb or code.memory_mb,
             stdout_bytes=code.max_output_bytes,
+            stderr_bytes=code.max_stderr_bytes,
             processes=code.processes,
         )
 
@@ -214,13 +287,15 @@ class CodeScorer(Scorer):
         limits = self.limits(options)
         tests = len(item.tests or ())
         compile_s = self.settings.code.compile_timeout_s * 2 + 5
-        return self.settings.code.deadline_s + compile_s + tests * (limits.wall + 0.5)
+        # The engine starts this deadline once the item holds a sandbox slot (its wait is bounded
+        # apart, by code.wait_s); the margin covers replacing a recycled slot.
+        return _SLOT_MARGIN_S + compile_s + tests * (limits.wall + 0.5)
 
     def score(self, item: Item, options: TaskOptions) -> Result:
         assert isinstance(options, CodeOptions)
         language = lookup(item.language)
         if language is None:
-            return Result.invalid(f'unknown language "{item.language}" (python, cpp, javascript, java)')
+            return Result.invalid(f'unknown language "{item.language}" ({", ".join(language_names())})')
         if not language.available():
             return Result.error(f"language {language.name} is not installed on this server")
         if not item.tests:
@@ -228,59 +303,100 @@ class CodeScorer(Scorer):
         if len(item.tests) > self.settings.code.max_tests:
             return Result.invalid(f"{len(item.tests)} tests; at most {self.settings.code.max_tests}")
         try:
-            inputs, expected = parse_tests(item.tests, language)
+            plan = parse_tests(item.tests, language)
         except (ValueError, TypeError) as exc:
             return Result.invalid(str(exc))
-        source = extract_code(item.response or "", language)
+        source = extract_code(item.response or "", language, plan.entry_points)
         if source is None or not source.strip():
             return Result.verdict(False, f"no {language.name} code found in the response")
-        return self._run(language, source, inputs, expected, options)
+        plan.resolve(source)
+        return self._run(language, source, plan, options)
 
-    def _run(
+    def run_program(
         self,
         language: Language,
         source: str,
-        inputs: list[TestInput],
-        expected: list[Any],
-        options: CodeOptions,
-    ) -> Result:
+        stdin: bytes = b"",
+        *,
+        wall_s: float,
+        memory_mb: int | None = None,
+        compile_wall_s: float | None = None,
+    ) -> Execution:
+        """Compile and run one program on one input under wall-clock limits (SandboxFusion's `/run_code`).
+
+        CPU time is bounded by the same number: one thread cannot use more CPU than wall time. Raises
+        `SandboxBusy` when no slot frees up within `code.wait_s`, `SandboxError` when a slot fails.
+        """
+        code = self.settings.code
+        limits = dataclasses.replace(
+            self.limits(CodeOptions(), wall_s), memory_mb=memory_mb or code.memory_mb
+        )
+        compile_limits = None
+        if compile_wall_s is not None:
+            compile_limits = Limits(
+                time_s=compile_wall_s,
+                wall_s=compile_wall_s,
+                memory_mb=code.compile_memory_mb,
+                address_space=False,
+                processes=code.processes,
+            )
+        return self.executor.execute(
+            language,
+            source,
+            [TestInput(stdin=stdin)],
+            limits,
+            wait_s=code.wait_s,
+            compile_limits=compile_limits,
+        )
+
+    def _run(self, language: Language, source: str, plan: TestPlan, options: CodeOptions) -> Result:
         limits = self.limits(options)
         verdicts: list[dict[str, Any]] = []
 
         def on_result(index: int, outcome: RunOutcome) -> bool:
-            verdict = judge(outcome, inputs[index], expected[index], options, limits.time_s)
+            test = plan.inputs[index]
+            verdict = verdict_of(outcome, test, plan.expected[index], options, limits.time_s)
             entry = {"verdict": verdict, **outcome.details()}
-            if verdict not in (PASSED, WRONG_ANSWER) and outcome.stderr:
-                entry["stderr"] = outcome.stderr[-500:].decode("utf-8", "replace")
+            why = why_failed(outcome, test, verdict)
+            if verdict != PASSED and outcome.stderr:
+                entry["stderr"] = outcome.stderr[-_STDERR_SHOWN:].decode("utf-8", "replace")
+            if why:
+                entry["why"] = why
             verdicts.append(entry)
             return verdict == PASSED or not options.stop_on_first_failure
 
         try:
             execution = self.executor.execute(
-                language, source, inputs, limits, on_result, wait_s=self.settings.code.deadline_s
+                language, source, plan.inputs, limits, on_result, wait_s=self.settings.code.wait_s
             )
         except SandboxError as exc:
             return Result.error(f"sandbox failure: {exc}")
+        details: dict[str, Any] = {"language": language.name}
+        if plan.warnings:
+            details["warnings"] = plan.warnings
         if execution.compile_error is not None:
-            details: dict[str, Any] = {
-                "language": language.name,
-                "compile_error": execution.compile_error[-2000:],
-                "tests": [{"verdict": COMPILE_ERROR}] * len(inputs),
-            }
+            details["compile_error"] = execution.compile_error[-2000:]
+            details["tests"] = [{"verdict": COMPILE_ERROR}] * len(plan.inputs)
             return Result.verdict(False, "compile error", extracted=source, details=details)
         passed = sum(v["verdict"] == PASSED for v in verdicts)
-        verdicts += [{"verdict": "not_run"}] * (len(inputs) - len(verdicts))
-        total = len(inputs)
+        verdicts += [{"verdict": "not_run"}] * (len(plan.inputs) - len(verdicts))
+        total = len(plan.inputs)
         correct = passed == total
         reward = float(correct) if options.scoring == "all" else passed / total
         first_bad = next((v["verdict"] for v in verdicts if v["verdict"] != PASSED), None)
         reason = f"{passed}/{total} tests passed" + (f" (first failure: {first_bad})" if first_bad else "")
-        details = {"language": language.name, "passed": passed, "total": total, "tests": verdicts}
+        details.update(passed=passed, total=total, tests=verdicts)
         if execution.cached_build:
             details["cached_build"] = True
         return Result(
             status="ok", correct=correct, reward=reward, reason=reason, extracted=source, details=details
         )
+
+    @classmethod
+    def runtime_info(cls, settings: Settings) -> dict[str, Any]:
+        """What sandboxed programs get, per language: toolchain version and (Python) packages."""
+        prefix = settings.code.python_prefix
+        return {"languages": offered(str(prefix) if prefix is not None else None)}
 
     def close(self) -> None:
         with self._lock:

@@ -66,10 +66,41 @@ def test_cpp_runs(client: TestClient) -> None:
     assert data["compile_result"]["status"] == "Finished"
 
 
-def test_unsupported_language_and_files(client: TestClient) -> None:
-    assert client.post("/run_code", json={"code": "x", "language": "cobol"}).json()["status"] == "Failed"
+def test_unknown_language_is_422_listing_the_supported_ones(client: TestClient) -> None:
+    response = client.post("/run_code", json={"code": "x", "language": "cobol"})
+    assert response.status_code == 422
+    message = response.json()["error"]["message"]
+    assert "cobol" in message and all(name in message for name in ("python", "cpp", "javascript", "java"))
+
+
+def test_run_timeout_is_wall_clock(client: TestClient) -> None:
+    sleeper = "import time\ntime.sleep(3)\nprint('late')"  # sleep-ok: the sandboxed program sleeps
+    data = client.post("/run_code", json={"code": sleeper, "run_timeout": 1}).json()
+    assert data["run_result"]["status"] == "TimeLimitExceeded" and data["status"] == "Failed"
+    assert 1.0 <= data["run_result"]["execution_time"] < 3.0
+    quick = client.post("/run_code", json={"code": sleeper.replace("3", "0.2"), "run_timeout": 2}).json()
+    assert quick["status"] == "Success" and quick["run_result"]["stdout"] == "late\n"
+
+
+def test_any_positive_memory_limit_is_taken(client: TestClient) -> None:
+    for memory in (64, 16384):  # up to the bound, beyond an item option's range
+        data = client.post("/run_code", json={"code": "print(1)", "memory_limit_MB": memory}).json()
+        assert data["status"] == "Success", data
+
+
+def test_files_are_refused(client: TestClient) -> None:
     data = client.post("/run_code", json={"code": "x", "files": {"a.txt": "eA=="}}).json()
     assert data["status"] == "Failed" and "files" in data["message"]
+
+
+def test_tasks_list_what_the_code_runtime_offers(client: TestClient) -> None:
+    tasks = {task["name"]: task for task in client.get("/v1/tasks").json()["tasks"]}
+    languages = tasks["code"]["runtime"]["languages"]
+    assert languages["python"]["version"].startswith("Python 3")
+    assert languages["python"]["packages"] == {}  # no prefix configured: the standard library only
+    assert tasks["math"]["runtime"] is None
+    if HAS_CPP:
+        assert languages["cpp"]["version"] and "c++" in languages["cpp"]["aliases"]
 
 
 def test_code_items_score_through_the_rewards_endpoint(client: TestClient) -> None:
@@ -91,3 +122,4 @@ def test_overload_is_429_with_retry_after() -> None:
     assert response.status_code == 429
     assert response.headers["Retry-After"]
     assert response.json()["error"]["type"] == "queue_full"
+    assert "sandbox busy" in response.json()["error"]["message"]

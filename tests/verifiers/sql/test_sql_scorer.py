@@ -216,3 +216,24 @@ def test_ties_cut_by_a_limit(
 ) -> None:
     result = score(sql_scorer, response, reference, options={"engine": engine})
     assert result.correct is correct, result.reason
+
+
+def test_evicted_and_closed_engines_are_closed() -> None:
+    from assay.verifiers.sql.scorer import _EngineCache
+
+    closed: list[str] = []
+
+    class Fake:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def close(self) -> None:
+            closed.append(self.name)
+
+    cache = _EngineCache(maxsize=2)
+    for name in "abc":
+        cache[(name, name)] = Fake(name)  # type: ignore[assignment]
+    assert closed == ["a"]
+    while cache:
+        cache.popitem()
+    assert sorted(closed) == ["a", "b", "c"]

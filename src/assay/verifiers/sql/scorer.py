@@ -6,8 +6,11 @@ each instance under the engine's read-only guard and deadline, and compare resul
 
 Statuses, deliberately:
 - the gold fails, times out or is too large: `invalid` (a broken reference, not a wrong prediction);
-- the prediction is missing, not a query, refused, fails, runs out of its query time or is too large:
-  `ok`, reward 0 (the policy's fault);
+- the prediction is missing, not a query, more than one statement, refused, fails, runs out of its
+  query time or is too large: `ok`, reward 0 (the policy's fault); nothing of a response with several
+  statements is run, so `SELECT ...; DROP ...` earns nothing for its first half;
+- a prediction that reads no table (`VALUES (33)`, `SELECT 33`) is scored as any other, and flagged in
+  `details["warnings"]` as a possible hard-coded result;
 - our own item deadline cut a query short: `timeout`; a database that cannot be opened: `error`.
 Rewards: binary (1 / 0), or graded (1 correct / `executes_reward` ran but wrong / 0 failed). `correct`
 stays the raw verdict in both modes, so a trainer can filter on it rather than on a shaped reward.
@@ -17,9 +20,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
 from typing import Any, ClassVar, Literal
 
+from cachetools import LRUCache
 from pydantic import Field
 
 from assay.registry import Scorer
@@ -50,6 +53,7 @@ from assay.verifiers.sql.engines import (
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
+    constant_answer,
     extract_sql,
     keyed_query,
     known_dialect,
@@ -89,6 +93,15 @@ class _Budget:
         return max(0.01, min(self.query_timeout_s, remaining)), remaining < self.query_timeout_s
 
 
+class _EngineCache(LRUCache[tuple[str, str], SqlEngine]):
+    """Open databases kept per worker; the least recently used one is closed when it is evicted."""
+
+    def popitem(self) -> tuple[tuple[str, str], SqlEngine]:
+        key, engine = super().popitem()
+        engine.close()
+        return key, engine
+
+
 class SqlScorer(Scorer):
     name: ClassVar[str] = "sql"
     description: ClassVar[str] = (
@@ -103,9 +116,10 @@ class SqlScorer(Scorer):
         super().__init__(settings)
         logging.getLogger("sqlglot").setLevel(logging.ERROR)  # it logs every fallback to Command
         self._entries: dict[str, catalog.Entry] | None = None
-        self._engines: OrderedDict[tuple[str, str], SqlEngine] = OrderedDict()
-        self._gold: OrderedDict[tuple[str, str, str], QueryResult] = OrderedDict()
-        self._gold_parsed: OrderedDict[tuple[str, str], Analysis] = OrderedDict()
+        size = settings.sql.gold_cache_size
+        self._engines = _EngineCache(maxsize=_MAX_ENGINES)
+        self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
+        self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
 
     def deadline_s(self, item: Item, options: TaskOptions) -> float:
         return self.settings.sql.deadline_s
@@ -122,7 +136,6 @@ class SqlScorer(Scorer):
         key = (instance.engine, instance.location)
         engine = self._engines.get(key)
         if engine is not None:
-            self._engines.move_to_end(key)
             return engine
         from pathlib import Path
 
@@ -137,8 +150,6 @@ class SqlScorer(Scorer):
 
             engine = PostgresEngine(instance.location, connect_timeout_s=self.settings.sql.query_timeout_s)
         self._engines[key] = engine
-        if len(self._engines) > _MAX_ENGINES:
-            self._engines.popitem(last=False)[1].close()
         return engine
 
     def _limits(self, timeout_s: float) -> Limits:
@@ -170,6 +181,10 @@ class SqlScorer(Scorer):
         if pred.refusal is not None:
             reason = f"rejected before execution: {pred.refusal}"
             return _reward(False, False, options, reason, extracted=sql, details=details)
+        if constant_answer(pred.parsed):
+            details["warnings"] = [
+                "the prediction reads no table (a constant answer): possibly a hard-coded result"
+            ]
         ordered = {"strict": True, "ignore": False}.get(options.order, gold.ordered)
         details["order_enforced"] = ordered
         details["instances"] = []
@@ -247,10 +262,6 @@ class SqlScorer(Scorer):
         cached = self._gold_parsed.get(key)
         if cached is None:
             cached = self._gold_parsed[key] = analyse(sql, dialect)
-            while len(self._gold_parsed) > max(1, self.settings.sql.gold_cache_size):
-                self._gold_parsed.popitem(last=False)
-        else:
-            self._gold_parsed.move_to_end(key)
         return cached
 
     def _run_gold(
@@ -258,16 +269,12 @@ class SqlScorer(Scorer):
     ) -> QueryResult:
         """The gold's result, cached per worker: an RL group scores many responses against one gold."""
         key = (instance.engine, instance.location, sql)
-        cached = self._gold.get(key)
+        cached = self._gold.get(key) if self._gold is not None else None
         if cached is not None:
-            self._gold.move_to_end(key)
             return cached
         result = engine.run(sql, self._limits(timeout_s))
-        size = self.settings.sql.gold_cache_size
-        if size and len(result.rows) <= _MAX_CACHED_ROWS:
+        if self._gold is not None and len(result.rows) <= _MAX_CACHED_ROWS:
             self._gold[key] = result
-            while len(self._gold) > size:
-                self._gold.popitem(last=False)
         return result
 
     def _tie_blocks(
@@ -321,9 +328,8 @@ class SqlScorer(Scorer):
         return False
 
     def close(self) -> None:
-        for engine in self._engines.values():
-            engine.close()
-        self._engines.clear()
+        while self._engines:
+            self._engines.popitem()  # closes it
 
 
 def _item_problem(item: Item) -> str | None:

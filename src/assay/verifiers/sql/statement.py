@@ -25,11 +25,19 @@ from assay.suggest import did_you_mean
 # Fence tags taken as SQL. An untagged fence is the fallback when no tagged one exists.
 _SQL_TAGS = {"sql", "sqlite", "postgres", "postgresql", "psql", "duckdb", "mysql", "tsql", "plsql"}
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
-# "the last SQL statement in the text": a SELECT/WITH that starts a line, else an upper-case one anywhere
-# (a lower-case "select" inside prose is English, not SQL).
-_LINE_START = re.compile(r"^[ \t]*(?:SELECT|WITH)\b", re.IGNORECASE | re.MULTILINE)
-_UPPER = re.compile(r"\b(?:SELECT|WITH)\b")
+# "the last SQL statement in the text": a SELECT/WITH/VALUES that starts a line, else an upper-case one
+# anywhere (a lower-case "select" inside prose is English, not SQL).
+_LINE_START = re.compile(r"^[ \t]*(?:SELECT|WITH|VALUES)\b", re.IGNORECASE | re.MULTILINE)
+_UPPER = re.compile(r"\b(?:SELECT|WITH|VALUES)\b")
 _END = re.compile(r";|\n[ \t]*\n")
+# What may follow a ';' as a further statement of the same answer (`SELECT ...; DROP TABLE t`): the
+# answer then is all of them, and more than one statement is never run.
+_NEXT_STATEMENT = re.compile(
+    r"[ \t]*\n?[ \t]*(?:--[^\n]*\n[ \t]*)*(?=(?:SELECT|WITH|VALUES|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|"
+    r"ATTACH|DETACH|PRAGMA|REPLACE|TRUNCATE|COPY|SET|BEGIN|COMMIT|GRANT|REVOKE|VACUUM|EXEC|EXECUTE|CALL|"
+    r"MERGE|UPSERT|LOAD|INSTALL|EXPORT|IMPORT)\b)",
+    re.IGNORECASE,
+)
 # sqlglot needs seconds for a 100,000-character statement; past this the engine alone decides.
 _MAX_PARSE_CHARS = 20_000
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -84,16 +92,26 @@ def extract_sql(response: str) -> str | None:
         if sql:
             return sql
     starts = list(_LINE_START.finditer(response)) or list(_UPPER.finditer(response))
-    if not starts:
-        return None
-    # The last statement begins at the last start that follows a ';' (or at the first start at all).
-    begin = starts[0].start()
-    for match in starts:
-        if ";" in response[begin : match.start()]:
-            begin = match.start()
-    tail = response[begin:]
-    end = _END.search(tail)
-    return _clean(tail[: end.start()] if end else tail)
+    answer, covered = None, 0
+    for match in starts:  # the last run of statements wins; one inside the previous run is part of it
+        if match.start() >= covered:
+            covered = _statements_end(response, match.start())
+            answer = response[match.start() : covered]
+    return _clean(answer) if answer is not None else None
+
+
+def _statements_end(text: str, begin: int) -> int:
+    """Where the statement at `begin` ends, including statements chained after it with ';'."""
+    while True:
+        end = _END.search(text, begin)
+        if end is None:
+            return len(text)
+        if end.group() != ";":
+            return end.start()
+        chained = _NEXT_STATEMENT.match(text, end.end())
+        if chained is None:
+            return end.end()
+        begin = chained.end()
 
 
 def _clean(sql: str) -> str | None:
@@ -127,11 +145,14 @@ def analyse(sql: str, engine_dialect: str, source_dialect: str | None = None) ->
     if len(sql) > _MAX_PARSE_CHARS:
         return Analysis(sql=sql, parse_error=f"longer than {_MAX_PARSE_CHARS} characters; not parsed")
     try:
-        statements = [s for s in sqlglot.parse(sql, read=read) if s is not None]
+        parsed = sqlglot.parse(sql, read=read)
+        statements = [s for s in parsed if s is not None and not isinstance(s, exp.Semicolon)]
     except (SqlglotError, RecursionError, ValueError) as exc:  # 200 nested parentheses overflow it
         return Analysis(sql=sql, parse_error=_first_line(exc))
     if len(statements) != 1:
-        return Analysis(sql=sql, refusal=f"{len(statements)} statements; exactly one query is allowed")
+        kinds = ", ".join(str(st.key).upper() for st in statements)
+        many = f"{len(statements)} statements ({kinds}); exactly one read-only query is allowed"
+        return Analysis(sql=sql, refusal=many)
     tree: Any = statements[0]  # sqlglot >= 30 types parse results as Expr
     analysis = Analysis(sql=sql, parsed=tree)
     refusal = _static_refusal(tree)
@@ -153,8 +174,19 @@ def analyse(sql: str, engine_dialect: str, source_dialect: str | None = None) ->
     return analysis
 
 
+def constant_answer(tree: exp.Expression | None) -> bool:
+    """Whether a query reads no table and no column: `VALUES (33)`, `SELECT 33`, a UNION of such.
+
+    Such an answer cannot depend on the database: a possible hard-coded result.
+    """
+    node = _unwrap(tree)
+    if not isinstance(node, exp.Query | exp.Values):
+        return False
+    return not any(True for _ in node.find_all(exp.Table, exp.Column, exp.From))
+
+
 def _static_refusal(tree: exp.Expression) -> str | None:
-    if not isinstance(_unwrap(tree), exp.Query):
+    if not isinstance(_unwrap(tree), exp.Query | exp.Values):
         return f"not a query ({tree.key.upper()}); only SELECT is allowed"
     for node in tree.walk():
         if isinstance(node, _WRITE_NODES):

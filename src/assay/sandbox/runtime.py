@@ -1,0 +1,110 @@
+"""What a sandboxed program can use: the runtime file, the Python package prefix, the host paths hidden.
+
+The warm runtime (`_runner.py`) is mounted read-only into each sandbox as a file and started by path, so
+process listings show a short command line, not its source. Python programs see the standard library
+plus one package prefix of our own (`make sandbox-runtime` builds it with numpy, scipy, pandas, sympy,
+networkx, sortedcontainers; `code.python_prefix` chooses another), mounted read-only at `PREFIX_MOUNT`.
+The host's own site/dist-packages are masked with empty read-only mounts: what a program may import does
+not depend on what happens to be installed on the server.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from assay.sandbox import _runner
+from assay.sandbox.languages import LANGUAGES
+
+RUNNER_MOUNT = "/opt/assay/runner.py"
+PREFIX_MOUNT = _runner.PACKAGES
+# Where a host Python keeps installed packages; every match under /usr is hidden from the sandbox.
+_SITE_GLOBS = (
+    "/usr/lib/python3/dist-packages",
+    "/usr/lib/python3*/dist-packages",
+    "/usr/lib/python3*/site-packages",
+    "/usr/local/lib/python3*/dist-packages",
+    "/usr/local/lib/python3*/site-packages",
+)
+# One thread per numeric library: a test's CPU limit counts every thread, and a slot has few cores.
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+_DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
+
+
+def runner_path() -> str:
+    """The host path of the runtime file that every slot mounts."""
+    return str(Path(_runner.__file__).resolve())
+
+
+def runner_argv(python: str = "/usr/bin/python3") -> list[str]:
+    """How a slot starts its runtime: isolated (-I) and without `site` (-S), so no host packages load."""
+    return [python, "-I", "-S", RUNNER_MOUNT]
+
+
+def hidden_site_dirs() -> list[str]:
+    """The host's site/dist-packages directories that the sandbox must not see."""
+    found = {path for pattern in _SITE_GLOBS for path in glob.glob(pattern)}
+    return sorted(p for p in found if os.path.isdir(p) and not os.path.islink(p))
+
+
+def check_prefix(prefix: str | os.PathLike[str] | None) -> str | None:
+    """The prefix as an absolute path, or None; a missing directory is a configuration error."""
+    if prefix is None:
+        return None
+    path = Path(prefix).expanduser().resolve()
+    if not path.is_dir():
+        raise ValueError(
+            f"code.python_prefix {str(prefix)!r} is not a directory; build one with `make sandbox-runtime`"
+        )
+    return str(path)
+
+
+def prefix_packages(prefix: str | None) -> dict[str, str]:
+    """Distribution name -> version of what the prefix holds (read from its .dist-info folders)."""
+    if prefix is None or not os.path.isdir(prefix):
+        return {}
+    packages = {}
+    for entry in sorted(os.listdir(prefix)):
+        match = _DIST_INFO.match(entry)
+        if match:
+            packages[match["name"].lower().replace("_", "-")] = match["version"]
+    return packages
+
+
+@functools.cache
+def _tool_version(argv: tuple[str, ...]) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    text = (done.stdout or done.stderr).strip().splitlines()
+    return text[0] if text else None
+
+
+_VERSION_ARGV = {
+    "python": ("/usr/bin/python3", "--version"),
+    "cpp": ("g++", "-dumpfullversion"),
+    "javascript": ("node", "--version"),
+    "java": ("javac", "-version"),
+    "rust": ("rustc", "--version"),
+    "go": ("go", "version"),
+}
+
+
+def offered(prefix: str | None) -> dict[str, dict[str, Any]]:
+    """Per available language: its toolchain's version and (Python) the packages a program may import."""
+    languages: dict[str, dict[str, Any]] = {}
+    for language in dict.fromkeys(LANGUAGES.values()):
+        if not language.available():
+            continue
+        tool = _VERSION_ARGV[language.name]
+        entry: dict[str, Any] = {"version": _tool_version(tool), "aliases": list(language.aliases)}
+        if language.name == "python":
+            entry["packages"] = prefix_packages(prefix)
+        languages[language.name] = entry
+    return languages
