@@ -1,5 +1,9 @@
 """The trainer's settings, one frozen dataclass per stage, validated with messages that say what to change.
 
+The dataclasses double as pydantic schemas (`run_config.py` validates YAML/TOML against them): unknown
+keys are refused, strings from `--set` are coerced to the field's type, and each `__post_init__` check
+becomes a validation error at its dotted path.
+
 Defaults follow DAPO (clip 0.2 / 0.28, token-level loss, dynamic sampling) and the measurements in
 PITFALLS.md ("Trainer"): RL learning rate 1e-4..3e-4 (1e-3 collapsed), one optimiser pass per batch.
 """
@@ -7,7 +11,9 @@ PITFALLS.md ("Trainer"): RL learning rate 1e-4..3e-4 (1e-3 collapsed), one optim
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import ConfigDict
 
 Aggregation = Literal["token", "sequence", "dr_grpo"]
 
@@ -20,6 +26,8 @@ def _need(condition: bool, message: str) -> None:
 @dataclass(frozen=True)
 class GenerateConfig:
     """Generate: G responses per prompt."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     group_size: int = 8
     temperature: float = 1.0
@@ -41,6 +49,8 @@ class GenerateConfig:
 @dataclass(frozen=True)
 class ControlConfig:
     """Control: which groups reach the loss."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     prompts_per_step: int = 32
     dynamic_sampling: bool = True  # DAPO: drop groups whose raw correctness is all equal
@@ -69,6 +79,8 @@ class ControlConfig:
 class ReplayConfig:
     """Replay: scored groups kept with the policy version that made them."""
 
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
     capacity: int = 512  # groups
     max_staleness: int = 4  # a group older than this many policy versions is never used
     inject_correct: bool = False  # AR3PO: put a cached correct response into an all-wrong group
@@ -82,6 +94,8 @@ class ReplayConfig:
 @dataclass(frozen=True)
 class LossConfig:
     """Loss: group-relative advantages and a clipped surrogate."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     aggregation: Aggregation = "token"
     scale_std: bool = True  # GRPO divides by the group's std; Dr. GRPO does not
@@ -103,6 +117,8 @@ class LossConfig:
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything one run needs besides the model, the backend, the data and the reward source."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     steps: int = 100
     lr: float = 2e-4
