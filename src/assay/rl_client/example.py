@@ -51,12 +51,12 @@ output:
   dir: out
   checkpoint_every: 10
   tensorboard: false
-time_budget_s: 200             # training stops past this many seconds (whole run)
+time_budget_s: 170             # training stops past this many seconds (whole run)
 """
 
 
 def write_example(
-    directory: Path, seed: int = 0, steps: int = 60, sft_target: float = 0.35
+    directory: Path, seed: int = 0, steps: int = 120, sft_target: float = 0.35
 ) -> dict[str, Any]:
     """Write the config, the data and the warmed-up tiny model; returns what was made."""
     import torch
