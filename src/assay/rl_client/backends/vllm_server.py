@@ -86,7 +86,7 @@ class VLLMServerBackend:
         """Save the policy, have the server reload it in place, and drop its prefix cache."""
         target = self.weights_dir / f"v{self.syncs % 2}"
         self.syncs += 1
-        model.save_pretrained(str(target))
+        save_weights(model, target)
         body = {"method": "reload_weights", "kwargs": {"weights_path": str(target.resolve())}}
         reply = self.http.post("/collective_rpc", json=body)
         if reply.status_code != 200:
@@ -104,6 +104,21 @@ class VLLMServerBackend:
 
     def close(self) -> None:
         self.http.close()
+
+
+def save_weights(model: Any, directory: Path) -> Path:
+    """Every tensor of the state dict in one safetensors file, tied ones included as copies.
+
+    `save_pretrained` leaves out a tied `lm_head.weight`; reloaded from such a file, the tiny Qwen2 in
+    vLLM 0.32 decoded near-uniform distributions (log-probabilities about -5.7 everywhere), as if the
+    head were missing. The in-process backend's iterator carries every key, and so does this file.
+    """
+    from safetensors.torch import save_file
+
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = {k: v.detach().to("cpu").clone().contiguous() for k, v in model.state_dict().items()}
+    save_file(tensors, str(directory / "model.safetensors"))
+    return directory
 
 
 def to_completion(prompt_ids: list[int], choice: dict[str, Any], eos: int) -> Completion:
