@@ -10,6 +10,7 @@ at most 1.5e-6; 1e-4 still catches a missed sync or a token off by one, which mo
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,13 @@ from typing import Any
 import pytest
 import torch
 from tiny_models import build_chat_model
+from transformers import AutoModelForCausalLM
 
 from assay.rl_client.backends.vllm_server import VLLMServerBackend, start_server
 from assay.rl_client.generate import Completion, Problem, SamplingParams, sample_groups
 from assay.rl_client.models import TextTokenizer
-from assay.rl_client.run_config import ServerSection
+from assay.rl_client.run import run
+from assay.rl_client.run_config import ServerSection, validate
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -34,10 +37,10 @@ LOGPROB_ATOL = 1e-4
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[VLLMServerBackend, Any]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[VLLMServerBackend, Any, Path]]:
     if not VLLM_PYTHON.exists():
         pytest.fail(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
 
     root = tmp_path_factory.mktemp("vllm-server")
     model_dir = build_chat_model(VLLM_PYTHON, root / "tiny-chat")
@@ -47,7 +50,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[VLLMServe
     with start_server(model_dir, options, root / "server") as url:
         backend = VLLMServerBackend(url, tokenizer, root / "weights", seed=0, options=options)
         try:
-            yield backend, model
+            yield backend, model, model_dir
         finally:
             backend.close()
 
@@ -74,7 +77,7 @@ def _assert_match(completions: list[Completion], model: Any) -> None:
 
 
 def test_server_groups_have_distinct_samples_with_the_models_logprobs(server: Any) -> None:
-    backend, model = server
+    backend, model, _ = server
     problems = [Problem(str(i), p, "") for i, p in enumerate(PROMPTS)]
     groups = sample_groups(backend, problems, [4, 4], SamplingParams(1.0, 8), version=0)
     for group in groups:
@@ -86,7 +89,7 @@ def test_server_groups_have_distinct_samples_with_the_models_logprobs(server: An
 
 
 def test_weight_sync_reaches_the_server_and_syncing_back_restores_it(server: Any) -> None:
-    backend, model = server
+    backend, model, _ = server
     greedy = SamplingParams(0.0, 8)
     before = backend.generate(PROMPTS, greedy)
     perturbed = copy.deepcopy(model)
@@ -102,3 +105,35 @@ def test_weight_sync_reaches_the_server_and_syncing_back_restores_it(server: Any
     restored = backend.generate(PROMPTS, greedy)
     assert [c.token_ids for c in restored] == [c.token_ids for c in before]
     _assert_match(restored, model)
+
+
+def test_a_configured_grpo_run_generates_on_the_server_and_syncs_each_step(
+    server: Any, tmp_path: Path
+) -> None:
+    """Last in the module: it trains the model the server holds."""
+    backend, _, model_dir = server
+    rows = [{"question": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(4)]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = validate(
+        {
+            "model": {"path": str(model_dir)},
+            "data": {"train": "train.jsonl", "fields": {"prompt": "question", "reference": "answer"}},
+            "backend": {"kind": "vllm_server", "server": {"url": backend.url}},
+            "train": {
+                "steps": 2, "lr": 1e-3, "seed": 0,
+                "generate": {"group_size": 2, "max_new_tokens": 4},
+                "control": {"prompts_per_step": 2, "dynamic_sampling": False},
+            },
+            "output": {"dir": "out", "plots": False},
+        }
+    )  # fmt: skip
+    summary = run(cfg, tmp_path, progress=False)
+    assert summary["steps"] == 2 and summary["backend"] == "vllm_server"
+    records = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
+    assert [r["groups_seen"] for r in records] == [2, 2]
+    # each step synced the trained weights into the server: greedy decoding there follows the saved model
+    trained = AutoModelForCausalLM.from_pretrained(
+        str(tmp_path / "out" / "model"), dtype=torch.float32
+    ).eval()
+    _assert_match(backend.generate(PROMPTS, SamplingParams(0.0, 8)), trained)
+    assert sorted(p.name for p in (tmp_path / "out" / "weights").iterdir()) == ["v0", "v1"]

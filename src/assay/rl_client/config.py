@@ -65,9 +65,16 @@ class ControlConfig:
     skip_solved: bool = False  # GRESO: skip prompts that were all-correct recently
     skip_window: int = 10  # steps a solved prompt stays likely to be skipped
     skip_probability: float = 0.9
+    # APRIL partial rollouts: start `partial_overprovision` x the groups asked for, generate in segments
+    # of `partial_segment` tokens, stop once enough groups are complete and resume the rest next step.
+    partial_rollouts: bool = False
+    partial_overprovision: float = 1.5
+    partial_segment: int = 0  # 0: a quarter of max_new_tokens
 
     def __post_init__(self) -> None:
         _need(self.prompts_per_step > 0, "prompts_per_step must be positive")
+        _need(self.partial_overprovision >= 1.0, "partial_overprovision must be >= 1.0")
+        _need(self.partial_segment >= 0, "partial_segment must be >= 0 (0: a quarter of max_new_tokens)")
         _need(self.max_rounds >= 1, "max_rounds must be at least 1")
         _need(self.oversample >= 1.0, "oversample must be >= 1.0")
         _need(self.overlong_cache >= 0, "overlong_cache must be >= 0")

@@ -57,6 +57,12 @@ class VLLMServerBackend:
         encoded = [self.tokenizer.encode(p) for p in prompts]
         return asyncio.run(self._generate(encoded, params, base))
 
+    def generate_ids(self, prompt_ids: Sequence[list[int]], params: SamplingParams) -> list[Completion]:
+        """Like `generate`, from token ids (partial rollouts continue a response from its tokens)."""
+        self.calls += 1
+        base = (self.seed * 1_000_003 + self.calls) * 100_003
+        return asyncio.run(self._generate([list(ids) for ids in prompt_ids], params, base))
+
     async def _generate(
         self, encoded: list[list[int]], params: SamplingParams, base: int
     ) -> list[Completion]:
