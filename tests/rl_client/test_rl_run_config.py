@@ -222,3 +222,10 @@ def test_task_mix_weights_tasks_and_combines_rewards_per_item() -> None:
     assert "broken not scored" in results[3].reason
     assert all("mix" not in item for item in inner.seen)  # Assay never sees the private key
     assert [i["task"] for i in inner.seen] == ["math", "judge", "math", "judge", "math", "broken"]
+
+
+def test_partial_rollouts_on_the_in_process_vllm_backend_are_refused() -> None:
+    data: dict[str, Any] = {**MINIMAL, "backend": {"kind": "vllm"}}
+    apply_override(data, "train.control.partial_rollouts=true")
+    with pytest.raises(ConfigError, match="hf or vllm_server"):
+        validate(data)

@@ -27,7 +27,7 @@ from assay.rl_client.generate import Backend, Problem
 from assay.rl_client.mix import TaskMix
 from assay.rl_client.models import TextTokenizer, load_model, load_tokenizer, resolve
 from assay.rl_client.observe import plot_curves
-from assay.rl_client.run_config import RunConfig
+from assay.rl_client.run_config import ConfigError, RunConfig
 from assay.rl_client.trainer import Trainer
 
 
@@ -163,7 +163,7 @@ def run_grpo(session: Session, progress: bool, started: float) -> dict[str, Any]
         plot_curves(
             history, out / "curves.png", title=f"assay train ({cfg.algorithm}, seed {cfg.train.seed})"
         )
-    return _summary(session, before, after, trainer.step, trainer.reward_requests)
+    return summary_of(session, before, after, trainer.step, trainer.reward_requests)
 
 
 def _pipe(trainer: Trainer | None) -> Any:
@@ -172,7 +172,7 @@ def _pipe(trainer: Trainer | None) -> Any:
     return trainer.pipe
 
 
-def _summary(
+def summary_of(
     session: Session, before: float | None, after: float | None, steps: int, requests: int
 ) -> dict[str, Any]:
     cfg = session.cfg
@@ -195,5 +195,7 @@ def _tensorboard(out: Path) -> Any:
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError as exc:
-        raise RuntimeError("output.tensorboard needs TensorBoard: pip install tensorboard") from exc
+        raise ConfigError(
+            "output.tensorboard is true but TensorBoard is not installed: pip install tensorboard"
+        ) from exc
     return SummaryWriter(str(out / "tensorboard"))

@@ -114,6 +114,11 @@ class RunConfig(_Section):
     def _consistent(self) -> RunConfig:
         if self.model.gguf_file and self.backend.kind != "hf":
             raise ValueError("a GGUF model runs on backend.kind hf only; vLLM here cannot load GGUF")
+        if self.train.control.partial_rollouts and self.backend.kind == "vllm":
+            raise ValueError(
+                "train.control.partial_rollouts needs backend.kind hf or vllm_server (they continue a "
+                "response from its token ids)"
+            )
         return self
 
 

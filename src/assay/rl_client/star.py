@@ -28,7 +28,7 @@ from assay.rl_client.evaluate import Evaluator
 from assay.rl_client.filter import RewardPipe, apply_results, reward_items
 from assay.rl_client.generate import Group, Problem, SamplingParams, sample_groups
 from assay.rl_client.observe import StepLog, plot_curves
-from assay.rl_client.run import Session, _summary
+from assay.rl_client.run import Session, summary_of
 from assay.rl_client.sft import Pair, fine_tune
 
 
@@ -181,4 +181,4 @@ def run_star(session: Session, progress: bool, started: float) -> dict[str, Any]
     if cfg.output.plots:
         history = [{"step": 0, "dev_accuracy": before}, *star.history]
         plot_curves(history, out / "curves.png", title=f"assay train (star, seed {cfg.train.seed})")
-    return _summary(session, before, after, star.iteration, session.rewards.requests)
+    return summary_of(session, before, after, star.iteration, session.rewards.requests)
