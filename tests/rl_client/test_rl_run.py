@@ -93,12 +93,12 @@ def test_a_run_killed_at_a_checkpoint_resumes_to_the_same_weights_and_metrics(ex
 
 def test_star_improves_the_example_task(example: Path) -> None:
     summary = _run(
-        example, "algorithm=star", "output.dir=star", "star.iterations=3", "star.prompts=384",
-        "data.eval_size=200", "time_budget_s=null",
+        example, "algorithm=star", "output.dir=star", "time_budget_s=null",  # 4 iterations of 512 prompts
     )  # fmt: skip
-    assert summary["steps"] == 3
-    # measured: 0.355 -> 0.375, 0.405, 0.45, 0.50 over four iterations (seed 0)
-    assert summary["eval_accuracy_after"] - summary["eval_accuracy_before"] >= 0.05, summary
+    assert summary["steps"] == 4
+    # measured: 0.355 -> 0.375, 0.405, 0.45, 0.50 over four iterations (seed 0); 384 prompts and three
+    # iterations gave only 0.39
+    assert summary["eval_accuracy_after"] - summary["eval_accuracy_before"] >= 0.08, summary
     records = _log(example.parent / "star")
     assert all(r["kept"] > 0 for r in records)
     assert (example.parent / "star" / "curves.png").exists()
