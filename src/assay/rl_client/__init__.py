@@ -13,6 +13,13 @@ A step is Generate -> Filter -> Control -> Replay -> Loss:
     rollout.py    one generation round (chunks scored while the next chunk generates)
     trainer.py    the loop, checkpoint and exact resume;  observe.py: JSON Lines, progress bar, PNG curves
     demo.py       `assay train --demo`: SFT then GRPO on 2-digit addition with a tiny GPT-2, on CPU
+    partial.py    APRIL partial rollouts: over-provision, stop the long tail, resume it next step
+
+`assay train --config run.yaml` (run.py) builds a run from a validated config (run_config.py): model and
+tokenizer (models.py, GGUF too), data files with a field mapping and chat templates (data.py), a task mix
+(mix.py), greedy evaluation (evaluate.py), checkpoints with exact resume (checkpoints.py), GRPO/DAPO
+(trainer.py) or STaR (star.py, sft.py); backends hf, vllm (in-process) or vllm_server (server mode,
+backends/vllm_server.py). `assay train --init DIR` (example.py) writes a runnable example.
     integrations/ TRL `reward_funcs`, verl `compute_score`, OpenRLHF / slime remote reward
 
 Importing this package loads no torch; the modules that need it import it themselves.

@@ -1,7 +1,8 @@
 """`assay train`: the command line of the client trainer (dispatched from `assay.cli`).
 
-Only `--demo` runs from the command line for now: a real model needs a data set, a backend and a
-reward task, which the Python API (`assay.rl_client.trainer.Trainer`) takes as objects.
+assay train --init DIR                      write a runnable example (config, data, tiny model)
+assay train --config DIR/run.yaml [--set train.steps=20 ...]
+assay train --demo --out DIR                SFT + GRPO on 2-digit addition, nothing to prepare
 """
 
 from __future__ import annotations
@@ -14,11 +15,19 @@ from pathlib import Path
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="assay train", description="GRPO/DAPO client trainer rewarded by an Assay service."
+        prog="assay train", description="GRPO/DAPO/STaR client trainer rewarded by an Assay service."
     )
-    parser.add_argument("--demo", action="store_true", help="SFT + GRPO on 2-digit addition (CPU)")
-    parser.add_argument("--out", type=Path, required=True, help="directory for summary, log, curves")
-    parser.add_argument("--server", help="Assay URL (default: start one in-process)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--config", type=Path, help="a run config (YAML or TOML)")
+    mode.add_argument("--init", type=Path, metavar="DIR", help="write a runnable example into DIR")
+    mode.add_argument("--demo", action="store_true", help="SFT + GRPO on 2-digit addition (CPU)")
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
+        help="override a config field, e.g. --set train.generate.group_size=16 (repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--check", action="store_true", help="validate the config and exit")
+    parser.add_argument("--out", type=Path, help="--demo: directory for summary, log, curves")
+    parser.add_argument("--server", help="--demo: Assay URL (default: start one in-process)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--steps", type=int, default=200, help="most RL steps (default 200; --time-budget may end RL first)"
@@ -42,18 +51,61 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if not args.demo:
-        print(
-            "assay train: only --demo runs from the command line; use assay.rl_client.trainer",
-            file=sys.stderr,
-        )
-        return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.config is not None:
+        return _run_config(args)
+    if not _has_torch():
+        return 1
+    if args.init is not None:
+        from assay.rl_client.example import write_example
+
+        made = write_example(args.init, seed=args.seed)
+        print(json.dumps(made, indent=2))
+        print(f"next: assay train --config {args.init / 'run.yaml'}", file=sys.stderr)
+        return 0
+    if args.out is None:
+        parser.error("--demo needs --out DIR")
+    return _run_demo(args)
+
+
+def _has_torch() -> bool:
     try:
-        import torch
+        import torch  # noqa: F401
     except ImportError:
         print("assay train needs the train extra: pip install 'assay[train]'", file=sys.stderr)
+        return False
+    return True
+
+
+def _run_config(args: argparse.Namespace) -> int:
+    from assay.rl_client.data import DataError
+    from assay.rl_client.run_config import ConfigError, load_config
+
+    try:
+        cfg, base = load_config(args.config, args.overrides)
+    except ConfigError as exc:
+        print(f"assay train: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        print(cfg.model_dump_json(indent=2))
+        return 0
+    if not _has_torch():
         return 1
+    from assay.rl_client.run import run
+
+    try:
+        summary = run(cfg, base, progress=not args.quiet)
+    except (DataError, ConfigError, OSError) as exc:
+        print(f"assay train: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    import torch
+
     torch.set_num_threads(args.threads)
 
     from assay.rl_client.demo import DemoOptions, run_demo

@@ -1,5 +1,9 @@
 """The trainer's settings, one frozen dataclass per stage, validated with messages that say what to change.
 
+The dataclasses double as pydantic schemas (`run_config.py` validates YAML/TOML against them): unknown
+keys are refused, strings from `--set` are coerced to the field's type, and each `__post_init__` check
+becomes a validation error at its dotted path.
+
 Defaults follow DAPO (clip 0.2 / 0.28, token-level loss, dynamic sampling) and the measurements in
 PITFALLS.md ("Trainer"): RL learning rate 1e-4..3e-4 (1e-3 collapsed), one optimiser pass per batch.
 """
@@ -7,7 +11,9 @@ PITFALLS.md ("Trainer"): RL learning rate 1e-4..3e-4 (1e-3 collapsed), one optim
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import ConfigDict
 
 Aggregation = Literal["token", "sequence", "dr_grpo"]
 
@@ -20,6 +26,8 @@ def _need(condition: bool, message: str) -> None:
 @dataclass(frozen=True)
 class GenerateConfig:
     """Generate: G responses per prompt."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     group_size: int = 8
     temperature: float = 1.0
@@ -42,6 +50,8 @@ class GenerateConfig:
 class ControlConfig:
     """Control: which groups reach the loss."""
 
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
     prompts_per_step: int = 32
     dynamic_sampling: bool = True  # DAPO: drop groups whose raw correctness is all equal
     max_rounds: int = 3  # generation rounds per step while filling the batch
@@ -55,9 +65,16 @@ class ControlConfig:
     skip_solved: bool = False  # GRESO: skip prompts that were all-correct recently
     skip_window: int = 10  # steps a solved prompt stays likely to be skipped
     skip_probability: float = 0.9
+    # APRIL partial rollouts: start `partial_overprovision` x the groups asked for, generate in segments
+    # of `partial_segment` tokens, stop once enough groups are complete and resume the rest next step.
+    partial_rollouts: bool = False
+    partial_overprovision: float = 1.5
+    partial_segment: int = 0  # 0: a quarter of max_new_tokens
 
     def __post_init__(self) -> None:
         _need(self.prompts_per_step > 0, "prompts_per_step must be positive")
+        _need(self.partial_overprovision >= 1.0, "partial_overprovision must be >= 1.0")
+        _need(self.partial_segment >= 0, "partial_segment must be >= 0 (0: a quarter of max_new_tokens)")
         _need(self.max_rounds >= 1, "max_rounds must be at least 1")
         _need(self.oversample >= 1.0, "oversample must be >= 1.0")
         _need(self.overlong_cache >= 0, "overlong_cache must be >= 0")
@@ -68,6 +85,8 @@ class ControlConfig:
 @dataclass(frozen=True)
 class ReplayConfig:
     """Replay: scored groups kept with the policy version that made them."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     capacity: int = 512  # groups
     max_staleness: int = 4  # a group older than this many policy versions is never used
@@ -82,6 +101,8 @@ class ReplayConfig:
 @dataclass(frozen=True)
 class LossConfig:
     """Loss: group-relative advantages and a clipped surrogate."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     aggregation: Aggregation = "token"
     scale_std: bool = True  # GRPO divides by the group's std; Dr. GRPO does not
@@ -103,6 +124,8 @@ class LossConfig:
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything one run needs besides the model, the backend, the data and the reward source."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     steps: int = 100
     lr: float = 2e-4

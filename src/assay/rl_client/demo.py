@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -59,6 +59,14 @@ class CharTokenizer:
 
     def decode(self, ids: list[int]) -> str:
         return "".join(self.alphabet[i - 3] for i in ids if i >= 3)
+
+
+class SupervisedTokenizer(Protocol):
+    """What the SFT helpers need: `CharTokenizer`, or a transformers tokenizer via `models.TextTokenizer`."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def encode_answer(self, text: str) -> list[int]: ...
 
 
 def addition_problems(seed: int, dev_size: int = 500) -> tuple[list[Problem], list[Problem]]:
@@ -105,7 +113,7 @@ class SFTReport:
 
 def sft_until(
     backend: HFBackend,
-    tokenizer: CharTokenizer,
+    tokenizer: SupervisedTokenizer,
     train: Sequence[Problem],
     dev: Sequence[Problem],
     *,
@@ -147,7 +155,7 @@ def sft_until(
     return SFTReport(step, accuracy, time.perf_counter() - started)
 
 
-def _sft_batch(tokenizer: CharTokenizer, rows: Sequence[Problem]) -> tuple[torch.Tensor, torch.Tensor]:
+def _sft_batch(tokenizer: SupervisedTokenizer, rows: Sequence[Problem]) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded prompt+answer rows; labels are -100 except on the answer and its end token."""
     seqs = [(tokenizer.encode(p.prompt), tokenizer.encode_answer(p.reference)) for p in rows]
     width = max(len(a) + len(b) for a, b in seqs)

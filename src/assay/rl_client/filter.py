@@ -110,8 +110,11 @@ def reward_items(groups: Sequence[Group]) -> list[dict[str, Any]]:
                     "prompt": group.prompt,
                     "response": group.hint + sample.completion.text,
                     "reference": group.problem.reference,
+                    **group.problem.fields,
                 }
             )
+            if group.problem.mix:  # expanded and combined by `mix.TaskMix` before it reaches Assay
+                items[-1]["mix"] = [list(part) for part in group.problem.mix]
     return items
 
 

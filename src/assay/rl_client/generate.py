@@ -23,9 +23,13 @@ class Problem:
     """One prompt with its gold answer, as the data set gives it."""
 
     id: str
-    prompt: str
+    prompt: str  # the text the policy sees (chat template applied, when there is one)
     reference: str
     task: str = "math"
+    # Further Assay item fields (tests, db_id, options, the raw prompt for a judge, ...), sent as they are.
+    fields: dict[str, Any] = field(default_factory=dict)
+    # Rewards combined per item: [(task, weight), ...] scored separately and summed with the weights.
+    mix: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

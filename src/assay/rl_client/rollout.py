@@ -16,6 +16,7 @@ from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, shape
 from assay.rl_client.filter import RewardPipe, apply_results, reward_items
 from assay.rl_client.generate import Backend, Group, Problem, SamplingParams, hint_for, sample_groups
+from assay.rl_client.partial import PartialRollouts
 from assay.rl_client.replay import ReplayBuffer
 from assay.types import Result
 
@@ -31,6 +32,7 @@ class RoundStats:
     correct: int = 0
     hinted: int = 0
     injected: int = 0
+    resumed: int = 0  # partial rollouts: groups finished this step that an earlier step started
     reward_wait_s: float = 0.0  # time the trainer sat waiting for rewards (not hidden by generation)
 
 
@@ -50,12 +52,19 @@ class Rollout:
         self.cfg = cfg
         self.params = SamplingParams(cfg.generate.temperature, cfg.generate.max_new_tokens)
         self.stats = RoundStats()
+        self.partial = PartialRollouts(backend, cfg) if cfg.control.partial_rollouts else None
 
     def round(self, count: int, version: int) -> list[Group]:
         """`count` scored groups for policy `version`, ready for Control."""
-        problems = self.sampler.draw(count, version)
-        sizes = [self.sampler.size_for(p) for p in problems]
-        groups = self.generate_scored(problems, sizes, version)
+        if self.partial is not None:
+            problems = self.sampler.draw(self.partial.start_count(count), version)
+            sizes = [self.sampler.size_for(p) for p in problems]
+            groups = self._score(self.partial.run(problems, sizes, count, version))
+            self.stats.resumed += self.partial.resumed
+        else:
+            problems = self.sampler.draw(count, version)
+            sizes = [self.sampler.size_for(p) for p in problems]
+            groups = self.generate_scored(problems, sizes, version)
         self.sampler.observe(groups, version)
         self.stats.groups += len(groups)
         self.stats.all_correct += sum(g.all_correct for g in groups)
@@ -101,6 +110,14 @@ class Rollout:
             apply_results([s for g in groups for s in g.samples], results)
             scored.extend(groups)
         return scored
+
+    def _score(self, groups: list[Group]) -> list[Group]:
+        if groups:
+            waited = time.perf_counter()
+            results = self.pipe.submit(reward_items(groups)).result()
+            self.stats.reward_wait_s += time.perf_counter() - waited
+            apply_results([s for g in groups for s in g.samples], results)
+        return groups
 
     def _with_hints(self, groups: list[Group], version: int) -> list[Group]:
         """XRPO: resample every all-wrong group once with part of the reference in its prompt."""

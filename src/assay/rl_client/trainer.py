@@ -165,6 +165,8 @@ class Trainer:
             "hinted": stats.hinted,
             "injected": stats.injected,
             "replayed": replayed,
+            "partial_resumed": stats.resumed,
+            "partial_pending": len(self.rollout.partial.pending) if self.rollout.partial else 0,
             "reward_requests": self.reward_requests,
             **update,
         }
@@ -185,6 +187,7 @@ class Trainer:
             "step": self.step,
             "sampler": self.sampler.state_dict(),
             "replay": self.replay.state_dict(),
+            "partial": self.rollout.partial.state_dict() if self.rollout.partial else None,
             "history": self.history,
             "reward_requests": self.reward_requests,
         }
@@ -204,6 +207,8 @@ class Trainer:
         self.step = state["step"]
         self.sampler.load_state_dict(state["sampler"])
         self.replay.load_state_dict(state["replay"])
+        if self.rollout.partial is not None and state.get("partial") is not None:
+            self.rollout.partial.load_state_dict(state["partial"])
         self.history = state["history"]
         self._requests_before = state["reward_requests"] - self.pipe.source.requests
         self.log.rewrite(self.history)

@@ -57,9 +57,24 @@ class HFBackend:
             self.model.train(was_training)
         return completions
 
-    @torch.no_grad()
+    def generate_ids(self, prompt_ids: Sequence[list[int]], params: SamplingParams) -> list[Completion]:
+        """Like `generate`, from token ids (partial rollouts continue a response from its tokens)."""
+        completions: list[Completion] = []
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for start in range(0, len(prompt_ids), self.batch_size):
+                chunk = [list(ids) for ids in prompt_ids[start : start + self.batch_size]]
+                completions.extend(self._generate_ids(chunk, params))
+        finally:
+            self.model.train(was_training)
+        return completions
+
     def _generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
-        encoded = [list(self.tokenizer.encode(p)) for p in prompts]
+        return self._generate_ids([list(self.tokenizer.encode(p)) for p in prompts], params)
+
+    @torch.no_grad()
+    def _generate_ids(self, encoded: list[list[int]], params: SamplingParams) -> list[Completion]:
         n, width = len(encoded), max(len(e) for e in encoded)
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         ids = torch.full((n, width), pad, dtype=torch.long)

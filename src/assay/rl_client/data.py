@@ -1,0 +1,172 @@
+"""Data for a run: JSON Lines, Parquet or a saved Hugging Face `datasets` directory, rows -> `Problem`s.
+
+A field mapping names the column that holds each Assay item field (`prompt: question`, `reference:
+answer`, ...); columns not mapped to an item field are ignored. A row may carry its own task (a mix of
+tasks in one data set) and a `mix` list of `[task, weight]` pairs (rewards combined per item). pyarrow
+(Parquet) and `datasets` are imported only when such a file is read.
+
+Prompts go through the tokenizer's chat template when it has one (`chat_template: auto`), as a single user
+turn after an optional system prompt, so the policy sees what it saw in instruction tuning; the raw prompt
+still goes to Assay (a judge grades the question, not the template).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from assay.rl_client.generate import Problem
+from assay.types import Item
+
+# Item fields a row may fill besides prompt, reference and task (which `Problem` holds itself).
+EXTRA_FIELDS = tuple(sorted(Item.FIELDS - {"id", "task", "prompt", "response", "reference"}))
+
+
+class DataError(ValueError):
+    """A data file or row that cannot become a training item; the message says which and why."""
+
+
+def detect_format(path: Path) -> str:
+    if path.is_dir():
+        return "hf_dataset"
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        return "jsonl"
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    raise DataError(
+        f"{path}: cannot tell the format from the name; set data.format to jsonl, parquet or hf_dataset"
+    )
+
+
+def read_rows(path: Path, fmt: str = "auto", split: str = "train") -> list[dict[str, Any]]:
+    """Every row of a data file as a dict."""
+    if not path.exists():
+        raise DataError(f"{path}: no such file or directory")
+    fmt = detect_format(path) if fmt == "auto" else fmt
+    if fmt == "jsonl":
+        return list(_jsonl(path))
+    if fmt == "parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise DataError("reading Parquet needs pyarrow: pip install 'assay[train]'") from exc
+        return list(pq.read_table(path).to_pylist())
+    if fmt == "hf_dataset":
+        return _hf_dataset(path, split)
+    raise DataError(f"unknown data format {fmt!r}: use jsonl, parquet or hf_dataset")
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{number}: a row must be a JSON object")
+            yield row
+
+
+def _hf_dataset(path: Path, split: str) -> list[dict[str, Any]]:
+    try:
+        from datasets import DatasetDict, load_from_disk
+    except ImportError as exc:
+        raise DataError("reading a saved datasets directory needs `pip install datasets`") from exc
+    data = load_from_disk(str(path))
+    if isinstance(data, DatasetDict):
+        if split not in data:
+            raise DataError(f"{path}: no split {split!r}; it has {sorted(data)} (set data.split)")
+        data = data[split]
+    return [dict(row) for row in data]
+
+
+def to_problems(
+    rows: Sequence[Mapping[str, Any]],
+    fields: Mapping[str, str],
+    default_task: str,
+    render: Callable[[str], str] = lambda prompt: prompt,
+    source: str = "data",
+) -> list[Problem]:
+    """Map rows to problems: `fields[item_field]` is the row's column for it (default: the same name)."""
+    problems = []
+    for index, row in enumerate(rows):
+        problems.append(_problem(row, fields, default_task, render, f"{source} row {index + 1}", index))
+    return problems
+
+
+def _problem(
+    row: Mapping[str, Any],
+    fields: Mapping[str, str],
+    default_task: str,
+    render: Callable[[str], str],
+    where: str,
+    index: int,
+) -> Problem:
+    def column(name: str) -> Any:
+        return row.get(fields.get(name, name))
+
+    prompt = column("prompt")
+    if not isinstance(prompt, str) or not prompt:
+        wanted = fields.get("prompt", "prompt")
+        raise DataError(
+            f"{where}: no prompt in column {wanted!r} (columns: {sorted(row)}); "
+            "map it with data.fields.prompt"
+        )
+    reference = column("reference")
+    task = column("task") or default_task
+    extra = {name: column(name) for name in EXTRA_FIELDS if column(name) is not None}
+    mix = column("mix") or []
+    try:
+        pairs = [(str(t), float(w)) for t, w in mix]
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{where}: mix must be a list of [task, weight] pairs, got {mix!r}") from exc
+    rendered = render(prompt)
+    if rendered != prompt:
+        extra["prompt"] = prompt  # Assay sees the question, the policy sees the template
+    ident = column("id")
+    return Problem(
+        id=str(ident) if ident is not None else str(index),
+        prompt=rendered,
+        reference="" if reference is None else str(reference),
+        task=str(task),
+        fields=extra,
+        mix=pairs,
+    )
+
+
+def split_eval(
+    problems: list[Problem], fraction: float, size: int, seed: int
+) -> tuple[list[Problem], list[Problem]]:
+    """Hold out `fraction` of the problems (at most `size`) for greedy evaluation, shuffled by `seed`."""
+    if fraction <= 0:
+        return problems, []
+    order = list(problems)
+    random.Random(seed).shuffle(order)
+    held = min(size, max(1, int(len(order) * fraction)))
+    if held >= len(order):
+        raise DataError(f"eval_fraction {fraction} leaves no training data ({len(order)} rows)")
+    return order[held:], order[:held]
+
+
+def chat_renderer(tokenizer: Any, mode: str, system_prompt: str | None) -> Callable[[str], str]:
+    """`auto`: the tokenizer's chat template when it has one; `always` insists; `never` sends raw text."""
+    has = getattr(tokenizer, "chat_template", None) is not None
+    if mode == "never" or (mode == "auto" and not has):
+        return lambda prompt: prompt
+    if not has:
+        raise DataError("data.chat_template is 'always' but the tokenizer has no chat template")
+
+    def render(prompt: str) -> str:
+        messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+        messages.append({"role": "user", "content": prompt})
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return str(text)
+
+    return render

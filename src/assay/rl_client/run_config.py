@@ -1,0 +1,223 @@
+"""`assay train --config run.yaml`: one file (YAML or TOML) that describes a whole run, validated.
+
+The `train` section is the trainer's own `TrainConfig` (config.py); the other sections say where the
+model, the data and the rewards come from, which generation backend runs, and what is written where.
+Relative paths are relative to the config file, so a run directory can be moved as a whole.
+`--set a.b=value` overrides any field; the value is parsed as YAML (so `16`, `0.5`, `true`, `[1, 2]`
+work) and then typed by the schema. Errors name the field and say what to change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from assay.rl_client.config import TrainConfig
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSection(_Section):
+    path: str = Field(description="a directory saved with save_pretrained (or a GGUF file's directory)")
+    gguf_file: str | None = Field(default=None, description="file name of a GGUF checkpoint inside path")
+    tokenizer: str | None = Field(default=None, description="tokenizer directory (default: path)")
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+
+
+class DataSection(_Section):
+    train: str
+    eval: str | None = Field(default=None, description="held-out file; else eval_fraction of train")
+    eval_fraction: float = Field(default=0.0, ge=0.0, lt=1.0)
+    eval_size: int = Field(default=200, gt=0, description="most eval problems")
+    format: Literal["auto", "jsonl", "parquet", "hf_dataset"] = "auto"
+    split: str = "train"
+    fields: dict[str, str] = Field(default_factory=dict, description="item field -> column name")
+    task: str = Field(default="math", description="task of rows that name none")
+    chat_template: Literal["auto", "always", "never"] = "auto"
+    system_prompt: str | None = None
+
+
+class ServerSection(_Section):
+    """A vLLM OpenAI-compatible server in another process (`backend.kind: vllm_server`)."""
+
+    url: str | None = Field(default=None, description="a running server; None starts one")
+    python: str = Field(default="python", description="interpreter with vLLM, to start the server")
+    args: list[str] = Field(default_factory=list, description="extra server arguments")
+    env: dict[str, str] = Field(default_factory=dict)
+    start_timeout_s: float = Field(default=300.0, gt=0)
+    request_timeout_s: float = Field(default=300.0, gt=0)
+    concurrency: int = Field(default=64, gt=0, description="requests in flight")
+
+
+class BackendSection(_Section):
+    kind: Literal["hf", "vllm", "vllm_server"] = "hf"
+    batch_size: int = Field(default=1024, gt=0, description="hf: sequences per forward pass")
+    vllm: dict[str, Any] = Field(default_factory=dict, description="vllm: keyword arguments of vllm.LLM")
+    server: ServerSection = Field(default_factory=ServerSection)
+
+
+class RewardSection(_Section):
+    url: str | None = Field(default=None, description="an Assay service; None starts one in-process")
+    workers: int = Field(default=1, gt=0, description="workers of the in-process service")
+    task_weights: dict[str, float] = Field(default_factory=dict, description="reward multiplier per task")
+    timeout_s: float = Field(default=120.0, gt=0)
+
+
+class StarSection(_Section):
+    """STaR (Zelikman et al., 2022): sample, keep what is right, rationalise failures, fine-tune, repeat."""
+
+    iterations: int = Field(default=4, ge=1)
+    samples: int = Field(default=4, ge=1, description="samples per prompt per iteration")
+    prompts: int = Field(default=256, ge=1, description="prompts per iteration")
+    rationalize: bool = True
+    hint_template: str = Field(
+        default="{prompt}", description="prompt that gives the answer as a hint ({prompt}, {answer})"
+    )
+    sft_steps: int = Field(default=60, ge=1, description="fine-tuning steps per iteration")
+    batch: int = Field(default=64, ge=1)
+    lr: float = Field(default=1e-3, gt=0, lt=1.0)
+    restart: bool = Field(default=False, description="fine-tune from the initial model each iteration")
+
+
+class OutputSection(_Section):
+    dir: str = "out"
+    checkpoint_every: int = Field(
+        default=10, ge=0, description="steps between checkpoints (0: only at the end)"
+    )
+    keep: int = Field(default=2, ge=1, description="checkpoints kept")
+    resume: bool = Field(default=True, description="continue from the newest checkpoint in dir")
+    tensorboard: bool = False
+    plots: bool = True
+    save_model: bool = True
+
+
+class RunConfig(_Section):
+    model: ModelSection
+    data: DataSection
+    algorithm: Literal["grpo", "star"] = "grpo"
+    backend: BackendSection = Field(default_factory=BackendSection)
+    reward: RewardSection = Field(default_factory=RewardSection)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    star: StarSection = Field(default_factory=StarSection)
+    output: OutputSection = Field(default_factory=OutputSection)
+    eval_max_new_tokens: int | None = Field(default=None, gt=0, description="default: train.generate's")
+    threads: int = Field(default=1, gt=0, description="torch threads (1 was fastest on a busy 2-core box)")
+    time_budget_s: float | None = Field(default=None, gt=0, description="stop training past this")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunConfig:
+        if self.model.gguf_file and self.backend.kind != "hf":
+            raise ValueError("a GGUF model runs on backend.kind hf only; vLLM here cannot load GGUF")
+        if self.train.control.partial_rollouts and self.backend.kind == "vllm":
+            raise ValueError(
+                "train.control.partial_rollouts needs backend.kind hf or vllm_server (they continue a "
+                "response from its token ids)"
+            )
+        return self
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message names the fields and what to change."""
+
+
+def load_text(path: Path) -> dict[str, Any]:
+    """Parse YAML (.yaml/.yml) or TOML (.toml) into a dict."""
+    if not path.exists():
+        raise ConfigError(f"{path}: no such file (write an example with `assay train --init DIR`)")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".toml":
+            data = tomllib.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # yaml and toml raise their own error types
+        raise ConfigError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections (model, data, train, ...)")
+    return data
+
+
+def apply_override(data: dict[str, Any], assignment: str) -> None:
+    """`a.b.c=value`: set a nested key; the value is parsed as YAML, then typed by the schema."""
+    import yaml
+
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {assignment!r}: write it as section.field=value")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        value = raw
+    if isinstance(value, dict | list) and not raw.lstrip().startswith(("{", "[")):
+        value = raw  # "a: b" is text here, not a mapping
+    node = data
+    parts = key.strip().split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {part} is a value, not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def validate(data: dict[str, Any], source: str = "config") -> RunConfig:
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(explain(exc, source)) from exc
+
+
+def load_config(path: Path, overrides: list[str] = ()) -> tuple[RunConfig, Path]:  # type: ignore[assignment]
+    """The validated config and the directory its relative paths start from."""
+    data = load_text(path)
+    for assignment in overrides:
+        apply_override(data, assignment)
+    return validate(data, str(path)), path.resolve().parent
+
+
+def explain(exc: ValidationError, source: str) -> str:
+    """One line per problem: the dotted field, what is wrong, and for a typo the field it resembles."""
+    lines = [f"{source}: {exc.error_count()} problem(s):"]
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
+            message = "unknown field" + _did_you_mean(error["loc"])
+        elif error["type"] == "missing":
+            message = "required: add it"
+        lines.append(f"  {where}: {message}")
+    return "\n".join(lines)
+
+
+def _did_you_mean(loc: tuple[Any, ...]) -> str:
+    schema: Any = RunConfig
+    for part in loc[:-1]:
+        fields = _fields_of(schema)
+        if part not in fields:
+            return ""
+        schema = fields[part]
+    known = sorted(_fields_of(schema))
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{hint} (known: {', '.join(known)})"
+
+
+def _fields_of(schema: Any) -> dict[str, Any]:
+    import dataclasses
+
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return {name: info.annotation for name, info in schema.model_fields.items()}
+    if dataclasses.is_dataclass(schema):
+        import typing
+
+        hints = typing.get_type_hints(schema)
+        return {f.name: hints[f.name] for f in dataclasses.fields(schema)}
+    return {}

@@ -1,0 +1,231 @@
+"""Run configs: YAML/TOML loading, `--set` overrides typed by the schema, errors that say what to change;
+data files and field mappings; the task mix."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.rl_client.command import main
+from assay.rl_client.data import DataError, chat_renderer, read_rows, split_eval, to_problems
+from assay.rl_client.mix import TaskMix
+from assay.rl_client.run_config import ConfigError, apply_override, load_config, validate
+from assay.types import Result
+
+MINIMAL = {"model": {"path": "m"}, "data": {"train": "t.jsonl"}}
+
+
+def test_yaml_and_toml_give_the_same_config(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(
+        "model: {path: m}\ndata: {train: t.jsonl}\ntrain:\n  steps: 7\n  generate: {group_size: 4}\n"
+    )
+    (tmp_path / "a.toml").write_text(
+        '[model]\npath = "m"\n[data]\ntrain = "t.jsonl"\n'
+        "[train]\nsteps = 7\n[train.generate]\ngroup_size = 4\n"
+    )
+    from_yaml, base = load_config(tmp_path / "a.yaml")
+    from_toml, _ = load_config(tmp_path / "a.toml")
+    assert from_yaml == from_toml
+    assert from_yaml.train.steps == 7 and from_yaml.train.generate.group_size == 4
+    assert base == tmp_path.resolve()
+
+
+def test_set_overrides_are_typed_by_the_schema() -> None:
+    data: dict[str, Any] = json.loads(json.dumps(MINIMAL))
+    sets = ["train.generate.group_size=16", "train.lr=1e-4", "train.control.dynamic_sampling=false",
+            "data.system_prompt=You are: terse", "reward.task_weights={math: 2}"]  # fmt: skip
+    for assignment in sets:
+        apply_override(data, assignment)
+    cfg = validate(data)
+    assert cfg.train.generate.group_size == 16
+    assert cfg.train.lr == 1e-4
+    assert cfg.train.control.dynamic_sampling is False
+    assert cfg.data.system_prompt == "You are: terse"  # text with a colon stays text
+    assert cfg.reward.task_weights == {"math": 2.0}
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("train.generate.grup_size=4", "did you mean 'group_size'"),
+        ("train.generate.group_size=1", "group_size must be at least 2"),
+        ("train.lr=0.05", "1e-3 collapsed"),
+        ("train.loss.aggregation=mean", "'token', 'sequence' or 'dr_grpo'"),
+        ("backend.kind=tgi", "backend.kind"),
+        ("algoritm=star", "did you mean 'algorithm'"),
+        ("train.steps=many", "train.steps"),
+    ],
+)
+def test_errors_name_the_field_and_what_to_change(override: str, expected: str) -> None:
+    data: dict[str, Any] = json.loads(json.dumps(MINIMAL))
+    apply_override(data, override)
+    with pytest.raises(ConfigError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        validate(data)
+
+
+def test_a_missing_section_and_a_malformed_set_are_explained(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="model: required"):
+        validate({"data": {"train": "t"}})
+    with pytest.raises(ConfigError, match=r"section\.field=value"):
+        apply_override({}, "train.steps")
+    with pytest.raises(ConfigError, match="--init"):
+        load_config(tmp_path / "absent.yaml")
+
+
+def test_the_command_reports_config_errors_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.yaml").write_text("model: {path: m}\ndata: {train: t.jsonl}\n")
+    assert main(["--config", str(tmp_path / "run.yaml"), "--set", "train.stepz=3"]) == 2
+    assert "did you mean 'steps'" in capsys.readouterr().err
+    assert main(["--config", str(tmp_path / "run.yaml"), "--check", "--set", "train.steps=3"]) == 0
+    assert json.loads(capsys.readouterr().out)["train"]["steps"] == 3
+
+
+ROWS = [
+    {"q": "1+1=", "a": "2", "kind": "math", "extra": "ignored"},
+    {"q": "print one", "a": None, "kind": "code", "tests": [{"stdin": "", "stdout": "1"}]},
+    {"q": "2+2=", "a": "4", "mix": [["math", 0.7], ["judge", 0.3]]},
+]
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_jsonl_and_parquet_rows_map_to_the_same_problems(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    jsonl = _write_jsonl(tmp_path / "d.jsonl", ROWS)
+    parquet = tmp_path / "d.parquet"
+    columns = ("q", "a", "kind", "tests")  # Parquet columns have one type each: no mixed [task, weight]
+    pq.write_table(pa.Table.from_pylist([{k: r.get(k) for k in columns} for r in ROWS]), parquet)
+    fields = {"prompt": "q", "reference": "a", "task": "kind"}
+    from_jsonl = to_problems(read_rows(jsonl), fields, "math")
+    assert [p.task for p in from_jsonl] == ["math", "code", "math"]
+    assert from_jsonl[0].reference == "2" and from_jsonl[1].reference == ""
+    assert from_jsonl[1].fields == {"tests": [{"stdin": "", "stdout": "1"}]}
+    assert from_jsonl[2].mix == [("math", 0.7), ("judge", 0.3)]
+    from_parquet = to_problems(read_rows(parquet), fields, "math")
+    assert [(p.prompt, p.reference, p.task, p.fields) for p in from_parquet] == [
+        (p.prompt, p.reference, p.task, p.fields) for p in from_jsonl
+    ]
+
+
+def test_bad_data_gets_a_message_with_the_row_and_the_fix(tmp_path: Path) -> None:
+    path = _write_jsonl(tmp_path / "d.jsonl", [{"question": "x"}])
+    with pytest.raises(DataError, match=r"row 1: no prompt in column 'prompt'.*data.fields.prompt"):
+        to_problems(read_rows(path), {}, "math")
+    (tmp_path / "bad.jsonl").write_text('{"prompt": "a"}\nnot json\n')
+    with pytest.raises(DataError, match=r"bad\.jsonl:2: not JSON"):
+        read_rows(tmp_path / "bad.jsonl")
+    with pytest.raises(DataError, match=r"set data\.format"):
+        read_rows(_write_jsonl(tmp_path / "d.txt", []))
+    with pytest.raises(DataError, match="mix must be a list"):
+        to_problems([{"prompt": "p", "mix": "math"}], {}, "math")
+
+
+def test_a_saved_datasets_directory_is_read_or_explained(tmp_path: Path) -> None:
+    try:
+        import datasets
+    except ImportError:
+        with pytest.raises(DataError, match="pip install datasets"):
+            read_rows(tmp_path)
+        return
+    datasets.DatasetDict(
+        {"train": datasets.Dataset.from_list([{"prompt": "1+1=", "reference": "2"}])}
+    ).save_to_disk(str(tmp_path / "ds"))
+    assert read_rows(tmp_path / "ds") == [{"prompt": "1+1=", "reference": "2"}]
+    with pytest.raises(DataError, match="no split 'test'"):
+        read_rows(tmp_path / "ds", split="test")
+
+
+def test_eval_split_is_held_out_and_reproducible() -> None:
+    problems = to_problems([{"prompt": f"{i}+0=", "reference": str(i)} for i in range(50)], {}, "math")
+    train, held = split_eval(problems, 0.2, 100, seed=3)
+    again, held_again = split_eval(problems, 0.2, 100, seed=3)
+    assert len(held) == 10 and len(train) == 40
+    assert {p.id for p in held}.isdisjoint(p.id for p in train)
+    assert held == held_again and train == again
+
+
+def test_chat_template_renders_prompts_and_keeps_the_raw_one_for_assay(tmp_path: Path) -> None:
+    from tiny_models import build_tokenizer
+
+    tokenizer = build_tokenizer(tmp_path / "tok")
+    render = chat_renderer(tokenizer, "auto", "Be brief.")
+    [problem] = to_problems([{"prompt": "What is 2 + 2?", "reference": "4"}], {}, "math", render)
+    assert problem.prompt.startswith("<|im_start|>system\nBe brief.<|im_end|>")
+    assert problem.prompt.endswith("<|im_start|>assistant\n")
+    assert problem.fields["prompt"] == "What is 2 + 2?"
+    assert chat_renderer(tokenizer, "never", None)("x") == "x"
+    tokenizer.chat_template = None
+    with pytest.raises(DataError, match="no chat template"):
+        chat_renderer(tokenizer, "always", None)
+
+
+class Recorder:
+    """Scores math by exact match and anything else by a fixed grade; errors for task 'broken'."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.seen: list[dict[str, Any]] = []
+
+    async def ascore(self, items: list[dict[str, Any]]) -> list[Result]:
+        self.requests += 1
+        self.seen.extend(items)
+        out = []
+        for item in items:
+            if item["task"] == "broken":
+                out.append(Result.error("judge unreachable", task="broken"))
+            elif item["task"] == "math":
+                out.append(Result.verdict(item["response"] == item["reference"], task="math"))
+            else:
+                out.append(Result.graded(0.5, task=item["task"]))
+        return out
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_task_mix_weights_tasks_and_combines_rewards_per_item() -> None:
+    inner = Recorder()
+    mix = TaskMix(inner, {"judge": 2.0})
+    items = [
+        {"id": "a", "task": "math", "response": "4", "reference": "4"},
+        {"id": "b", "task": "judge", "response": "x", "reference": ""},
+        {
+            "id": "c",
+            "task": "math",
+            "response": "4",
+            "reference": "4",
+            "mix": [["math", 0.7], ["judge", 0.3]],
+        },
+        {
+            "id": "d",
+            "task": "math",
+            "response": "4",
+            "reference": "4",
+            "mix": [["math", 0.5], ["broken", 0.5]],
+        },
+    ]
+    results = asyncio.run(mix.ascore(items))
+    assert [r.reward for r in results[:3]] == [1.0, 1.0, pytest.approx(0.7 + 0.15)]
+    assert results[2].correct is None  # a graded part makes the combination graded
+    assert results[3].status.value == "error" and results[3].reward is None  # masked, never 0
+    assert "broken not scored" in results[3].reason
+    assert all("mix" not in item for item in inner.seen)  # Assay never sees the private key
+    assert [i["task"] for i in inner.seen] == ["math", "judge", "math", "judge", "math", "broken"]
+
+
+def test_partial_rollouts_on_the_in_process_vllm_backend_are_refused() -> None:
+    data: dict[str, Any] = {**MINIMAL, "backend": {"kind": "vllm"}}
+    apply_override(data, "train.control.partial_rollouts=true")
+    with pytest.raises(ConfigError, match="hf or vllm_server"):
+        validate(data)
