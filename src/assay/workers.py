@@ -12,7 +12,6 @@ and threads) is unsafe, and a forkserver that has imported the scorers once make
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -25,12 +24,14 @@ from pebble import ProcessExpired, ProcessPool
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result
+from assay.worker_processes import WorkerContext, die_with_parent
 
 # Process-local state of a worker: the scorers it built at start-up (never set in the server process).
 _worker_scorers: dict[str, Scorer] = {}
 
 
 def _init_worker(settings: Settings) -> None:
+    die_with_parent()
     registry = Registry.from_settings(settings)
     for name in registry:
         if registry[name].runs_in == "process":
@@ -55,7 +56,7 @@ class WorkerPool:
         on_restart: Callable[[str], None] | None = None,
     ) -> None:
         self._settings = settings
-        self._context = multiprocessing.get_context("forkserver")
+        self._context = WorkerContext()  # forkserver, without the caller's __main__ (see its module)
         # Preloading makes each (re)started worker cheap: the heavy imports happen once.
         modules = {cls.__module__ for cls in registry.values() if cls.runs_in == "process"}
         self._context.set_forkserver_preload(["assay.workers", *sorted(modules)])
