@@ -46,7 +46,7 @@ class _WorkerPopen(popen_forkserver.Popen):
     def _launch(self, process_obj: Any) -> None:
         _launching.worker = True
         try:
-            super()._launch(process_obj)
+            super()._launch(process_obj)  # type: ignore[misc]  # typeshed omits the private method
         finally:
             _launching.worker = False
 
@@ -60,7 +60,7 @@ class _WorkerProcess(ForkServerProcess):
 class WorkerContext(ForkServerContext):
     """A forkserver context whose processes start without the parent's main module (pebble takes it)."""
 
-    Process = _WorkerProcess  # type: ignore[assignment]
+    Process = _WorkerProcess
 
     def __init__(self) -> None:
         super().__init__()
