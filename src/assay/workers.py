@@ -12,7 +12,9 @@ and threads) is unsafe, and a forkserver that has imported the scorers once make
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -44,6 +46,11 @@ def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[s
     parsed = Item.model_validate(item)
     result = scorer.score(parsed, scorer.Options.model_validate(options))
     return result.model_dump(mode="json")
+
+
+def _worker_pid() -> int:
+    """A worker answers with its pid once its initializer (scorers built, sympy warmed) has run."""
+    return os.getpid()
 
 
 class WorkerPool:
@@ -103,6 +110,20 @@ class WorkerPool:
             return Result.error(f"worker pool failed to start a worker: {exc}")
         except Exception as exc:  # a scorer bug must not lose the batch
             return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
+
+    async def start(self, timeout_s: float = 120.0) -> None:
+        """Start every worker now rather than on the first item, and return once each has answered.
+
+        Workers build and warm their scorers in the initializer (sympy and the LaTeX parser take
+        seconds), so after this the first real item is served as fast as the tenth.
+        """
+        seen: set[int] = set()
+        deadline = time.monotonic() + timeout_s
+        while len(seen) < self._settings.workers and time.monotonic() < deadline:
+            futures = [self._pool.schedule(_worker_pid) for _ in range(self._settings.workers)]
+            seen.update(await asyncio.gather(*(asyncio.wrap_future(f) for f in futures)))
+            if len(seen) < self._settings.workers:
+                await asyncio.sleep(0.05)  # the others are still in their initializer
 
     def _count(self, cause: str) -> None:
         with self._lock:
