@@ -4,9 +4,9 @@ Layers (each has a test in tests/sandbox): every namespace unshared (network: on
 host's 127.0.0.1 is unreachable; pid: the runtime sweeps every process after each test), host uid per
 slot (so RLIMIT_NPROC counts only this slot; as uid 0 it counts nothing), `--cap-drop ALL`,
 `--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only and nothing else of the
-host (no /etc/passwd, no /work, no /root), a size-capped private tmpfs at /tmp, an empty environment but
-PATH/LANG/HOME, `--new-session`, cgroup memory/pids limits, and rlimits applied
-per test by the runtime.
+host (no /etc/passwd, no home directories, no checkout of the project), a size-capped private tmpfs
+at /tmp, an empty environment but PATH/LANG/HOME, `--new-session`, cgroup memory/pids limits, and
+rlimits applied per test by the runtime.
 """
 
 from __future__ import annotations
