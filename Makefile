@@ -1,13 +1,17 @@
 # Quick start: `make serve` (install and run the service) and `make test` (install everything that runs
-# on a CPU and run the whole suite). Both work from a clean clone.
+# on a CPU and run the whole suite). Both work from a clean clone. `make check` is the fast inner loop.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --disable-pip-version-check -q
-# torch from the CPU wheel (an unpinned torch would pull a multi-GB CUDA build).
+# torch from the CPU index: PyPI's torch wheel for Linux is the multi-GB CUDA build.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 TEST_EXTRAS := dev,bench,sql,docker,prm,train
+# `make check`: the tests that need no extra service and take seconds, not minutes (under 2 minutes in
+# all with lint and types on a 2-core machine); `make test` runs everything.
+FAST_TESTS := -m "not slow and not docker and not postgres and not gpu" $(FAST_PATHS)
 
-.PHONY: serve test lint typecheck system-deps vllm-env clean
+.PHONY: serve test check lint typecheck dist system-deps vllm-env clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +22,7 @@ $(VENV)/.base: pyproject.toml | $(VENV)/bin/python
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(VENV)/bin/python
-	$(PIP) torch==2.13.0
+	$(PIP) torch==2.13.0 --index-url $(TORCH_INDEX) --retries 0 --timeout 20 || $(PIP) torch==2.13.0
 	$(PIP) -e ".[$(TEST_EXTRAS)]"
 	touch $@ $(VENV)/.base
 
@@ -36,11 +40,19 @@ test: $(VENV)/.test system-deps vllm-env
 	$(VENV)/bin/pytest
 
 lint: $(VENV)/.test
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts
 
 typecheck: $(VENV)/.test
 	$(VENV)/bin/mypy
+
+check: lint typecheck
+	$(VENV)/bin/pytest -q -p no:cacheprovider $(FAST_TESTS)
+
+# A wheel and an sdist in dist/ (what `pip install dist/assay-*.whl` installs anywhere).
+dist: $(VENV)/.test
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
 
 clean:
 	rm -rf $(VENV) .venv-vllm .pytest_cache .mypy_cache .ruff_cache
