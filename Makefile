@@ -9,6 +9,8 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 TEST_EXTRAS := dev,bench,sql,docker,prm,train
 # `make check`: the tests that need no extra service and take seconds, not minutes (under 2 minutes in
 # all with lint and types on a 2-core machine); `make test` runs everything.
+FAST_PATHS := tests/test_*.py tests/api tests/verifiers/math tests/bench \
+	--ignore=tests/test_style.py --ignore=tests/test_install.py
 FAST_TESTS := -m "not slow and not docker and not postgres and not gpu" $(FAST_PATHS)
 
 .PHONY: serve test check lint typecheck dist system-deps vllm-env clean
