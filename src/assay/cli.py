@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from typing import IO, Any
 
 from assay import __version__
+from assay.cli_messages import os_error, port_in_use
 from assay.settings import Settings
 from assay.types import Result, Status
 
@@ -87,6 +88,10 @@ def _serve(args: argparse.Namespace) -> int:
         if v is not None
     }
     settings = Settings(**overrides)
+    busy = port_in_use(settings.host, settings.port)
+    if busy is not None:
+        print(f"assay serve: {busy}", file=sys.stderr)
+        return 2
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -138,7 +143,11 @@ _DELEGATED = {"bench": "assay.bench.command", "train": "assay.rl_client.command"
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in _DELEGATED:
-        return _delegate(_DELEGATED[args_list[0]], args_list[1:])
+        try:
+            return _delegate(_DELEGATED[args_list[0]], args_list[1:])
+        except KeyboardInterrupt:
+            print(f"assay {args_list[0]}: interrupted", file=sys.stderr)
+            return 130
     args = build_parser().parse_args(args_list)
     if getattr(args, "chunk_size", 1) <= 0:
         print("assay score: --chunk-size must be positive", file=sys.stderr)
@@ -146,8 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except OSError as exc:
-        print(f"assay {args.command}: {exc}", file=sys.stderr)
-        return 1
+        print(f"assay {args.command}: {os_error(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"assay {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -299,6 +299,17 @@ class Engine:
             return scorer
 
     # -- lifecycle -------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Start the worker processes and warm their scorers now, not on the first item (the service
+        awaits this before /readyz says ready)."""
+        if self._pool is not None:
+            await self._pool.start()
+        # `_run` reads a process task's deadline from an in-process instance; building one (math
+        # imports sympy) cost the first request seconds.
+        for scorer_cls in self.registry.values():
+            if scorer_cls.runs_in == "process":
+                await asyncio.to_thread(self._scorer, scorer_cls)
+
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         with self._local_lock:
             if self._loop is None:

@@ -12,8 +12,9 @@ and threads) is unsafe, and a forkserver that has imported the scorers once make
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
+import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -25,12 +26,14 @@ from pebble import ProcessExpired, ProcessPool
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result
+from assay.worker_processes import WorkerContext, die_with_parent
 
 # Process-local state of a worker: the scorers it built at start-up (never set in the server process).
 _worker_scorers: dict[str, Scorer] = {}
 
 
 def _init_worker(settings: Settings) -> None:
+    die_with_parent()
     registry = Registry.from_settings(settings)
     for name in registry:
         if registry[name].runs_in == "process":
@@ -50,6 +53,11 @@ def _cancel_scheduled(scheduling: asyncio.Future[Future[dict[str, Any]]]) -> Non
         scheduling.result().cancel()  # pebble stops the worker if the item already started
 
 
+def _worker_pid() -> int:
+    """A worker answers with its pid once its initializer (scorers built, sympy warmed) has run."""
+    return os.getpid()
+
+
 class WorkerPool:
     """A bounded set of worker processes; `run` scores one item under a hard deadline."""
 
@@ -60,7 +68,7 @@ class WorkerPool:
         on_restart: Callable[[str], None] | None = None,
     ) -> None:
         self._settings = settings
-        self._context = multiprocessing.get_context("forkserver")
+        self._context = WorkerContext()  # forkserver, without the caller's __main__ (see its module)
         # Preloading makes each (re)started worker cheap: the heavy imports happen once.
         modules = {cls.__module__ for cls in registry.values() if cls.runs_in == "process"}
         self._context.set_forkserver_preload(["assay.workers", *sorted(modules)])
@@ -133,6 +141,20 @@ class WorkerPool:
             except Exception as exc:  # a scorer bug must not lose the batch
                 return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
         raise AssertionError("unreachable")
+
+    async def start(self, timeout_s: float = 120.0) -> None:
+        """Start every worker now rather than on the first item, and return once each has answered.
+
+        Workers build and warm their scorers in the initializer (sympy and the LaTeX parser take
+        seconds), so after this the first real item is served as fast as the tenth.
+        """
+        seen: set[int] = set()
+        deadline = time.monotonic() + timeout_s
+        while len(seen) < self._settings.workers and time.monotonic() < deadline:
+            futures = [self._pool.schedule(_worker_pid) for _ in range(self._settings.workers)]
+            seen.update(await asyncio.gather(*(asyncio.wrap_future(f) for f in futures)))
+            if len(seen) < self._settings.workers:
+                await asyncio.sleep(0.05)  # the others are still in their initializer
 
     def _count(self, cause: str) -> None:
         with self._count_lock:

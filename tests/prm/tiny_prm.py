@@ -1,7 +1,7 @@
 """Tiny process reward models built on the fly, saved with `save_pretrained` as real checkpoints are.
 
 Why: tests must not download weights, and the loading path (config, safetensors, tokenizer files, chat
-template) is part of what is tested. Shapes follow /work/shared/VLLM_CPU.md so that vLLM's CPU backend
+template) is part of what is tested. Shapes follow tests/tiny_models.py so that vLLM's CPU backend
 serves the same directory: 2 layers, hidden 64, 2 heads of size 32, vocabulary 512, and the tokenizer of
 tests/tiny_models.py (byte-level BPE with `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, `<extra_0>` and a
 ChatML template).

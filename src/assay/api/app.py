@@ -3,6 +3,7 @@ settings passed in: tests build apps from explicit settings, and two apps never 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -34,9 +35,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = Engine(settings, metrics)
         app.state.engine = engine
+        # Workers start in the background: /healthz answers at once, /readyz once they are warm.
+        starting = asyncio.create_task(health.start(app, engine))
         try:
             yield
         finally:
+            starting.cancel()
             await engine.aclose(wait=True)
 
     app = FastAPI(

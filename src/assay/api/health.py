@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+import logging
+
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from assay.api.protocol import error_responses
 from assay.api.state import engine_of
+from assay.scoring import Engine
 
 router = APIRouter(tags=["operations"])
+log = logging.getLogger(__name__)
+
+
+async def start(app: FastAPI, engine: Engine) -> None:
+    """Start and warm the workers, then mark the service ready (`app.state.ready`)."""
+    try:
+        await engine.start()
+    except Exception:  # a worker that cannot start fails items as `error`; readiness still follows
+        log.exception("assay: warming the worker processes failed")
+    app.state.ready = True
 
 
 @router.get("/healthz")
@@ -20,16 +33,17 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz", responses=error_responses(503))
 async def readyz(request: Request) -> JSONResponse:
-    """Ready to take work: the engine is open and the queue has room."""
+    """Ready to take work: the workers are started and warm, and the queue has room (else 503)."""
     engine = engine_of(request)
+    starting = not getattr(request.app.state, "ready", False)
     full = engine.pending >= engine.settings.queue_size
     body = {
-        "status": "full" if full else "ready",
+        "status": "starting" if starting else "full" if full else "ready",
         "pending": engine.pending,
         "queue_size": engine.settings.queue_size,
         "tasks": list(engine.registry),
     }
-    return JSONResponse(body, status_code=503 if full else 200)
+    return JSONResponse(body, status_code=503 if starting or full else 200)
 
 
 @router.get(

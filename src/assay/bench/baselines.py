@@ -116,8 +116,8 @@ class BirdSetBaseline:
     BIRD opens the real file read-write. We open a temporary copy (made once per database), and run each
     item inside a transaction that is rolled back afterwards, so one item's DROP or DELETE neither
     reaches the user's file nor changes what later items see (in BIRD it would: its numbers then depend
-    on item order). BIRD's `func_timeout` cannot stop a running SQLite query (PITFALLS.md); our bound is
-    SQLite's progress handler, which interrupts a query after `query_timeout_s` (by default Assay's own
+    on item order). BIRD's `func_timeout` cannot stop a running SQLite query (it kept a core busy); our bound
+    is SQLite's progress handler, which interrupts a query after `query_timeout_s` (by default Assay's own
     per-query limit, so both get the same budget) and makes the baseline answer `timeout`.
     The predicted SQL is found with Assay's own extractor, so both sides compare the same statement.
     """

@@ -4,7 +4,8 @@
     assay bench FILE --task math --disagreements --out DIR   # unlabelled data: rows to label
 
 `main(argv)` is what `assay bench ...` dispatches to (and `python -m assay.bench`). Exit status 0 on a
-finished run, 2 on a usage problem (unreadable file, unknown task or baseline).
+finished run (without matplotlib: the tables, and a note that plots need `assay[bench]`), 2 on a usage
+problem (unreadable file, unknown task or baseline), 1 when the report cannot be written.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from assay.bench import disagree, metrics, report
 from assay.bench.baselines import Baseline
 from assay.bench.dataset import Row, load, parse_mapping
 from assay.bench.runner import ASSAY, Run, run_assay, run_baseline
+from assay.cli_messages import os_error
 from assay.errors import AssayError
 from assay.registry import Registry
 from assay.scoring import Engine
@@ -149,7 +151,9 @@ def _write_outputs(
     from assay.bench import plots
 
     written = report.write(data, args.out)
-    if not args.no_plots:
+    if not args.no_plots and not plots.available():
+        print(f"assay bench: no plots: {plots.MISSING} (or pass --no-plots)", file=sys.stderr)
+    elif not args.no_plots:
         latencies = {
             run.verifier: [o.elapsed_ms for r, o in zip(rows, run.outcomes, strict=True) if not r.problem]
             for run in runs
@@ -183,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = load(args.file, args.task, parse_mapping(args.map))
         names = [] if args.no_baselines else (args.baseline or baseline_lib.DEFAULTS.get(args.task, []))
         loaded = {name: baseline_lib.load(name, settings) for name in names}
-    except (AssayError, ValueError, OSError) as exc:
+    except OSError as exc:
+        print(f"assay bench: cannot read the bench set: {os_error(exc)}", file=sys.stderr)
+        return 2
+    except (AssayError, ValueError) as exc:
         print(f"assay bench: {exc}", file=sys.stderr)
         return 2
     if args.limit is not None:
@@ -200,6 +207,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.disagreements:
             _disagreements(args, rows, runs)
     except OSError as exc:
-        print(f"assay bench: cannot write the report: {exc}", file=sys.stderr)
+        print(f"assay bench: cannot write the report: {os_error(exc)}", file=sys.stderr)
         return 1
     return 0

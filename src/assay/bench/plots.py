@@ -6,17 +6,28 @@ headless machines and `import assay` never pays for it.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+MISSING = 'plots need matplotlib: pip install "assay[bench]"'
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported (the quick-start install has no plotting extra)."""
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except ValueError:  # a module object without a spec (set to None to hide it)
+        return False
 
 
 def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError as exc:
-        raise ImportError('plots need matplotlib: pip install "assay[bench]"') from exc
+        raise ImportError(MISSING) from exc
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

@@ -2,7 +2,7 @@
 
 Assay goes through `assay.scoring.Engine`, the real pipeline (worker pool, deadlines), in chunks so a
 progress bar can move; its latency is the engine's per-item `elapsed_ms`. Baselines run one item at a
-time in the calling (main) thread: math-verify's SIGALRM timeouts work only there (PITFALLS.md), and
+time in the calling (main) thread: math-verify's SIGALRM timeouts work only there (its issues #11, #50), and
 it is how verl's default reward manager calls them. A baseline that raises is an `error` for that item
 (a `TimeoutError` is a `timeout`); it never drops the row. Plugin baselines get no deadline of ours.
 A row that could not become an item is `invalid` for every verifier without being run.

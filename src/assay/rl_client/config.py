@@ -4,8 +4,8 @@ The dataclasses double as pydantic schemas (`run_config.py` validates YAML/TOML 
 keys are refused, strings from `--set` are coerced to the field's type, and each `__post_init__` check
 becomes a validation error at its dotted path.
 
-Defaults follow DAPO (clip 0.2 / 0.28, token-level loss, dynamic sampling) and the measurements in
-PITFALLS.md ("Trainer"): RL learning rate 1e-4..3e-4 (1e-3 collapsed), one optimiser pass per batch.
+Defaults follow DAPO (clip 0.2 / 0.28, token-level loss, dynamic sampling) and what we measured on the
+CPU demo model: RL learning rate 1e-4..3e-4 worked (1e-3 collapsed), one optimiser pass per batch.
 """
 
 from __future__ import annotations

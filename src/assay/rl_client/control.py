@@ -3,7 +3,7 @@
 - DAPO dynamic sampling: a group whose raw correctness is all equal has zero advantage everywhere and
   only dilutes the batch; drop it and sample more prompts, up to `max_rounds` rounds, then cap the batch.
   Equality is tested exactly on raw correctness, never on a shaped reward (float noise and length
-  penalties make constant groups look informative; PITFALLS.md "Trainer").
+  penalties make constant groups look informative).
 - DAPO overlong filtering (truncated responses get zero loss weight) and soft overlong punishment
   (a linear penalty over the last `overlong_cache` tokens before the limit).
 - GRESO-style prompt selection: prompts that were all-correct recently are skipped with high probability;

@@ -1,6 +1,6 @@
 """The GRPO/DAPO loop: fill a batch (rollout + control + replay), take one optimiser step, log, repeat.
 
-One optimiser pass per batch (PITFALLS.md: several passes cost 3.5x and did not help at this scale), so
+One optimiser pass per batch (measured on the demo: several passes cost 3.5x and did not help), so
 on-policy samples have ratio 1 and only replayed samples are clipped by their importance ratio.
 `save`/`load` capture model, optimizer, replay buffer, prompt sampler, RNG states, step and log: a
 resumed run continues exactly as an uninterrupted one would.

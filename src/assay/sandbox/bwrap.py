@@ -4,11 +4,11 @@ Layers (each has a test in tests/sandbox): every namespace unshared (network: on
 host's 127.0.0.1 is unreachable; pid: the runtime sweeps every process after each test), host uid per
 slot (so RLIMIT_NPROC counts only this slot; as uid 0 it counts nothing), `--cap-drop ALL`,
 `--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only with the host's
-site/dist-packages masked, and nothing else of the host (no /etc/passwd, no /work, no /root), the runtime
-file and the Python package prefix read-only under /opt/assay (passed as descriptors, so bwrap's command
-line names no host path), a size-capped private tmpfs at /tmp, an empty environment but PATH/LANG/HOME
-and one-thread BLAS settings, `--new-session`, cgroup memory/pids limits, and rlimits applied per test by
-the runtime.
+site/dist-packages masked, and nothing else of the host (no /etc/passwd, no home directories, no checkout
+of the project), the runtime file and the Python package prefix read-only under /opt/assay (passed as
+descriptors, so bwrap's command line names no host path), a size-capped private tmpfs at /tmp, an empty
+environment but PATH/LANG/HOME and one-thread BLAS settings, `--new-session`, cgroup memory/pids limits,
+and rlimits applied per test by the runtime.
 """
 
 from __future__ import annotations
