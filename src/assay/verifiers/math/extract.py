@@ -82,6 +82,12 @@ _FILLER_RE = re.compile(
     r"|likely|probably|equal\s+to|given\s+by)\b[,:]?\s*|=\s*|[-*•]\s+)+",
     re.IGNORECASE,
 )
+_BARE_LEAD_RE = re.compile(
+    r"^(?:(?:it|this|that|which|we|i|you|they|he|she|the\s+(?:value|result|total|sum|number))\s+)?"
+    r"(?:(?:also|then|finally|now|just)\s+)?"
+    r"(?:is|are|was|were|equals|get|got|gets|obtain|obtained|have|has|find|found)\b\s*:?\s*",
+    re.IGNORECASE,
+)
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 _CONNECTOR_RE = re.compile(r"^[\s,;.:]*(?:either|or|and|both|&|,|;|\s)*[\s,;.:]*$", re.IGNORECASE)
@@ -127,6 +133,9 @@ _BOUND_WORDS_RE = re.compile(
 _NUMBER_TOKEN_RE = re.compile(r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?(?![\w^_{])")
 # Chat-template tokens left at the end of a decoded response ("18.<|im_end|>").
 _SPECIAL_TOKENS_RE = re.compile(r"(?:\s*(?:<\|[a-z_]+\|>|</s>|<eos>|<end_of_turn>))+\s*$")
+_TURN_END_RE = re.compile(
+    r"<\|(?:im_end|im_start|eot_id|endoftext|end|end_of_text|start_header_id)\|>|<end_of_turn>|<start_of_turn>"
+)
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
 _MAX_FOLLOW_ONS = 4
@@ -231,6 +240,20 @@ def _clause(line: str) -> str | None:
     return clause or None
 
 
+def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | None:
+    """ "The largest $n$ is 34.": the formulas are the sentence's subject, the value is its predicate."""
+    end_of_sentence = re.search(r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n", line)
+    stop = end_of_sentence.start() if end_of_sentence else len(line)
+    inside = [segment for segment in segments if segment.end() <= stop]
+    if not inside:
+        return None
+    tail = line[inside[-1].end() : stop]
+    verb = re.match(r"\s*(?:is|are|equals|was|will\s+be|would\s+be|=)\s+(?=\S)", tail, re.IGNORECASE)
+    if verb is None or not re.search(r"\d", tail[verb.end() :]):
+        return None
+    return _clause(tail[verb.end() :])
+
+
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
     snippet = snippet.lstrip(" \t:*=\n").replace("**", "")
@@ -246,6 +269,8 @@ def _answer_after_cue(snippet: str) -> str | None:
     segments = math_segments(line)
     if not segments:
         return _clause(line)
+    if predicate := _predicate_after_math(line, segments):
+        return predicate
     between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
     before = line[: segments[0].start()]
     if all(_CONNECTOR_RE.match(gap) for gap in between) and len(before.split()) <= 3:
@@ -377,10 +402,27 @@ def _is_bare(region: str) -> bool:
     return len(_WORDS_RE.findall(stripped)) <= 4
 
 
+def _end_of_turn(text: str) -> str:
+    """The response up to its first end-of-turn token: what a decoder printed after it (`<|im_start|>user`,
+    the next turn of a chat template) is not the policy's answer and must not make it look cut off."""
+    for match in _TURN_END_RE.finditer(text):
+        if text[: match.start()].strip():
+            return text[: match.start()]
+    return _TURN_END_RE.sub("", text)
+
+
+def _bare_value(region: str) -> str:
+    """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
+    (read whole, "It is 3" is the product I*t*i*s*3)."""
+    text = _LEAD_WORD_RE.sub("", region.strip())
+    text = _BARE_LEAD_RE.sub("", text)
+    return text.lstrip("= ").strip() or region.strip()
+
+
 def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     """The final region (see `final_region`), without chat tokens or a next few-shot question."""
     text = response[-max_chars:] if len(response) > max_chars else response
-    region, unclosed = final_region(_SPECIAL_TOKENS_RE.sub("", text))
+    region, unclosed = final_region(_SPECIAL_TOKENS_RE.sub("", _end_of_turn(text)))
     markers = [m.end() for pattern in (_BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
     if not markers:
         return region, unclosed
@@ -410,7 +452,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         prose = len(_WORDS_RE.findall(_MATH_SEGMENT_RE.sub(" ", region))) >= 3
         if prose and (number := _concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
-        return Extraction((_LEAD_WORD_RE.sub("", region.strip()),), "bare")
+        return Extraction((_bare_value(region),), "bare")
     for rule, find in (
         ("last-line", _last_line_answer),
         ("last-math", _last_paragraph_math),

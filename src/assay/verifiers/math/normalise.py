@@ -63,6 +63,10 @@ _RELATION_ALIASES = {
 }
 _RELATION_ALIASES_RE = re.compile(r"\\(le|leqslant|ge|geqslant|neq)(?![a-zA-Z])")
 _CHOOSE_RE = re.compile(r"\{\s*([^{}]+?)\s*\\choose\s*([^{}]+?)\s*\}")  # {5 \\choose 2}
+# Function and constant names written without their backslash: "pi" is never p times i in an answer.
+_PLAIN_FUNCTION_RE = re.compile(
+    r"(?<![\\a-zA-Z])(pi|sqrt|exp|ln|log|sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|infty)(?![a-zA-Z])"
+)
 _PERCENT_WORD_RE = re.compile(r"(\d)\s*(?:percent|per cent)\b", re.IGNORECASE)
 _MULTISPACE_RE = re.compile(r"\s+")
 
@@ -118,6 +122,7 @@ def clean(raw: str) -> Cleaned:
     text = text.replace("≤", "\\leq ").replace("≥", "\\geq ").replace("−", "-").replace("×", "\\times ")
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
+    text = _PLAIN_FUNCTION_RE.sub(r"\\\1", text)  # plain-text "pi/2", "exp(16)", "sqrt(2)"
     degrees = bool(_DEGREE_RE.search(text) or _DEGREE_WORD_RE.search(text))
     text = _DEGREE_WORD_RE.sub(r"\1", _DEGREE_RE.sub(" ", text))
     text = _SPACING_RE.sub(" ", text.replace("\\!", ""))
@@ -140,6 +145,7 @@ _NOT_UNITS = frozenset(
     {"or", "and", "i", "j", "e", "pi", "x", "y", "z", "n", "k", "to", "times", "cdot", "sqrt"}
     | {"is", "are", "was", "were", "be", "not", "no", "the", "an", "it", "this", "that", "but", "if"}
     | {"answer", "wrong", "incorrect", "correct", "false", "true", "so", "then", "maybe", "perhaps"}
+    | {"plus", "minus", "over", "divided", "by", "squared", "cubed", "of", "for", "all", "when", "where"}
 )
 # A lone letter after a number is usually a variable ("12a" is not 12); only these read as units.
 _ONE_LETTER_UNITS = frozenset("mgslhKVWJ")

@@ -41,6 +41,7 @@ class Seq:
     items: tuple[Value, ...]
     left: str = ""
     right: str = ""
+    var: str = ""  # "x" of "1 < x < 3": the interval of a named variable (1 < y < 3 is another answer)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class Relation:
     op: str
     lhs: str
     rhs: str
+    chain: tuple[str, ...] = ()  # every part of a chain "a < b < c" (its middle counts), with `ops`
+    ops: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,8 @@ def _relation(text: str, depth: int) -> Value | None:
             if isinstance(value, Atom):
                 return Atom(value.text, value.number, value.degrees, lhs.replace(" ", ""))
             return value
+        if not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", lhs)):
+            return parse_value(rhs, depth + 1)  # "\\binom{4}{2} = 6": a computation, then its value
         return Relation("=", lhs, rhs)
     return _inequality(ops, parts, text, depth)
 
@@ -228,7 +233,7 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
             )
         )
     if any(op not in norm for op in ops):
-        return Relation(ops[0], parts[0], parts[-1])
+        return _chain(ops, parts)
     signs = [norm[op] for op in ops]
     inf = Atom("\\infty")
     neg_inf = Atom("-\\infty")
@@ -239,21 +244,26 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
         return _absolute(flipped, parts[0], depth)
     if len(ops) == 1 and _VAR_RE.match(parts[0]):
         bound = parse_value(parts[1], depth + 1)
+        var = parts[0].replace(" ", "")
         if signs[0].startswith(">"):
-            return Seq("interval", (bound, inf), "[" if signs[0] == ">=" else "(", ")")
-        return Seq("interval", (neg_inf, bound), "(", "]" if signs[0] == "<=" else ")")
+            return Seq("interval", (bound, inf), "[" if signs[0] == ">=" else "(", ")", var)
+        return Seq("interval", (neg_inf, bound), "(", "]" if signs[0] == "<=" else ")", var)
     if len(ops) == 1 and _VAR_RE.match(parts[1]):
         flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[signs[0]]
         return _inequality([flipped], [parts[1], parts[0]], text, depth)
     if len(ops) == 2 and _VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == "<":
         low, high = parse_value(parts[0], depth + 1), parse_value(parts[2], depth + 1)
-        return Seq(
-            "interval", (low, high), "[" if signs[0] == "<=" else "(", "]" if signs[1] == "<=" else ")"
-        )
+        left, right = "[" if signs[0] == "<=" else "(", "]" if signs[1] == "<=" else ")"
+        return Seq("interval", (low, high), left, right, parts[1].replace(" ", ""))
     if len(ops) == 2 and _VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == ">":
         flip = {">": "<", ">=": "<="}
         return _inequality([flip[signs[1]], flip[signs[0]]], [parts[2], parts[1], parts[0]], text, depth)
-    return Relation(ops[0], parts[0], parts[-1])
+    return _chain(ops, parts)
+
+
+def _chain(ops: list[str], parts: list[str]) -> Relation:
+    """A relation that keeps every part: the middle of "1 < x < 5 < 7" is part of the answer."""
+    return Relation(ops[0], parts[0], parts[-1], tuple(parts) if len(ops) > 1 else (), tuple(ops))
 
 
 def _absolute(sign: str, bound: str, depth: int) -> Value:
