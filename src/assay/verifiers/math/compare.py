@@ -271,7 +271,9 @@ def _decimal_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision
 def _symbolic(gold: Atom, answer: Atom) -> Decision:
     try:
         gold_expr = symbolic.to_sympy(gold.text)
-    except (symbolic.TooCostly, ValueError) as exc:
+    except symbolic.TooCostly as exc:  # a legal gold too costly to evaluate: only its own spelling matches
+        return Decision(False, f"gold too costly to evaluate ({exc}); only the same spelling matches")
+    except ValueError as exc:
         raise GoldUnusable(str(exc)) from exc
     try:
         answer_expr = symbolic.to_sympy(answer.text)
@@ -351,6 +353,7 @@ def _by_name(gold: Seq, answer: Seq, policy: Policy) -> Decision | None:
 
 
 def _unordered(gold: tuple[Value, ...], answer: tuple[Value, ...], policy: Policy, kind: str) -> Decision:
+    gold, answer = tuple(dict.fromkeys(gold)), tuple(dict.fromkeys(answer))  # a repeated element is one
     if len(gold) != len(answer):
         return Decision(False, f"{len(answer)} elements where {len(gold)} were expected")
     unused = list(answer)

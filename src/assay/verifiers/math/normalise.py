@@ -67,6 +67,9 @@ _CHOOSE_RE = re.compile(r"\{\s*([^{}]+?)\s*\\choose\s*([^{}]+?)\s*\}")  # {5 \\c
 _PLAIN_FUNCTION_RE = re.compile(
     r"(?<![\\a-zA-Z])(pi|sqrt|exp|ln|log|sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|infty)(?![a-zA-Z])"
 )
+# A doubly escaped command ("\\\\left(" from a JSON or Python string escaped twice); a LaTeX row break
+# is followed by a space, a digit or a one-letter cell, never by a command name of two letters or more.
+_ESCAPED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[a-zA-Z]{2,})")
 _PERCENT_WORD_RE = re.compile(r"(\d)\s*(?:percent|per cent)\b", re.IGNORECASE)
 _MULTISPACE_RE = re.compile(r"\s+")
 
@@ -112,6 +115,8 @@ class Cleaned:
 def clean(raw: str) -> Cleaned:
     """Normalise spelling without changing meaning (see the module docstring for the list)."""
     text = raw.strip()
+    text = _ESCAPED_COMMAND_RE.sub(r"\\", text)  # "\\\\frac" (a doubly escaped string) is "\\frac"
+    text = re.sub(r",\\!\s*", ",", text)  # "32,\\! 349": a thousands separator, even with a space after
     text = _DELIMS_RE.sub(" ", text)
     text = text.replace("\\\\%", "%").replace("\\%", "%").replace("\\$", " ").replace("\\#", "#")
     text = _FRAC_ALIASES_RE.sub(r"\\frac", text)

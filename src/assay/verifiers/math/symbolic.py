@@ -179,17 +179,22 @@ def _nodes(expr: Any) -> Any:
 def _points(symbols: list[Any], complex_ok: bool) -> list[dict[Any, Any]]:
     """Positive, negative and (where allowed) complex fractional points: sampling only (0.3, 2.7) accepted
     sqrt(x^2) for x, |x| for x and log(x^2) for 2 log x (issue 14)."""
+    import sympy
+
     rng = random.Random(20240517)  # deterministic: the same pair always gets the same verdict
+
+    def fraction(low: float, high: float) -> Any:  # exact inputs: evalf then keeps DIGITS digits
+        return sympy.Rational(rng.randint(int(low * 10**6), int(high * 10**6)), 10**6)
+
     kinds = ["pos", "neg", "pos", "neg", "mixed", "mixed"] + (["complex", "complex"] if complex_ok else [])
     points = []
     for kind in kinds:
         point: dict[Any, Any] = {}
         for s in symbols:
-            magnitude = rng.uniform(0.31, 2.77)
             sign = {"pos": 1, "neg": -1}.get(kind, rng.choice((1, -1)))
-            value: Any = sign * magnitude
+            value: Any = sign * fraction(0.31, 2.77)
             if kind == "complex":
-                value = complex(value, rng.choice((1, -1)) * rng.uniform(0.29, 1.93))
+                value = value + rng.choice((1, -1)) * fraction(0.29, 1.93) * sympy.I
             point[s] = value
         points.append(point)
     return points
@@ -251,7 +256,7 @@ def equal(gold: Any, answer: Any) -> tuple[bool | None, str]:
     for point in points:
         verdict = _agree(gold, answer, point)
         if verdict is False:
-            where = ", ".join(f"{k}={v:.3g}" for k, v in point.items())
+            where = ", ".join(f"{k}={complex(v):.3g}" for k, v in point.items())
             return False, f"numeric: differ at {where}"
         agreed += verdict is True
     if agreed >= len(points) - 1:

@@ -168,11 +168,15 @@ def _is_text(text: str) -> bool:
 
 def _bracketed(opener: str, inner: str, closer: str, depth: int) -> Value | None:
     items = split_top(inner, (",",))
+    if len(items) == 1 and ";" in inner:
+        items = split_top(inner, (";",))  # "(0;-2;6)": semicolons separate the coordinates
     if len(items) == 1 and opener in ("(", "{") and closer in (")", "}"):
         return parse_value(inner, depth + 1) if inner else None
     values = tuple(parse_value(item, depth + 1) for item in items if item)
-    if opener == "\\{" or (opener == "{" and closer == "}"):
+    if opener == "\\{":
         return Seq("set", values)
+    if opener == "{" and closer == "}":
+        return Seq("list", values)  # plain braces only group in LaTeX: "{1,3}" is the list 1, 3
     if opener in ("\\langle", "⟨"):
         return Seq("vector", values)
     if opener == "(" and closer == ")":
@@ -206,10 +210,28 @@ def _relation(text: str, depth: int) -> Value | None:
             if isinstance(value, Atom):
                 return Atom(value.text, value.number, value.degrees, lhs.replace(" ", ""))
             return value
-        if not re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+", "", lhs)):
+        if not _letters(lhs) and not _letters(rhs):
             return parse_value(rhs, depth + 1)  # "\\binom{4}{2} = 6": a computation, then its value
+        if _NAME_LHS_RE.match(lhs) and not _letters(rhs):  # "A:B = 1", "|AB| = 1", "\\frac{NO}{BO} = ..."
+            value = parse_value(rhs, depth + 1)
+            if isinstance(value, Atom):
+                return Atom(value.text, value.number, value.degrees, lhs.replace(" ", ""))
+            return value
         return Relation("=", lhs, rhs)
     return _inequality(ops, parts, text, depth)
+
+
+def _letters(text: str) -> bool:
+    """Whether `text` names a variable (letters other than LaTeX command names and constants)."""
+    return bool(re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+|(?<![a-zA-Z])(?:e|i)(?![a-zA-Z])", "", text)))
+
+
+# The name of a quantity on the left of "= value": a ratio of named things ("A:B", "V_1:V_2"), a length
+# ("|AB|") or a quotient of segments ("\\frac{NO}{BO}"); never an expression in variables ("2x - y").
+_NAME = r"[A-Z]{1,4}(?:_\{?\w+\}?)?"
+_NAME_LHS_RE = re.compile(
+    rf"^(?:{_NAME}(?:\s*:\s*{_NAME})+|\|\s*{_NAME}\s*\||\\frac\s*\{{\s*{_NAME}\s*\}}\s*\{{\s*{_NAME}\s*\}})$"
+)
 
 
 def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Value:
@@ -224,7 +246,7 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
         "<": "<",
         ">": ">",
     }
-    if ops == ["\\ne"] and _VAR_RE.match(parts[0]):  # "x \\ne 2": every real number but 2
+    if ops in (["\\ne"], ["!="]) and _VAR_RE.match(parts[0]):  # "x \\ne 2": every real number but 2
         point = parse_value(parts[1], depth + 1)
         return Union(
             (
@@ -338,7 +360,9 @@ def parse_value(raw: str, depth: int = 0) -> Value:
             values = tuple(parse_value(p, depth + 1) for p in parts)
             if all(isinstance(v, Seq) and v.kind in ("interval", "paren", "bracket") for v in values):
                 return Union(tuple(v for v in values if isinstance(v, Seq)))
-            return Seq("list", values)
+            # "21, 16 or 11": one list of solutions, not a list holding a list
+            flat = (v.items if isinstance(v, Seq) and v.kind == "list" else (v,) for v in values)
+            return Seq("list", tuple(item for group in flat for item in group))
     if (bracketed_matrix := _BRACKETED_MATRIX_RE.match(text)) is not None:
         text = bracketed_matrix.group(1)  # \\left[\\begin{array}...\\end{array}\\right]
     if matrix := _MATRIX_RE.match(text):
