@@ -90,7 +90,9 @@ def _settings_of(function: ast.FunctionDef, argnames: list[str]) -> dict[str, ob
 def _is_default(settings: dict[str, object] | None, row: dict[str, object]) -> bool:
     if settings is None:
         return True
-    resolved = {k: row[v[6:]] if isinstance(v, str) and v.startswith("param:") else v for k, v in settings.items()}
+    resolved = {
+        k: row[v[6:]] if isinstance(v, str) and v.startswith("param:") else v for k, v in settings.items()
+    }
     if resolved.get("allow_set_relation_comp"):
         return False
     return all(resolved.get(key, value) == value for key, value in DEFAULT_SETTINGS.items())
@@ -119,7 +121,14 @@ def rows_of(path: Path) -> tuple[list[Row], int]:
                     continue
                 label = row.get("expected", row.get("result"))
                 rows.append(
-                    Row(path.name, function.name, str(row["gold"]), str(row["pred"]), bool(label), _is_default(settings, row))
+                    Row(
+                        path.name,
+                        function.name,
+                        str(row["gold"]),
+                        str(row["pred"]),
+                        bool(label),
+                        _is_default(settings, row),
+                    )
                 )
     return rows, skipped
 
@@ -189,7 +198,10 @@ def main() -> None:
             if assay_got[i] != row.expected:
                 kind = "FP" if assay_got[i] else "FN"
                 mark = "default" if row.default else "non-default"
-                print(f"  {kind} [{mark}] {row.test}: gold={row.gold[:70]!r} pred={row.pred[:90]!r} mv={mv_got[i]} -> {why[i][:120]}")
+                print(
+                    f"  {kind} [{mark}] {row.test}: gold={row.gold[:70]!r} pred={row.pred[:90]!r}",
+                    f"mv={mv_got[i]} -> {why[i][:120]}",
+                )
 
 
 if __name__ == "__main__":

@@ -49,7 +49,10 @@ _CUE_RE = re.compile(
 )
 # GSM8K's final-answer line ("#### 42"); a markdown heading ("#### Step 2") is not one.
 _HASH_RE = re.compile(r"^[ \t]*####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)
-_MATH_SEGMENT_RE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL)
+# An escaped dollar (`\\$12.50`) is a currency sign inside a formula, never its end.
+_MATH_SEGMENT_RE = re.compile(
+    r"\$\$(.+?)\$\$|(?<!\\)\$((?:\\\$|[^$])+?)(?<!\\)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL
+)
 _PROSE_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}")
 _CONCLUDING_RE = re.compile(
     r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we get|we have|equals|is|are)\b|∴",
@@ -90,7 +93,10 @@ _BARE_LEAD_RE = re.compile(
 )
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
-_CONNECTOR_RE = re.compile(r"^[\s,;.:]*(?:either|or|and|both|&|,|;|\s)*[\s,;.:]*$", re.IGNORECASE)
+_CONNECTOR_RE = re.compile(
+    r"^[\s,;.:]*(?:either|or|and|both|maybe|perhaps|possibly|alternatively|even|&|,|;|\s)*[\s,;.:]*$",
+    re.IGNORECASE,
+)
 _WORDS_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 # A last line that is only an answer: an option letter (alone, or with a short value and no words).
 _LETTER_LINE_RE = re.compile(

@@ -104,6 +104,24 @@ def unwrap_commands(text: str) -> str:
     return text
 
 
+def _plain_functions(text: str) -> str:
+    """Plain-text "pi/2", "exp(16)", "2*sqrt(3)" in LaTeX: `\\pi/2`, `\\exp(16)`, `2*\\sqrt{3}`."""
+    text = _PLAIN_FUNCTION_RE.sub(r"\\\1", text)
+    for _ in range(10):  # bounded: each pass rewrites one \\sqrt( ... ) to \\sqrt{ ... }
+        start = text.find("\\sqrt(")
+        if start < 0:
+            break
+        open_at, depth = start + 5, 0
+        for index in range(open_at, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[index], 0)
+            if depth == 0:
+                text = f"{text[:start]}\\sqrt{{{text[open_at + 1 : index]}}}{text[index + 1 :]}"
+                break
+        else:
+            break
+    return text
+
+
 @dataclass(frozen=True)
 class Cleaned:
     """A normalised answer string and what the normalisation noticed on the way."""
@@ -127,7 +145,7 @@ def clean(raw: str) -> Cleaned:
     text = text.replace("≤", "\\leq ").replace("≥", "\\geq ").replace("−", "-").replace("×", "\\times ")
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
-    text = _PLAIN_FUNCTION_RE.sub(r"\\\1", text)  # plain-text "pi/2", "exp(16)", "sqrt(2)"
+    text = _plain_functions(text)
     degrees = bool(_DEGREE_RE.search(text) or _DEGREE_WORD_RE.search(text))
     text = _DEGREE_WORD_RE.sub(r"\1", _DEGREE_RE.sub(" ", text))
     text = _SPACING_RE.sub(" ", text.replace("\\!", ""))

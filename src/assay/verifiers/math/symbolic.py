@@ -12,6 +12,7 @@ values are compared through their difference, evaluated as one expression, so bi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import random
@@ -59,6 +60,9 @@ def _log10_size(node: Any) -> float:
         return 1.0
     if node.is_Pow:
         base, exponent = _log10_size(node.base), _log10_size(node.exp)
+        if 7 < exponent < 60 and node.exp.is_number:  # a loose bound on a small exponent: evaluate it
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                exponent = math.log10(max(abs(complex(node.exp.evalf(15))), 1e-300))
         if exponent > 7:
             return math.inf
         return base * 10**exponent + 1
@@ -166,7 +170,9 @@ _REAL_ONLY = ("Abs", "floor", "ceiling", "sign", "Min", "Max", "re", "im", "arg"
 
 def _complex_allowed(*exprs: Any) -> bool:
     return not any(
-        getattr(getattr(node, "func", None), "__name__", "") in _REAL_ONLY for e in exprs for node in _nodes(e)
+        getattr(getattr(node, "func", None), "__name__", "") in _REAL_ONLY
+        for e in exprs
+        for node in _nodes(e)
     )
 
 
