@@ -366,7 +366,13 @@ def _unordered(gold: tuple[Value, ...], answer: tuple[Value, ...], policy: Polic
 
 
 def _union(gold: Union, answer: Value, policy: Policy) -> Decision:
-    parts = answer.parts if isinstance(answer, Union) else ((answer,) if isinstance(answer, Seq) else ())
+    parts: tuple[Value, ...] = ()
+    if isinstance(answer, Union):
+        parts = answer.parts
+    elif isinstance(answer, Seq) and answer.kind == "list" and all(isinstance(a, Seq) for a in answer.items):
+        parts = answer.items  # "(5,2),(7,2)" for "p=5,q=2; p=7,q=2"
+    elif isinstance(answer, Seq):
+        parts = (answer,)
     if len(parts) != len(gold.parts):
         return Decision(False, f"{len(parts)} intervals where {len(gold.parts)} were expected")
     unused = list(parts)

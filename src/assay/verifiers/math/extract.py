@@ -133,7 +133,7 @@ _NOT_FINAL_START_RE = re.compile(
 _STATEMENT_MAX_WORDS = 25
 _BOUND_WORDS_RE = re.compile(
     r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
-    r"|wrong|incorrect|mistaken?|error|so\s+far|partial)\b",
+    r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
     re.IGNORECASE,
 )
 _NUMBER_TOKEN_RE = re.compile(r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?(?![\w^_{])")
@@ -246,6 +246,15 @@ def _clause(line: str) -> str | None:
     return clause or None
 
 
+def _one_number(clause: str) -> str | None:
+    """The number of an answer written as a sentence ("Jane started growing Sphere 3 hours ago"): only
+    when the sentence holds exactly one number and names no bound ("not 3", "at least 3")."""
+    if len(_WORDS_RE.findall(clause)) < 3 or _BOUND_WORDS_RE.search(clause):
+        return None
+    numbers = set(_NUMBER_TOKEN_RE.findall(clause))
+    return numbers.pop() if len(numbers) == 1 else None
+
+
 def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | None:
     """ "The largest $n$ is 34.": the formulas are the sentence's subject, the value is its predicate."""
     end_of_sentence = re.search(r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n", line)
@@ -274,7 +283,8 @@ def _answer_after_cue(snippet: str) -> str | None:
     line = line[:_CUE_MAX_CHARS]
     segments = math_segments(line)
     if not segments:
-        return _clause(line)
+        clause = _clause(line)
+        return _one_number(clause) or clause if clause else None
     if predicate := _predicate_after_math(line, segments):
         return predicate
     between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
@@ -372,12 +382,16 @@ def _last_paragraph_math(region: str) -> str | None:
     return answer or None
 
 
+# A sentence ends at . ! ? or after a displayed formula (`$$...$$`, `\\[...\\]`), before a capital.
+_SENTENCE_END_RE = re.compile(r"(?:(?<=[.!?])|(?<=\$\$)|(?<=\\\]))\s+(?=[A-Z*])")
+
+
 def _concluding_number(region: str) -> str | None:
     """The one number of a last sentence that concludes (rule 6 of the module docstring)."""
     paragraphs = _paragraphs(region)
     if not paragraphs or not _looks_complete(region):
         return None
-    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z*])", paragraphs[-1])[-1].replace("**", "").strip()
+    sentence = _SENTENCE_END_RE.split(paragraphs[-1])[-1].replace("**", "").strip()
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
         return None
     if not _CONCLUSION_START_RE.match(sentence) and (
@@ -395,6 +409,11 @@ def _concluding_number(region: str) -> str | None:
     return distinct.pop() if len(distinct) == 1 else None
 
 
+_FORMULA_THEN_UNIT_RE = re.compile(r"^\$[^$]+\$\s*[a-zA-Z%]+(?:\s+[a-zA-Z]+)?\.?$")
+# Boilerplate after a final answer (Minerva's "I hope it is correct.").
+_SIGN_OFF_RE = re.compile(r"\s*(?:I\s+hope\s+(?:it|this)\s+is\s+correct|Hope\s+this\s+helps)[.!]?\s*$", re.I)
+
+
 def _is_bare(region: str) -> bool:
     """A short region of few words; words around a formula ("So the probability is $p$.") or a bold
     value are not part of the answer, so such a region is left to the rules that read those."""
@@ -402,7 +421,7 @@ def _is_bare(region: str) -> bool:
     if not stripped or len(stripped) > _BARE_MAX_CHARS or stripped.count("\n") > 1:
         return False
     if math_segments(stripped) and _WORDS_RE.search(_MATH_SEGMENT_RE.sub(" ", stripped)):
-        return False
+        return bool(_FORMULA_THEN_UNIT_RE.match(stripped))  # "$28$ percent", "$5$ cm"
     if _BOLD_SPAN_RE.search(stripped) and _WORDS_RE.search(_BOLD_SPAN_RE.sub(" ", stripped)):
         return False  # "Total: **55 marbles**.": the bold value is the answer (rule 4)
     return len(_WORDS_RE.findall(stripped)) <= 4
@@ -441,28 +460,47 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     return region, unclosed
 
 
+_FINAL_CUE_RE = re.compile(r"\bfinal\s+answer\b(?:\s*:)?(?:\s*the\s+final\s+answer\s+is)?", re.IGNORECASE)
+
+
+def _final_cue_after_boxes(region: str) -> Extraction | None:
+    """ "... = \\boxed{255} ... Final Answer: The final answer is $10,455$.": boxes of intermediate
+    values, then the response's own final answer after the last of them."""
+    last_box = max(m.start() for m in _BOX_RE.finditer(region))
+    cue = None
+    for cue in _FINAL_CUE_RE.finditer(region, last_box):
+        pass
+    if cue is None:
+        return None
+    answer = _answer_after_cue(region[cue.end() :])
+    return Extraction((answer,), "final-answer-cue") if answer else None
+
+
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     """Find the final answer of `response` (see the module docstring for the rules and their order)."""
     region, unclosed = _answer_region(response, max_chars)
     if not region.strip():
         return NoAnswer("nothing after </think>")
     boxes = find_boxes(region)
+    if boxes and (final := _final_cue_after_boxes(region)):
+        return final
     if boxes:
         return Extraction(tuple(boxes), "boxed")
     if unclosed:
         return NoAnswer("the thinking never closed (cut off) and nothing is boxed")
     if cued := _cue_answer(region) or _named_answer(region):
         return cued
+    region = _SIGN_OFF_RE.sub("", region)
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(_MATH_SEGMENT_RE.sub(" ", region))) >= 3
         if prose and (number := _concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
         return Extraction((_bare_value(region),), "bare")
-    for rule, find in (
+    for rule, find in (  # a last sentence that states one number outranks a formula before it
         ("last-line", _last_line_answer),
-        ("last-math", _last_paragraph_math),
         ("concluding-sentence", _concluding_number),
+        ("last-math", _last_paragraph_math),
     ):
         if answer := find(region):
             return Extraction((answer,), rule)

@@ -128,6 +128,10 @@ def to_sympy(text: str) -> Any:
 def _evaluated(expr: Any) -> Any:
     """The tree rebuilt with sympy's automatic evaluation (the parser leaves `(x+1)^{60} - (1+x)^{60}`
     unevaluated, and its numeric value is then cancellation noise). Run after the cost guard."""
+    if getattr(expr, "is_Float", False):  # "10.5" as written is exactly 21/2
+        import sympy
+
+        return sympy.Rational(str(expr))
     if not getattr(expr, "args", ()):
         return expr
     try:

@@ -197,10 +197,9 @@ def _matrix(body: str, depth: int) -> Value:
 
 
 def _relation(text: str, depth: int) -> Value | None:
-    ops = _RELATION_RE.findall(text)
+    ops, parts = _split_relation(text)
     if not ops:
         return None
-    parts = [p.strip() for p in _RELATION_RE.split(text)]
     if all(op == "=" for op in ops):
         lhs, rhs = parts[0], parts[-1]
         if not lhs or not rhs:
@@ -219,6 +218,20 @@ def _relation(text: str, depth: int) -> Value | None:
             return value
         return Relation("=", lhs, rhs)
     return _inequality(ops, parts, text, depth)
+
+
+def _split_relation(text: str) -> tuple[list[str], list[str]]:
+    """Operators and parts of a relation, split only outside brackets (`\\sum_{k=0}^{n}` holds no "=")."""
+    ops: list[str] = []
+    parts: list[str] = []
+    start = 0
+    for match in _RELATION_RE.finditer(text):
+        if _balanced(text[: match.start()]):
+            ops.append(match.group(0))
+            parts.append(text[start : match.start()].strip())
+            start = match.end()
+    parts.append(text[start:].strip())
+    return ops, parts
 
 
 def _letters(text: str) -> bool:
@@ -273,6 +286,8 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
     if len(ops) == 1 and _VAR_RE.match(parts[1]):
         flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[signs[0]]
         return _inequality([flipped], [parts[1], parts[0]], text, depth)
+    if len(ops) == 2 and _ABS_VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == "<":
+        return _absolute_band(signs, parts[0], parts[2], depth)  # "1 <= |z| <= 3/2"
     if len(ops) == 2 and _VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == "<":
         low, high = parse_value(parts[0], depth + 1), parse_value(parts[2], depth + 1)
         left, right = "[" if signs[0] == "<=" else "(", "]" if signs[1] == "<=" else ")"
@@ -303,6 +318,21 @@ def _absolute(sign: str, bound: str, depth: int) -> Value:
     )
 
 
+def _absolute_band(signs: list[str], low: str, high: str, depth: int) -> Value:
+    """`a <= |x| <= b` (a >= 0): the union [-b, -a] U [a, b], with each end open where the sign is."""
+    lo, hi = parse_value(low, depth + 1), parse_value(high, depth + 1)
+    neg_lo, neg_hi = parse_value(f"-({low})", depth + 1), parse_value(f"-({high})", depth + 1)
+    inner = "[" if signs[0] == "<=" else "("
+    outer = "]" if signs[1] == "<=" else ")"
+    flip = {"[": "]", "(": ")", "]": "[", ")": "("}
+    return Union(
+        (
+            Seq("interval", (neg_hi, neg_lo), flip[outer], flip[inner]),
+            Seq("interval", (lo, hi), inner, outer),
+        )
+    )
+
+
 def _expand_pm(text: str) -> list[str] | None:
     if "\\pm" not in text and "±" not in text:
         return None
@@ -325,7 +355,7 @@ def _strip_redundant_parens(text: str) -> str:
         if not (text.startswith("(") and text.endswith(")")):
             break
         inner = text[1:-1].strip()
-        if not _balanced(inner) or len(split_top(inner, (",",))) > 1:
+        if not _balanced(inner) or len(split_top(inner, (",", ";"))) > 1:
             break
         text = inner
     return text
@@ -354,6 +384,7 @@ def parse_value(raw: str, depth: int = 0) -> Value:
     if (pm := _expand_pm(text)) is not None:
         return Seq("list", tuple(parse_value(part, depth + 1) for part in pm))
     text = re.sub(r",\s*(?:and|or)\s+", ", ", text)  # "1, 2, and 3": the last item of a list
+    text = re.sub(r"([)\]])\s*(or|and)\s*([(\[])", r"\1 \2 \3", text)  # "(11,7)or(7,11)"
     for separators in ((" or ", " and ", ";", "\\text{or}", "\\text{and}"), ("\\cup", " U ", "∪")):
         parts = split_top(f" {text} ", separators)
         if len(parts) > 1 and all(parts):
