@@ -55,7 +55,8 @@ _MATH_SEGMENT_RE = re.compile(
 )
 _PROSE_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}")
 _CONCLUDING_RE = re.compile(
-    r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we get|we have|equals|is|are)\b|∴",
+    r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we (?:get|have|find|obtain|conclude)"
+    r"|equals|is|are)\b|∴",
     re.IGNORECASE,
 )
 # Where the answer after a cue ends: the end of its sentence or line, a subordinate clause, a
@@ -377,7 +378,7 @@ def _last_paragraph_math(region: str) -> str | None:
         return last[segments[first].start() : segments[-1].end()]
     answer = _segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
-    if "=" in answer and not re.search(r"\\(?:leq?|geq?|ne)|[<>]", answer):
+    if "=" in answer and not re.search(r"\\(?:leq?|geq?|ne(?:q)?)|[<>!≠]", answer):
         answer = answer.rsplit("=", 1)[1].strip()
     return answer or None
 

@@ -142,7 +142,7 @@ def clean(raw: str) -> Cleaned:
     text = _CHOOSE_RE.sub(r"\\binom{\1}{\2}", text)
     text = _RELATION_ALIASES_RE.sub(lambda m: _RELATION_ALIASES[m.group(1)], text)
     text = re.sub(r"\\[lr]?vert(?![a-zA-Z])", "|", text)  # |x| written \\lvert x \\rvert
-    text = text.replace("≤", "\\leq ").replace("≥", "\\geq ").replace("−", "-").replace("×", "\\times ")
+    text = text.replace("≤", "\\leq ").replace("≥", "\\geq ").replace("≠", "\\ne ").replace("−", "-").replace("×", "\\times ")
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
     text = _plain_functions(text)
