@@ -59,7 +59,21 @@ def _filler(rng: random.Random, sentences: int) -> str:
 def wrap(rng: random.Random, answer: str) -> tuple[str, str]:
     """A response that ends with `answer` in one of the ways models write a final answer."""
     thinking = _filler(rng, rng.randint(2, 6))
-    style = rng.choice(["boxed", "boxed-dollars", "cue", "final-answer", "think-boxed", "think-cue", "bold"])
+    style = rng.choice(
+        ["boxed", "boxed-dollars", "cue", "final-answer", "think-boxed", "think-cue", "bold"]
+        + ["inline-boxed", "answer-line", "concluding-formula", "think-bare", "chat-tail"]
+    )
+    if style == "inline-boxed":
+        return style, f"{thinking}\n\nHence the required value is \\(\\boxed{{{answer}}}\\)."
+    if style == "answer-line":
+        return style, f"{thinking}\n\nAnswer: ${answer}$"
+    if style == "concluding-formula":
+        return style, f"{thinking}\n\nTherefore, the value we want is ${answer}$."
+    if style == "think-bare":
+        return style, f"<think>\n{thinking}\n</think>\n\n${answer}$"
+    if style == "chat-tail":
+        tail = "<|im_end|>\n<|im_start|>user\nNow solve the next problem: what is 2 +"
+        return style, f"{thinking}\n\nThe final answer is $\\boxed{{{answer}}}$.{tail}"
     if style == "boxed":
         return style, f"{thinking}\n\nTherefore, the answer is \\boxed{{{answer}}}."
     if style == "boxed-dollars":
@@ -87,7 +101,12 @@ def integer(rng: random.Random) -> Drawn:
         forms += [("thousands-thin", _thousands(n, "\\,")), ("thousands-bang", _thousands(n, ",\\!"))]
     if 0 < n < 10**6:
         forms += [("dollar", f"\\${n}"), ("unit-text", f"{n} \\text{{ apples}}")]
-    mutations = [("plus-one", str(n + 1)), ("minus-one", str(n - 1))]
+    if n < 0:
+        forms.append(("unicode-minus", f"−{-n}"))
+    if n >= 1000:
+        forms.append(("dollar-thousands", "\\$" + _thousands(n, ",")))
+    forms.append(("trailing-period", f"{n}."))
+    mutations = [("plus-one", str(n + 1)), ("minus-one", str(n - 1)), ("times-ten", str(10 * n or 10))]
     if n != 0:
         mutations.append(("sign-flip", str(-n)))
     return str(n), forms, mutations
@@ -114,7 +133,9 @@ def rational(rng: random.Random) -> Drawn:
     mutations = [
         ("sign-flip", f"{'' if sign else '-'}\\frac{{{ap}}}{{{q}}}"),
         ("reciprocal", f"\\frac{{{q}}}{{{p}}}"),
+        ("numerator-plus-one", f"{sign}\\frac{{{ap + 1}}}{{{q}}}"),
     ]
+    forms.append(("minus-in-numerator", f"\\frac{{{p}}}{{{q}}}"))
     if Fraction(str(rounded)) != value:
         mutations.append(("rounded-decimal", f"{rounded}"))
     return gold, forms, mutations
@@ -126,7 +147,11 @@ def decimal(rng: random.Random) -> Drawn:
     text = f"{float(value):.{places}f}"
     step = Fraction(1, 10**places)
     forms = [("plain", text), ("trailing-zero", text + "0"), ("dollar", f"\\${text}")]
+    if value >= 1000:
+        forms.append(("thousands-comma", f"{float(value):,.{places}f}"))
     mutations = [("last-digit-plus-one", f"{float(value + step):.{places}f}"), ("sign-flip", f"-{text}")]
+    if places >= 2 and text[-1] != "0":
+        mutations.append(("rounded", f"{float(value):.{places - 1}f}"))
     return text, forms, mutations
 
 
@@ -143,7 +168,10 @@ def radical(rng: random.Random) -> Drawn:
     mutations = [
         ("radicand-plus-one", f"{a}\\sqrt{{{b + 1}}}"),
         ("coefficient-plus-one", f"{a + 1}\\sqrt{{{b}}}"),
+        ("coefficient-inside", f"\\sqrt{{{a * b}}}"),
+        ("rounded-decimal", f"{a * b**0.5:.2f}"),
     ]
+    forms.append(("unicode", f"{a}√{b}"))
     return gold, forms, mutations
 
 
@@ -162,6 +190,8 @@ def pi_expression(rng: random.Random) -> Drawn:
     mutations = [
         ("numerator-plus-one", sympy.latex(sympy.Rational(a + 1, b) * sympy.pi)),
         ("sign-flip", sympy.latex(-expr)),
+        ("pi-dropped", f"\\frac{{{a}}}{{{b}}}"),
+        ("rounded-decimal", f"{float(expr):.2f}"),
     ]
     return gold, forms, mutations
 
@@ -190,6 +220,8 @@ def expression(rng: random.Random) -> Drawn:
         ("rename-variable", sympy.latex(expr.xreplace({u: w}))),
         ("coefficient-plus-one", sympy.latex(expr + u**2)),
         ("sign-flip", sympy.latex(expr - 2 * c[2])),
+        ("exponent-changed", sympy.latex(expr - c[0] * u**2 + c[0] * u**3)),
+        ("term-dropped", sympy.latex(expr - c[2])),
     ]
     swapped = expr.xreplace({u: v, v: u})  # xreplace swaps simultaneously
     if sympy.expand(swapped - expr) != 0:
@@ -221,6 +253,8 @@ def equation(rng: random.Random) -> Drawn:
         ("rename-variable", f"y = {m}t + {c}"),
         ("intercept-sign", f"y = {m}x - {c}"),
     ]
+    if m != -1:  # y = -x + c and x = -y + c are the same line
+        mutations.append(("swap-variables", f"x = {m}y + {c}"))
     return gold, forms, mutations
 
 
@@ -264,7 +298,11 @@ def interval(rng: random.Random) -> Drawn:
     left, right = rng.choice("(["), rng.choice(")]")
     gold = f"{left}{a}, {b}{right}"
     flip = {"(": "[", "[": "(", ")": "]", "]": ")"}
-    forms = [("left-right", f"\\left{left}{a}, {b}\\right{right}"), ("no-space", f"{left}{a},{b}{right}")]
+    forms = [
+        ("left-right", f"\\left{left}{a}, {b}\\right{right}"),
+        ("no-space", f"{left}{a},{b}{right}"),
+        ("in-interval", f"x \\in {left}{a}, {b}{right}"),
+    ]
     mutations = [
         ("open-closed-left", f"{flip[left]}{a}, {b}{right}"),
         ("open-closed-right", f"{left}{a}, {b}{flip[right]}"),
@@ -296,8 +334,11 @@ def set_(rng: random.Random) -> Drawn:
         ("permuted", "\\{" + ", ".join(map(str, shuffled)) + "\\}"),
         ("left-right", "\\left\\{" + ", ".join(map(str, items)) + "\\right\\}"),
     ]
+    forms.append(("bare-list", ", ".join(map(str, shuffled))))
     extra = max(items) + 1
+    flipped = [-items[0] if items[0] else 21, *items[1:]]
     mutations = [
+        ("element-sign-flip", "\\{" + ", ".join(map(str, flipped)) + "\\}"),
         ("subset", "\\{" + ", ".join(map(str, items[:-1])) + "\\}"),
         ("superset", "\\{" + ", ".join(map(str, [*items, extra])) + "\\}"),
     ]
@@ -330,7 +371,10 @@ def complex_(rng: random.Random) -> Drawn:
     a, b = rng.randint(-9, 9), rng.randint(1, 9)
     gold = f"{a} + {b}i"
     forms = [("imaginary-first", f"{b}i + {a}"), ("no-spaces", f"{a}+{b}i"), ("cdot", f"{a} + {b} \\cdot i")]
+    forms.append(("parenthesised", f"({a}+{b}i)"))
     mutations = [("conjugate", f"{a} - {b}i"), ("real-part-plus-one", f"{a + 1} + {b}i")]
+    if a != b:
+        mutations.append(("parts-swapped", f"{b} + {a}i"))
     return gold, forms, mutations
 
 
@@ -338,7 +382,7 @@ def percent(rng: random.Random) -> Drawn:
     p = rng.randint(1, 99)
     gold = f"{p}\\%"
     forms = [("plain-percent", f"{p}%"), ("word", f"{p} \\text{{ percent}}"), ("spaced", f"{p} \\%")]
-    mutations = [("plus-one", f"{p + 1}\\%")]
+    mutations = [("plus-one", f"{p + 1}\\%"), ("times-ten", f"{10 * p}\\%")]
     return gold, forms, mutations
 
 
@@ -392,11 +436,9 @@ def draw(rng: random.Random, label: bool | None = None) -> Pair:
     if not label and rng.random() < 0.15:  # a hedge: the right value and a near-miss, both offered
         right, wrong = rng.choice(forms)[1], rng.choice(mutations)[1]
         wrapper, response = wrap(rng, right)
-        response = (
-            response.replace(right, f"{right}}} \\text{{ or }} \\boxed{{{wrong}", 1)
-            if "boxed" in wrapper
-            else response.replace(right, f"{right}$ or maybe ${wrong}", 1)
-        )
+        head, found, tail = response.rpartition(right)  # the final answer: the last occurrence
+        second = f"}} \\text{{ or }} \\boxed{{{wrong}" if "boxed" in wrapper else f"$ or maybe ${wrong}"
+        response = head + found + second + tail if found else response
         return Pair(gold, response, False, kind, "hedge", wrapper)
     form, answer = rng.choice(forms if label else mutations)
     wrapper, response = wrap(rng, answer)

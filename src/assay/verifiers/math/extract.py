@@ -53,7 +53,10 @@ _HASH_RE = re.compile(r"^[ \t]*####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)
 _MATH_SEGMENT_RE = re.compile(
     r"\$\$(.+?)\$\$|(?<!\\)\$((?:\\\$|[^$])+?)(?<!\\)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL
 )
-_PROSE_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}")
+# An English word in a "$...$" that may be two prices; plain-text function names ("8*sqrt(7)") are math.
+_PROSE_WORD_RE = re.compile(
+    r"(?<![\\a-zA-Z])(?!(?:sqrt|exp|log|sin|cos|tan|frac|pi)(?![a-zA-Z]))[a-zA-Z]{3,}"
+)
 _CONCLUDING_RE = re.compile(
     r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we (?:get|have|find|obtain|conclude)"
     r"|equals|is|are)\b|∴",
@@ -378,8 +381,10 @@ def _last_paragraph_math(region: str) -> str | None:
         return last[segments[first].start() : segments[-1].end()]
     answer = _segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
-    if "=" in answer and not re.search(r"\\(?:leq?|geq?|ne(?:q)?)|[<>!≠]", answer):
-        answer = answer.rsplit("=", 1)[1].strip()
+    value = answer.rsplit("=", 1)[-1].strip()
+    lone_variable = re.fullmatch(r"[a-zA-Z](?:_\{?\w+\}?)?", value)  # "-8x + 7 = y" is an equation
+    if "=" in answer and not lone_variable and not re.search(r"\\(?:leq?|geq?|ne(?:q)?)|[<>!≠]", answer):
+        answer = value
     return answer or None
 
 

@@ -107,6 +107,7 @@ def unwrap_commands(text: str) -> str:
 def _plain_functions(text: str) -> str:
     """Plain-text "pi/2", "exp(16)", "2*sqrt(3)" in LaTeX: `\\pi/2`, `\\exp(16)`, `2*\\sqrt{3}`."""
     text = _PLAIN_FUNCTION_RE.sub(r"\\\1", text)
+    text = re.sub(r"√\s*(\d+(?:\.\d+)?|[a-zA-Z])", r"\\sqrt{\1}", text).replace("√", "\\sqrt")  # 8√3
     for _ in range(10):  # bounded: each pass rewrites one \\sqrt( ... ) to \\sqrt{ ... }
         start = text.find("\\sqrt(")
         if start < 0:
@@ -142,7 +143,13 @@ def clean(raw: str) -> Cleaned:
     text = _CHOOSE_RE.sub(r"\\binom{\1}{\2}", text)
     text = _RELATION_ALIASES_RE.sub(lambda m: _RELATION_ALIASES[m.group(1)], text)
     text = re.sub(r"\\[lr]?vert(?![a-zA-Z])", "|", text)  # |x| written \\lvert x \\rvert
-    text = text.replace("≤", "\\leq ").replace("≥", "\\geq ").replace("≠", "\\ne ").replace("−", "-").replace("×", "\\times ")
+    text = (
+        text.replace("≤", "\\leq ")
+        .replace("≥", "\\geq ")
+        .replace("≠", "\\ne ")
+        .replace("−", "-")
+        .replace("×", "\\times ")
+    )
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
     text = _plain_functions(text)
