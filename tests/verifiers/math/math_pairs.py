@@ -60,8 +60,10 @@ def wrap(rng: random.Random, answer: str) -> tuple[str, str]:
     """A response that ends with `answer` in one of the ways models write a final answer."""
     thinking = _filler(rng, rng.randint(2, 6))
     style = rng.choice(
-        ["boxed", "boxed-dollars", "cue", "final-answer", "think-boxed", "think-cue", "bold"]
-        + ["inline-boxed", "answer-line", "concluding-formula", "think-bare", "chat-tail"]
+        [
+            *("boxed", "boxed-dollars", "cue", "final-answer", "think-boxed", "think-cue", "bold"),
+            *("inline-boxed", "answer-line", "concluding-formula", "think-bare", "chat-tail"),
+        ]
     )
     if style == "inline-boxed":
         return style, f"{thinking}\n\nHence the required value is \\(\\boxed{{{answer}}}\\)."

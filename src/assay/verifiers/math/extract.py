@@ -474,8 +474,8 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
     values, then the response's own final answer after the last of them."""
     last_box = max(m.start() for m in _BOX_RE.finditer(region))
     cue = None
-    for cue in _FINAL_CUE_RE.finditer(region, last_box):
-        pass
+    for match in _FINAL_CUE_RE.finditer(region, last_box):
+        cue = match
     if cue is None:
         return None
     answer = _answer_after_cue(region[cue.end() :])
