@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +162,22 @@ def _table(title: str, rows: list[Row], verdicts: dict[str, list[bool]], relabel
         print(f"{name:<24}{agree:>8}{100 * agree / max(len(rows), 1):>8.1f}%{fp:>5}{fn:>5}")
 
 
+def _speed(rows: list[Row], scorer: MathScorer, options: MathOptions, mv: Callable[[str, str], bool]) -> None:
+    """Warm per-item time on the same items (the verdict pass above warmed both), one core, same run."""
+    start = time.perf_counter()
+    for row in rows:
+        scorer.score(Item(task="math", response=row.pred, reference=row.gold), options)
+    assay_s = (time.perf_counter() - start) / len(rows)
+    start = time.perf_counter()
+    for row in rows:
+        mv(row.gold, row.pred)
+    mv_s = (time.perf_counter() - start) / len(rows)
+    print(
+        f"warm time per item: assay {1000 * assay_s:.2f} ms, math-verify default {1000 * mv_s:.2f} ms: "
+        f"{mv_s / assay_s:.1f}x (target >= 5x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "assay-mathverify-suite")
@@ -182,6 +199,7 @@ def main() -> None:
         why.append(f"{result.status.value}: {result.reason}")
         mv_got.append(mv(row.gold, row.pred))
     print(f"math-verify {VERSION} tests/: {len(rows)} labelled pairs read, {skipped} computed rows skipped")
+    _speed(rows, scorer, options, mv)
     for subset, title in ((True, "default settings"), (False, "non-default settings (reported apart)")):
         index = [i for i, r in enumerate(rows) if r.default == subset]
         chosen = [rows[i] for i in index]

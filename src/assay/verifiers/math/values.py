@@ -97,6 +97,7 @@ _VAR_RE = re.compile(
 )
 # |x| (after `clean`, `\\lvert x \\rvert` and `\\left| x \\right|` are written `|x|` too).
 _ABS_VAR_RE = re.compile(r"^\|\s*[a-zA-Z](?:_\{?\w+\}?)?\s*\|$")
+_CLOCK_RE = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap]\.?m\.?)?$", re.IGNORECASE)
 _RELATION_RE = re.compile(r"\\leq|\\geq|\\ne|\\lt|\\gt|<=|>=|!=|<|>|=")
 _OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "{": "}", "⟨": "⟩"}
 _MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
@@ -403,6 +404,10 @@ def parse_value(raw: str, depth: int = 0) -> Value:
         bracketed := _bracketed(*enclosed, depth=depth)
     ) is not None:
         return bracketed
+    if clock := _CLOCK_RE.match(text):  # a time, never the ratio 12/00 (1:00 is not 12:00, 3:15 not 1:5)
+        hour, minute, second, half = clock.groups()
+        suffix = (half or "").replace(".", "").lower()
+        return Text(f"time {int(hour)}:{minute}{':' + second if second else ''}{suffix}", text)
     number = parse_number(text, cleaned.degrees)
     if number is not None:
         return Atom(text, number, cleaned.degrees)
