@@ -16,6 +16,7 @@ benchmarks/math_fuzz.py (>= 20,000 pairs).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -59,12 +60,21 @@ def _filler(rng: random.Random, sentences: int) -> str:
 def wrap(rng: random.Random, answer: str) -> tuple[str, str]:
     """A response that ends with `answer` in one of the ways models write a final answer."""
     thinking = _filler(rng, rng.randint(2, 6))
+    plain = bool(re.fullmatch(r"-?[\d,]+(?:\.\d+)?", answer))  # a plain number, as GSM8K writes one
     style = rng.choice(
         [
             *("boxed", "boxed-dollars", "cue", "final-answer", "think-boxed", "think-cue", "bold"),
-            *("inline-boxed", "answer-line", "concluding-formula", "think-bare", "chat-tail"),
+            *("inline-boxed", "answer-line", "concluding-formula", "think-bare", "chat-tail", "plain-line"),
+            *(("gsm8k",) if plain else ()),
         ]
     )
+    if style == "gsm8k" or (style == "plain-line" and not plain):
+        return (
+            "gsm8k",
+            f"{thinking}\n\n#### {answer}" if plain else f"{thinking}\n\nThe answer is ${answer}$.",
+        )
+    if style == "plain-line":
+        return style, f"{thinking}\n\nSo the final answer is {answer}."
     if style == "inline-boxed":
         return style, f"{thinking}\n\nHence the required value is \\(\\boxed{{{answer}}}\\)."
     if style == "answer-line":
@@ -108,6 +118,7 @@ def integer(rng: random.Random) -> Drawn:
     if n >= 1000:
         forms.append(("dollar-thousands", "\\$" + _thousands(n, ",")))
     forms.append(("trailing-period", f"{n}."))
+    forms.append(("named", f"x = {n}"))
     mutations = [("plus-one", str(n + 1)), ("minus-one", str(n - 1)), ("times-ten", str(10 * n or 10))]
     if n != 0:
         mutations.append(("sign-flip", str(-n)))

@@ -37,6 +37,9 @@ NEAR_MISSES = [
     ("\\sqrt{x}\\sqrt{y}", "\\boxed{\\sqrt{xy}}", "negative and complex sample points"),
     ("7 = 11a+c", "\\boxed{11a+c}", "an equation is not its side"),
     ("42", "The answer is $42$ or maybe $43$.", "a hedge after a cue"),
+    ("3", "The answer is 3. Actually, wait, it is 4.", "an answer taken back is a hedge"),
+    ("5", "So $x != 5$.", "x != 5 never reads as its right side"),
+    ("\\frac{1}{3}", "\\boxed{0.3333}", "a rounded decimal is not an exact fraction"),
 ]
 
 LEGAL = [
@@ -56,6 +59,10 @@ LEGAL = [
     ("Simplifying, we get \\[x = 5.\\] So the answer is \\boxed{5}.", "\\boxed{5}"),
     ("32349", "\\boxed{32,\\! 349}"),
     ("9:05", "\\boxed{09:05}"),
+    ("\\text{No solution}", "There is no solution."),
+    ("x < 3", "We find that $x \\lt 3$."),
+    ("1\\leq|z|\\leq 2", "$z \\in [-2, -1] \\cup [1, 2]$"),
+    ("(0;-2;6),(4;0;0)", "\\boxed{(4, 0, 0), (0, -2, 6)}"),
     ("7:32", "\\boxed{7:32}"),
     ("3", "It is 3."),
     ("3", "I got 3"),

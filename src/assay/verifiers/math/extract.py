@@ -77,6 +77,8 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 _NEXT_HEDGE_RE = re.compile(r"\s*(?:or|alternatively|it\s+(?:could|might)\s+also\s+be)\b", re.IGNORECASE)
+# A next sentence that takes the answer back ("The answer is 3. Actually, wait, it is 4."): a hedge.
+_REVISION_RE = re.compile(r"\s*(?:actually|wait|hmm+|oops|no\b|correction|on\s+second\s+thought|sorry)", re.I)
 _VERB_BEFORE_RE = re.compile(r"(?:\b(?:is|are|equals|be|was|get|obtain|gives?)|=)\s*:?\s*$", re.IGNORECASE)
 # "The number of ways is 12" (a sentence under a "Final Answer" heading): the answer is the predicate.
 _PREDICATE_RE = re.compile(
@@ -90,7 +92,7 @@ _FILLER_RE = re.compile(
     re.IGNORECASE,
 )
 _BARE_LEAD_RE = re.compile(
-    r"^(?:(?:it|this|that|which|we|i|you|they|he|she|the\s+(?:value|result|total|sum|number))\s+)?"
+    r"^(?:(?:it|this|that|there|which|we|i|you|they|he|she|the\s+(?:value|result|total|sum|number))\s+)?"
     r"(?:(?:also|then|finally|now|just)\s+)?"
     r"(?:is|are|was|were|equals|get|got|gets|obtain|obtained|have|has|find|found)\b\s*:?\s*",
     re.IGNORECASE,
@@ -242,7 +244,10 @@ def _clause(line: str) -> str | None:
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
     rest_of_sentence, *next_sentences = re.split(r"\.\s+|\n", tail[0], maxsplit=1) if tail else [""]
     next_sentence = next_sentences[0] if next_sentences else ""
-    if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence):
+    revised = any(
+        _REVISION_RE.match(part) and re.search(r"\d", part) for part in (rest_of_sentence, next_sentence)
+    )
+    if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
     if predicate := _PREDICATE_RE.match(clause):
