@@ -420,7 +420,10 @@ def _concluding_number(region: str) -> str | None:
     return distinct.pop() if len(distinct) == 1 else None
 
 
-_FORMULA_THEN_UNIT_RE = re.compile(r"^\$[^$]+\$\s*[a-zA-Z%]+(?:\s+[a-zA-Z]+)?\.?$")
+# A one-line answer whose words only label or measure its one formula: "$28$ percent", "Matrix: $M$".
+_FORMULA_THEN_UNIT_RE = re.compile(
+    r"^\$[^$]+\$\s*[a-zA-Z%]+(?:\s+[a-zA-Z]+)?\.?$|^[A-Za-z][A-Za-z ]{0,30}:\s*\$[^$]+\$\.?$"
+)
 # Boilerplate after a final answer (Minerva's "I hope it is correct.").
 _SIGN_OFF_RE = re.compile(r"\s*(?:I\s+hope\s+(?:it|this)\s+is\s+correct|Hope\s+this\s+helps)[.!]?\s*$", re.I)
 
@@ -452,6 +455,7 @@ def _bare_value(region: str) -> str:
     (read whole, "It is 3" is the product I*t*i*s*3)."""
     text = _LEAD_WORD_RE.sub("", region.strip())
     text = _BARE_LEAD_RE.sub("", text)
+    text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
     return text.lstrip("= ").strip() or region.strip()
 
 
