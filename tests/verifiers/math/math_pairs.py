@@ -105,6 +105,19 @@ def _thousands(n: int, sep: str) -> str:
     return f"{n:,}".replace(",", sep)
 
 
+def power_of_ten(rng: random.Random) -> Drawn:
+    """A big integer near a power of ten, written as a power: exactness is the point."""
+    k, d = rng.randint(12, 40), rng.choice([1, -1, 7])
+    n = 10**k + d
+    gold = str(n)
+    forms = [("power-form", f"10^{{{k}}} {'+' if d > 0 else '-'} {abs(d)}"), ("plain", str(n))]
+    mutations = [
+        ("power-only", f"10^{{{k}}}"),
+        ("plus-one", f"10^{{{k}}} {'+' if d + 1 > 0 else '-'} {abs(d + 1)}"),
+    ]
+    return gold, forms, mutations
+
+
 def integer(rng: random.Random) -> Drawn:
     n = rng.choice([rng.randint(-999, 999), rng.randint(10**4, 10**7), rng.randint(10**15, 10**24)])
     forms = [("plain", str(n)), ("text-wrapper", f"\\text{{{n}}}")]
@@ -119,6 +132,8 @@ def integer(rng: random.Random) -> Drawn:
         forms.append(("dollar-thousands", "\\$" + _thousands(n, ",")))
     forms.append(("trailing-period", f"{n}."))
     forms.append(("named", f"x = {n}"))
+    if n >= 10**4 and n % 1000 == 0:
+        forms.append(("scientific", f"{n // 1000} \\times 10^{{3}}"))
     mutations = [("plus-one", str(n + 1)), ("minus-one", str(n - 1)), ("times-ten", str(10 * n or 10))]
     if n != 0:
         mutations.append(("sign-flip", str(-n)))
@@ -142,6 +157,10 @@ def rational(rng: random.Random) -> Drawn:
         forms.append(("exact-decimal", str(sympy.Rational(p, q).evalf(30)).rstrip("0")))
     else:
         forms.append(("tfrac", f"{sign}\\tfrac{{{ap}}}{{{q}}}"))
+        if q in (3, 9, 11) and abs(value) < 1:
+            digits = str(sympy.Rational(abs(p), q).evalf(12))[2:]
+            cycle = digits[: {3: 1, 9: 1, 11: 2}[q]]
+            forms.append(("repeating-decimal", f"{sign}0.\\overline{{{cycle}}}"))
     rounded = round(p / q, 3)
     mutations = [
         ("sign-flip", f"{'' if sign else '-'}\\frac{{{ap}}}{{{q}}}"),
@@ -185,6 +204,7 @@ def radical(rng: random.Random) -> Drawn:
         ("rounded-decimal", f"{a * b**0.5:.2f}"),
     ]
     forms.append(("unicode", f"{a}√{b}"))
+    forms.append(("sqrt-first", f"\\sqrt{{{b}}} \\cdot {a}"))
     return gold, forms, mutations
 
 
@@ -284,6 +304,7 @@ def inequality(rng: random.Random) -> Drawn:
             ("reversed", f"{a} {op.replace('<', '>').replace('le', 'ge')} x"),
         ]
         forms.append(("set-builder-in", f"x \\in \\left(-\\infty, {a}\\right{end}"))
+        forms.append(("unicode", f"x {'<' if strict else '≤'} {a}"))
         flipped = ">" if strict else "\\ge"
         mutations = [
             ("strictness", f"x {other} {a}"),
@@ -331,7 +352,9 @@ def tuple_(rng: random.Random) -> Drawn:
     gold = f"({text})"
     forms = [("left-right", f"\\left({text}\\right)"), ("no-spaces", f"({','.join(map(str, items))})")]
     bumped = [*items[:-1], items[-1] + 1]
+    forms.append(("named-pair", f"(x_1, x_2) = ({text})" if len(items) == 2 else f"({text})"))
     mutations = [
+        ("as-a-set", "\\{" + text + "\\}"),
         ("reversed", f"({', '.join(map(str, items[::-1]))})"),
         ("component-plus-one", f"({', '.join(map(str, bumped))})"),
     ]
@@ -395,6 +418,7 @@ def percent(rng: random.Random) -> Drawn:
     p = rng.randint(1, 99)
     gold = f"{p}\\%"
     forms = [("plain-percent", f"{p}%"), ("word", f"{p} \\text{{ percent}}"), ("spaced", f"{p} \\%")]
+    forms.append(("thin-space", f"{p}\\,\\%"))
     mutations = [("plus-one", f"{p + 1}\\%"), ("times-ten", f"{10 * p}\\%")]
     return gold, forms, mutations
 
@@ -423,6 +447,7 @@ def letter(rng: random.Random) -> Drawn:
 
 KINDS: dict[str, Callable[[random.Random], Drawn]] = {
     "integer": integer,
+    "power-of-ten": power_of_ten,
     "rational": rational,
     "decimal": decimal,
     "radical": radical,

@@ -92,7 +92,7 @@ _OTHER_CHOICE_RE = re.compile(r"\(\s*([A-J])\s*\)|(?<![A-Za-z\\])([A-J])(?![A-Za
 _VAR_RE = re.compile(
     r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?'*|\\[a-zA-Z]+"
     r"|[a-zA-Z](?:_\{?\w+\}?)?(?:\^\{-1\})?'*\(\s*-?[\w.,/ ]{1,12}\)"
-    r"|\([a-z\s,]+\)|[a-z]\s*[+-]\s*[a-z]"
+    r"|\((?:\s*[a-z](?:_\{?\w+\}?)?\s*,)+\s*[a-z](?:_\{?\w+\}?)?\s*\)|[a-z]\s*[+-]\s*[a-z]"
     r"|[A-Z]{2,3}|(?:m\s*)?\\angle\s*[A-Z]{1,3}|\\overline\s*\{[A-Z]{2}\})$"
 )
 # |x| (after `clean`, `\\lvert x \\rvert` and `\\left| x \\right|` are written `|x|` too).
