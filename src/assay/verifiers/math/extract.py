@@ -488,7 +488,9 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
     if cue is None:
         return None
     answer = _answer_after_cue(region[cue.end() :])
-    return Extraction((answer,), "final-answer-cue") if answer else None
+    if not answer or not re.search(r"[\d\\]", answer):  # "Final Answer: see the box above"
+        return None
+    return Extraction((answer,), "final-answer-cue")
 
 
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
