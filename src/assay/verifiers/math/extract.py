@@ -3,27 +3,32 @@
 Order of preference, first hit wins:
 1. `\\boxed{...}` / `\\fbox{...}` (nested braces) in the final region. Every box is returned: the
    comparer requires all of them to match, so several different boxes (a hedge) are never rewarded.
+   A "Final Answer: ..." stating a value after the last box outranks boxes of intermediate values.
 2. The last answer cue: "the (final/correct/best) answer/option/choice is", "**Final Answer**",
    "Answer:", "Final answer:", and GSM8K's "#### 42" line. The answer stops at the end of its clause
    (", because", ", which", ", so", ". ", a parenthetical remark), so "16, because ..." is 16 while a
    list ("3, 5") stays whole, and a second value offered in the rest of the sentence ("2 (or maybe
-   3)", "2, but it could also be 3") keeps the sentence whole so the comparer sees the hedge.
-3. The whole final region when it is only an answer (a bare "42", "$x = 3$", "So x = 3.").
+   3)", "2, but it could also be 3", "3. Actually, wait, it is 4.") keeps the sentence whole so the
+   comparer sees the hedge. "The largest $n$ is 34" answers with its predicate (34), and an answer
+   written as a sentence with one number ("Jane started 3 hours ago") with that number.
+3. The whole final region when it is only an answer (a bare "42", "$x = 3$", "So x = 3."), without a
+   short lead-in ("It is 3.", "I got 3", "So we get x = 3", "= 3", "Matrix: $M$").
 4. A last line that is only an answer: an option letter ("(C)", "**C**", "C) 24", "... option **(B)**."),
    a bold answer ("**55**"), a lone number, or the one bold value of a last sentence ("Janet makes
    **$18** every day.").
 5. The last `$...$`, `$$...$$` or `\\[...\\]` of a final paragraph that concludes ("therefore",
    "thus", "so", "hence") or is only a formula, in a response that does not look cut off.
-6. The one number of the last sentence when that sentence states a result ("Therefore, Janet makes $18
-   every day.", "Thus, she reads 8 * 5 = 40 pages.", "Janet makes $18 every day."): a full sentence that
-   ends the response, holds exactly one number (or a value after its last "="), names no bound ("less
-   than 18", "not 18") and does not open as a step or a plan ("Next, ...", "Let ...", "We need ...").
+6. (Tried before 5.) The one number of the last sentence when that sentence states a result
+   ("Therefore, Janet makes $18 every day.", "Thus, she reads 8 * 5 = 40 pages."): a full sentence
+   that ends the response, holds exactly one number (or a value after its last "="), names no bound
+   ("less than 18", "not 18") and does not open as a step or a plan ("Next, ...", "Let ...").
    Never the last number of the text in general.
 
-The final region is the text after the last `</think>`. A `<think>` that never closes means the
-response was cut off while thinking: only a box counts there. A response that ends mid-sentence with no
-box or cue has no answer: its last number is an intermediate value, not an answer (math-verify 0.9.0
-accepted such truncations when the last number happened to equal the gold).
+The final region (region.py) is the text after the last `</think>`, up to the first end-of-turn token.
+A `<think>` that never closes means the response was cut off while thinking: only a box counts there.
+A response that ends mid-sentence with no box or cue has no answer: its last number is an intermediate
+value, not an answer (math-verify 0.9.0 accepted such truncations when the last number happened to
+equal the gold).
 
 A dollar sign before a number in prose ("$18 every day") is currency, not the opening of a formula: a
 "$...$" segment that starts with a digit and holds English words is not read as math.
@@ -36,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.normalise import match_brace
+from assay.verifiers.math.region import final_region, strip_turn_tokens
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox|framebox)\s*(\{|[^\s{])")
 _CUE_RE = re.compile(
@@ -143,11 +149,6 @@ _BOUND_WORDS_RE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_TOKEN_RE = re.compile(r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?(?![\w^_{])")
-# Chat-template tokens left at the end of a decoded response ("18.<|im_end|>").
-_SPECIAL_TOKENS_RE = re.compile(r"(?:\s*(?:<\|[a-z_]+\|>|</s>|<eos>|<end_of_turn>))+\s*$")
-_TURN_END_RE = re.compile(
-    r"<\|(?:im_end|im_start|eot_id|endoftext|end|end_of_text|start_header_id)\|>|<end_of_turn>|<start_of_turn>"
-)
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
 _MAX_FOLLOW_ONS = 4
@@ -205,16 +206,6 @@ def _brace_pairs(text: str) -> dict[int, int]:
         elif stack:
             pairs[stack.pop()] = index
     return pairs
-
-
-def final_region(response: str) -> tuple[str, bool]:
-    """The text after the last `</think>`, and whether the thinking never closed (truncated)."""
-    close = response.rfind("</think>")
-    if close >= 0:
-        return response[close + len("</think>") :], False
-    if "<think>" in response:
-        return response, True
-    return response, False
 
 
 def math_segments(text: str) -> list[re.Match[str]]:
@@ -441,15 +432,6 @@ def _is_bare(region: str) -> bool:
     return len(_WORDS_RE.findall(stripped)) <= 4
 
 
-def _end_of_turn(text: str) -> str:
-    """The response up to its first end-of-turn token: what a decoder printed after it (`<|im_start|>user`,
-    the next turn of a chat template) is not the policy's answer and must not make it look cut off."""
-    for match in _TURN_END_RE.finditer(text):
-        if text[: match.start()].strip():
-            return text[: match.start()]
-    return _TURN_END_RE.sub("", text)
-
-
 def _bare_value(region: str) -> str:
     """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
     (read whole, "It is 3" is the product I*t*i*s*3)."""
@@ -462,7 +444,7 @@ def _bare_value(region: str) -> str:
 def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     """The final region (see `final_region`), without chat tokens or a next few-shot question."""
     text = response[-max_chars:] if len(response) > max_chars else response
-    region, unclosed = final_region(_SPECIAL_TOKENS_RE.sub("", _end_of_turn(text)))
+    region, unclosed = final_region(strip_turn_tokens(text))
     markers = [m.end() for pattern in (_BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
     if not markers:
         return region, unclosed
