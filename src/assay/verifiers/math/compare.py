@@ -8,10 +8,12 @@ Rules (each Decision names the one that decided, for `details`):
 - percent: "50%" equals a percent gold "50\\%" or a plain "50"; it equals 0.5 only where the gold is a
   percent or a fraction (`\\frac{1}{2}`), never a plain decimal. An answer 0.5 or 1/2 equals gold "50\\%".
   Nothing is ever scaled by 100 otherwise (Qwen2.5-Math's grader accepts x100 and /100 of any gold).
-- expressions: sympy, see `symbolic.equal` (identical tree, numeric agreement at random points, bounded
-  simplify); tiny values are compared relatively (1/2^99 is not 1/2^98).
-- sequences: sets and lists of solutions are unordered; tuples, vectors, intervals and matrices are
-  ordered; interval ends must match; a set is never an ordered pair.
+- expressions: sympy, see `symbolic.equal` (symbols by name first, constants exactly, then agreement at
+  positive, negative and complex points, then a bounded simplify); the string fast path keeps grouping.
+- sequences: sets and lists of solutions are unordered (a repeated element is one); tuples, vectors,
+  intervals and matrices are ordered; interval ends must match, and so must an interval's variable; a
+  set is never an ordered pair; values named by distinct variables ("b = 3, a = 2") compare by name.
+- chains ("a < x < b < c" that is not an interval): every operator and every part, in order.
 - equations: "x = 3" answers "3" and "y = 2x+1" answers "2x+1" (and back); when the gold and the answer
   name different variables ("x = 2y+1" for "y = 2x+1") or the answer is an equation in another form
   ("2x - y + 1 = 0"), both are compared as equations (same solution set up to a constant factor).
