@@ -39,6 +39,7 @@ NEAR_MISSES = [
     ("7 = 11a+c", "\\boxed{11a+c}", "an equation is not its side"),
     ("42", "The answer is $42$ or maybe $43$.", "a hedge after a cue"),
     ("3", "The answer is 3. Actually, wait, it is 4.", "an answer taken back is a hedge"),
+    ("42", "The answer is 42.\n\nWait, the question asks for the remainder, which is 2.", "taken back"),
     ("5", "So $x != 5$.", "x != 5 never reads as its right side"),
     ("\\frac{1}{3}", "\\boxed{0.3333}", "a rounded decimal is not an exact fraction"),
 ]
@@ -61,6 +62,7 @@ LEGAL = [
     ("32349", "\\boxed{32,\\! 349}"),
     ("9:05", "\\boxed{09:05}"),
     ("(5, -4)", "Answer: $(x_1, x_2) = (5, -4)$"),
+    ("42", "The answer is 42.\n\nWait, let me double check: 6 \\times 7 = 42. Yes."),
     ("\\text{No solution}", "There is no solution."),
     ("x < 3", "We find that $x \\lt 3$."),
     ("1\\leq|z|\\leq 2", "$z \\in [-2, -1] \\cup [1, 2]$"),

@@ -301,7 +301,7 @@ def _answer_after_cue(snippet: str) -> str | None:
     return _segment_text(segments[0])
 
 
-def _cue_answer(region: str) -> Extraction | None:
+def _cue_answer(region: str) -> Extraction | NoAnswer | None:
     """The answer after the last cue that has one ("The answer is ...", "Answer:", "#### 42")."""
     cues = sorted(
         itertools.chain(
@@ -311,9 +311,22 @@ def _cue_answer(region: str) -> Extraction | None:
     )
     for end, rule in reversed(cues):
         answer = _answer_after_cue(region[end:])
+        if answer and _taken_back(answer, region[end:]):
+            return NoAnswer("the answer after the cue is taken back later (a hedge)")
         if answer:
             return Extraction((answer,), rule)
     return None
+
+
+def _taken_back(answer: str, after_cue: str) -> bool:
+    """ "The answer is 42.\n\nWait, the question asks for the remainder, which is 2.": a later paragraph
+    that opens with a revision and ends on another number takes the cued answer back."""
+    for paragraph in _paragraphs(after_cue)[1:]:
+        numbers = _NUMBER_TOKEN_RE.findall(paragraph)
+        said = re.sub(r"[^\d.,/%-]", "", answer).strip(".,")
+        if _REVISION_RE.match(paragraph) and numbers and numbers[-1].rstrip(".,") != said:
+            return True
+    return False
 
 
 def _named_answer(region: str) -> Extraction | None:
@@ -452,7 +465,7 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     follow_ons = itertools.islice(_NEXT_QUESTION_RE.finditer(region, min(markers)), _MAX_FOLLOW_ONS)
     for follow_on in follow_ons:
         head = region[: follow_on.start()]
-        if find_boxes(head) or _cue_answer(head):  # the answer came before the next question
+        if find_boxes(head) or isinstance(_cue_answer(head), Extraction):  # answered before it
             return head, unclosed
     return region, unclosed
 
@@ -487,7 +500,10 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return Extraction(tuple(boxes), "boxed")
     if unclosed:
         return NoAnswer("the thinking never closed (cut off) and nothing is boxed")
-    if cued := _cue_answer(region) or _named_answer(region):
+    cued = _cue_answer(region)
+    if isinstance(cued, NoAnswer):
+        return cued
+    if cued := cued or _named_answer(region):
         return cued
     region = _SIGN_OFF_RE.sub("", region)
     if _is_bare(region):
