@@ -77,7 +77,7 @@ def test_parse_number(raw: str, value: Fraction, kind: str) -> None:
 
 
 def test_huge_power_is_not_computed() -> None:
-    assert parse_number("9^{9^9}") is None and parse_number("2^{100000}") is None
+    assert parse_number("9^{9^9}") is None and parse_number("2^{1000000}") is None
 
 
 @pytest.mark.parametrize(("raw", "kind"), KINDS)

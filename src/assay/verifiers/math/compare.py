@@ -8,10 +8,12 @@ Rules (each Decision names the one that decided, for `details`):
 - percent: "50%" equals a percent gold "50\\%" or a plain "50"; it equals 0.5 only where the gold is a
   percent or a fraction (`\\frac{1}{2}`), never a plain decimal. An answer 0.5 or 1/2 equals gold "50\\%".
   Nothing is ever scaled by 100 otherwise (Qwen2.5-Math's grader accepts x100 and /100 of any gold).
-- expressions: sympy, see `symbolic.equal` (identical tree, numeric agreement at random points, bounded
-  simplify); tiny values are compared relatively (1/2^99 is not 1/2^98).
-- sequences: sets and lists of solutions are unordered; tuples, vectors, intervals and matrices are
-  ordered; interval ends must match; a set is never an ordered pair.
+- expressions: sympy, see `symbolic.equal` (symbols by name first, constants exactly, then agreement at
+  positive, negative and complex points, then a bounded simplify); the string fast path keeps grouping.
+- sequences: sets and lists of solutions are unordered (a repeated element is one); tuples, vectors,
+  intervals and matrices are ordered; interval ends must match, and so must an interval's variable; a
+  set is never an ordered pair; values named by distinct variables ("b = 3, a = 2") compare by name.
+- chains ("a < x < b < c" that is not an interval): every operator and every part, in order.
 - equations: "x = 3" answers "3" and "y = 2x+1" answers "2x+1" (and back); when the gold and the answer
   name different variables ("x = 2y+1" for "y = 2x+1") or the answer is an equation in another form
   ("2x - y + 1 = 0"), both are compared as equations (same solution set up to a constant factor).
@@ -64,7 +66,11 @@ _PLAIN_VAR_RE = re.compile(r"[a-zA-Z](?:_\{?\w+\}?)?(?:[+-][a-zA-Z](?:_\{?\w+\}?
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"\s+|\{|\}", "", text)
+    """Spacing that cannot change meaning goes; grouping stays (`x^{2y}` is not `x^2 y`, `2^{10}` is not
+    `2^1 0`). A one-token group is the token (`x^{2}` is `x^2`)."""
+    text = re.sub(r"([\^_])\{\s*(\w)\s*\}", r"\1\2", text.strip())
+    text = re.sub(r"\s+", " ", text)
+    return re.sub(r" (?=[^\w\\])|(?<=[^\w]) ", "", text)
 
 
 def compare(gold: Value, answer: Value, policy: Policy) -> Decision:
@@ -124,6 +130,8 @@ def _scalar_gold(gold: Atom, answer: Value, policy: Policy) -> Decision:
         if canonical_text(gold.text) == answer.text:
             return Decision(True, "text: same words")
         stripped = strip_units(answer.raw) if policy.units else answer.raw
+        if stripped == answer.raw and policy.units:
+            stripped = strip_unit_words(answer.raw)  # "16\\pi square units"
         if stripped == answer.raw:
             return Decision(False, "text: a text answer for a mathematical gold")
         answer = parse_value(stripped)
@@ -196,7 +204,7 @@ def _number_equal(gold: Number, value: Fraction, answer: Number, rel_tol: float)
     inexact = {"decimal", "scientific"}
     if gold.kind == "integer" or (gold.kind not in inexact and answer.kind not in inexact):
         return Decision(False, "number: exact value required")
-    if symbolic.close(float(value), float(gold.value), rel_tol):
+    if abs(value - gold.value) <= Fraction(rel_tol) * max(abs(value), abs(gold.value)):
         return Decision(True, "number: within relative tolerance")
     more_precise = answer.kind != "decimal" or answer.decimals > gold.decimals
     if (
@@ -216,31 +224,34 @@ def _evaluate(text: str) -> complex | None:
 
 
 def _number_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision:
+    """An exact number gold against an expression answer: exact equality first (through the difference, so
+    10^{18} + 1 is not 10^{18}), then a decimal gold's tolerance or rounding."""
+    import sympy
+
     assert gold.number is not None
     try:
-        value = symbolic.constant_value(answer.text)
+        expr = symbolic.to_sympy(answer.text)
     except symbolic.TooCostly as exc:
         return Decision(False, f"answer too costly to evaluate ({exc})")
     except ValueError:
         return Decision(False, "answer is not a number or expression that can be read")
-    if value is None:
-        verdict, rule = symbolic.equal_to_number(answer.text, gold.number.value)
+    if not isinstance(expr, sympy.Expr):
+        return Decision(False, "answer is not a number")
+    if gold.degrees and "\\pi" in answer.text and not expr.free_symbols:
+        expr = expr * 180 / sympy.pi
+    exact = sympy.Rational(gold.number.value.numerator, gold.number.value.denominator)
+    verdict, rule = symbolic.equal(exact, expr)
+    if verdict or expr.free_symbols or gold.number.kind != "decimal":
         return Decision(bool(verdict), rule)
-    if abs(value.imag) > symbolic.EXACT_REL_TOL * max(abs(value), 1e-300):
-        return Decision(False, "answer is not real")
-    real = value.real
-    if gold.degrees and "\\pi" in answer.text:
-        real = real * 180 / 3.141592653589793
-    target = float(gold.number.value)
-    if symbolic.close(real, target, symbolic.EXACT_REL_TOL):
-        return Decision(True, "numeric: the answer's value equals the gold")
-    if gold.number.kind == "decimal":
-        if symbolic.close(real, target, policy.rel_tol):
-            return Decision(True, "numeric: within relative tolerance")
-        if _rounding_gold(gold.number) and abs(real - target) <= 0.5 * 10.0**-gold.number.decimals * (
-            1 + 1e-12
-        ):
-            return Decision(True, f"numeric: rounds to the gold's {gold.number.decimals} decimal place(s)")
+    value = symbolic.evaluate(expr)
+    if value is None or abs(value.imag) > symbolic.EXACT_REL_TOL * abs(value):
+        return Decision(False, rule)
+    real, target = value.real, float(gold.number.value)
+    if symbolic.close(real, target, policy.rel_tol):
+        return Decision(True, "numeric: within relative tolerance")
+    places = gold.number.decimals
+    if _rounding_gold(gold.number) and abs(real - target) <= 0.5 * 10.0**-places * (1 + 1e-12):
+        return Decision(True, f"numeric: rounds to the gold's {places} decimal place(s)")
     return Decision(False, f"numeric: {real:.10g} != {target:.10g}")
 
 
@@ -249,7 +260,10 @@ def _decimal_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision
     value = _evaluate(gold.text)
     if value is None:
         return _symbolic(gold, answer)
-    target = float(answer.number.value)
+    try:
+        target = float(answer.number.value)
+    except OverflowError:
+        return Decision(False, "numeric: the decimal answer is out of floating range")
     ok = abs(value.imag) <= symbolic.EXACT_REL_TOL * abs(value) and symbolic.close(
         value.real, target, policy.rel_tol
     )
@@ -259,7 +273,9 @@ def _decimal_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision
 def _symbolic(gold: Atom, answer: Atom) -> Decision:
     try:
         gold_expr = symbolic.to_sympy(gold.text)
-    except (symbolic.TooCostly, ValueError) as exc:
+    except symbolic.TooCostly as exc:  # a legal gold too costly to evaluate: only its own spelling matches
+        return Decision(False, f"gold too costly to evaluate ({exc}); only the same spelling matches")
+    except ValueError as exc:
         raise GoldUnusable(str(exc)) from exc
     try:
         answer_expr = symbolic.to_sympy(answer.text)
@@ -285,8 +301,14 @@ def _sequence(gold: Seq, answer: Value, policy: Policy) -> Decision:
         answer = answer.parts[0]
     elif isinstance(answer, Union) and gold.kind in _UNORDERED_PEERS:
         answer = Seq("list", answer.parts)  # "(1,2) and (3,4)": a list of pairs, not a union
+    if isinstance(answer, Relation) and (as_relation := _ray_relation(gold)) is not None:
+        return _relation(as_relation, answer)  # "-x > -1" for "x < 1"
     if not isinstance(answer, Seq):
         return Decision(False, f"a single value where a {gold.kind} was expected")
+    if gold.var and answer.var and gold.var != answer.var:
+        return Decision(False, f"interval of {answer.var} where one of {gold.var} was expected")
+    if (named := _by_name(gold, answer, policy)) is not None:
+        return named
     if gold.kind in _UNORDERED_PEERS:
         if answer.kind not in _UNORDERED_PEERS[gold.kind]:
             return Decision(False, f"{answer.kind} where a {gold.kind} (unordered) was expected")
@@ -306,7 +328,34 @@ def _sequence(gold: Seq, answer: Value, policy: Policy) -> Decision:
     return Decision(True, f"{gold.kind}: every component equal in order")
 
 
+def _ray_relation(value: Value) -> Relation | None:
+    """ "x < 1" (read as the interval (-oo, 1) of x) as the relation it was written as."""
+    if not (isinstance(value, Seq) and value.kind == "interval" and value.var and len(value.items) == 2):
+        return None
+    low, high = value.items
+    if isinstance(low, Atom) and low.text == "-\\infty" and isinstance(high, Atom):
+        return Relation("<=" if value.right == "]" else "<", value.var, high.text)
+    if isinstance(high, Atom) and high.text == "\\infty" and isinstance(low, Atom):
+        return Relation(">=" if value.left == "[" else ">", value.var, low.text)
+    return None
+
+
+def _by_name(gold: Seq, answer: Seq, policy: Policy) -> Decision | None:
+    """ "b = 3, a = 2" answers "a = 2, b = 3": values named by distinct variables compare by name."""
+    names = [[item.var if isinstance(item, Atom) else None for item in seq.items] for seq in (gold, answer)]
+    if not all(all(n) and len(set(n)) == len(n) for n in names) or set(names[0]) != set(names[1]):
+        return None
+    by_name = {item.var: item for item in answer.items if isinstance(item, Atom)}
+    for item in gold.items:
+        assert isinstance(item, Atom)
+        decision = compare(item, by_name[item.var], policy)
+        if not decision.correct:
+            return Decision(False, f"{item.var}: {decision.rule}")
+    return Decision(True, "named values: each variable equal")
+
+
 def _unordered(gold: tuple[Value, ...], answer: tuple[Value, ...], policy: Policy, kind: str) -> Decision:
+    gold, answer = tuple(dict.fromkeys(gold)), tuple(dict.fromkeys(answer))  # a repeated element is one
     if len(gold) != len(answer):
         return Decision(False, f"{len(answer)} elements where {len(gold)} were expected")
     unused = list(answer)
@@ -319,7 +368,13 @@ def _unordered(gold: tuple[Value, ...], answer: tuple[Value, ...], policy: Polic
 
 
 def _union(gold: Union, answer: Value, policy: Policy) -> Decision:
-    parts = answer.parts if isinstance(answer, Union) else ((answer,) if isinstance(answer, Seq) else ())
+    parts: tuple[Value, ...] = ()
+    if isinstance(answer, Union):
+        parts = answer.parts
+    elif isinstance(answer, Seq) and answer.kind == "list" and all(isinstance(a, Seq) for a in answer.items):
+        parts = answer.items  # "(5,2),(7,2)" for "p=5,q=2; p=7,q=2"
+    elif isinstance(answer, Seq):
+        parts = (answer,)
     if len(parts) != len(gold.parts):
         return Decision(False, f"{len(parts)} intervals where {len(gold.parts)} were expected")
     unused = list(parts)
@@ -334,8 +389,11 @@ def _union(gold: Union, answer: Value, policy: Policy) -> Decision:
 def _relation(gold: Relation, answer: Value) -> Decision:
     if isinstance(answer, Atom) and answer.var:
         answer = Relation("=", answer.var, answer.text)
+    answer = _ray_relation(answer) or answer
     if not isinstance(answer, Relation):
         return Decision(False, "a value where a relation was expected")
+    if gold.chain or answer.chain:
+        return _chain(gold, answer)
     g_op, g_lhs, g_rhs = _oriented(gold)
     a_op, a_lhs, a_rhs = _oriented(answer)
     if g_op != a_op:
@@ -351,6 +409,29 @@ def _relation(gold: Relation, answer: Value) -> Decision:
         return Decision(False, "relation cannot be read")
     verdict, rule = symbolic.proportional(gold_expr, answer_expr, positive=g_op != "=")
     return Decision(bool(verdict), f"relation: {rule}")
+
+
+def _chain(gold: Relation, answer: Relation) -> Decision:
+    """A chain "a < b < c": every operator and every part equal, read in the same direction."""
+    g_ops, g_parts = _flow(gold)
+    a_ops, a_parts = _flow(answer)
+    if g_ops != a_ops or len(g_parts) != len(a_parts):
+        return Decision(False, f"chain {' '.join(a_ops)} where {' '.join(g_ops)} was expected")
+    for index, (g, a) in enumerate(zip(g_parts, a_parts, strict=True)):
+        decision = compare(parse_value(g), parse_value(a), Policy())
+        if not decision.correct:
+            return Decision(False, f"chain part {index + 1}: {decision.rule}")
+    return Decision(True, "chain: every part and operator equal")
+
+
+def _flow(relation: Relation) -> tuple[list[str], list[str]]:
+    """Operators and parts of a chain written left to right with `<`-type operators where possible."""
+    parts = list(relation.chain or (relation.lhs, relation.rhs))
+    ops = [_oriented(Relation(op, "a", "b"))[0] for op in (relation.ops or (relation.op,))]
+    swapped = [_oriented(Relation(op, "a", "b"))[1] == "b" for op in (relation.ops or (relation.op,))]
+    if swapped and all(swapped):  # written with < : read right to left so every operator is >
+        return ops[::-1], parts[::-1]
+    return ops, parts
 
 
 def _oriented(relation: Relation) -> tuple[str, str, str]:

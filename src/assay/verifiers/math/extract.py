@@ -3,27 +3,32 @@
 Order of preference, first hit wins:
 1. `\\boxed{...}` / `\\fbox{...}` (nested braces) in the final region. Every box is returned: the
    comparer requires all of them to match, so several different boxes (a hedge) are never rewarded.
+   A "Final Answer: ..." stating a value after the last box outranks boxes of intermediate values.
 2. The last answer cue: "the (final/correct/best) answer/option/choice is", "**Final Answer**",
    "Answer:", "Final answer:", and GSM8K's "#### 42" line. The answer stops at the end of its clause
    (", because", ", which", ", so", ". ", a parenthetical remark), so "16, because ..." is 16 while a
    list ("3, 5") stays whole, and a second value offered in the rest of the sentence ("2 (or maybe
-   3)", "2, but it could also be 3") keeps the sentence whole so the comparer sees the hedge.
-3. The whole final region when it is only an answer (a bare "42", "$x = 3$", "So x = 3.").
+   3)", "2, but it could also be 3", "3. Actually, wait, it is 4.") keeps the sentence whole so the
+   comparer sees the hedge. "The largest $n$ is 34" answers with its predicate (34), and an answer
+   written as a sentence with one number ("Jane started 3 hours ago") with that number.
+3. The whole final region when it is only an answer (a bare "42", "$x = 3$", "So x = 3."), without a
+   short lead-in ("It is 3.", "I got 3", "So we get x = 3", "= 3", "Matrix: $M$").
 4. A last line that is only an answer: an option letter ("(C)", "**C**", "C) 24", "... option **(B)**."),
    a bold answer ("**55**"), a lone number, or the one bold value of a last sentence ("Janet makes
    **$18** every day.").
 5. The last `$...$`, `$$...$$` or `\\[...\\]` of a final paragraph that concludes ("therefore",
    "thus", "so", "hence") or is only a formula, in a response that does not look cut off.
-6. The one number of the last sentence when that sentence states a result ("Therefore, Janet makes $18
-   every day.", "Thus, she reads 8 * 5 = 40 pages.", "Janet makes $18 every day."): a full sentence that
-   ends the response, holds exactly one number (or a value after its last "="), names no bound ("less
-   than 18", "not 18") and does not open as a step or a plan ("Next, ...", "Let ...", "We need ...").
+6. (Tried before 5.) The one number of the last sentence when that sentence states a result
+   ("Therefore, Janet makes $18 every day.", "Thus, she reads 8 * 5 = 40 pages."): a full sentence
+   that ends the response, holds exactly one number (or a value after its last "="), names no bound
+   ("less than 18", "not 18") and does not open as a step or a plan ("Next, ...", "Let ...").
    Never the last number of the text in general.
 
-The final region is the text after the last `</think>`. A `<think>` that never closes means the
-response was cut off while thinking: only a box counts there. A response that ends mid-sentence with no
-box or cue has no answer: its last number is an intermediate value, not an answer (math-verify 0.9.0
-accepted such truncations when the last number happened to equal the gold).
+The final region (region.py) is the text after the last `</think>`, up to the first end-of-turn token.
+A `<think>` that never closes means the response was cut off while thinking: only a box counts there.
+A response that ends mid-sentence with no box or cue has no answer: its last number is an intermediate
+value, not an answer (math-verify 0.9.0 accepted such truncations when the last number happened to
+equal the gold).
 
 A dollar sign before a number in prose ("$18 every day") is currency, not the opening of a formula: a
 "$...$" segment that starts with a digit and holds English words is not read as math.
@@ -36,6 +41,7 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.normalise import match_brace
+from assay.verifiers.math.region import final_region, strip_turn_tokens
 
 _BOX_RE = re.compile(r"\\(?:boxed|fbox|framebox)\s*(\{|[^\s{])")
 _CUE_RE = re.compile(
@@ -49,10 +55,17 @@ _CUE_RE = re.compile(
 )
 # GSM8K's final-answer line ("#### 42"); a markdown heading ("#### Step 2") is not one.
 _HASH_RE = re.compile(r"^[ \t]*####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)
-_MATH_SEGMENT_RE = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL)
-_PROSE_WORD_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}")
+# An escaped dollar (`\\$12.50`) is a currency sign inside a formula, never its end.
+_MATH_SEGMENT_RE = re.compile(
+    r"\$\$(.+?)\$\$|(?<!\\)\$((?:\\\$|[^$])+?)(?<!\\)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL
+)
+# An English word in a "$...$" that may be two prices; plain-text function names ("8*sqrt(7)") are math.
+_PROSE_WORD_RE = re.compile(
+    r"(?<![\\a-zA-Z])(?!(?:sqrt|exp|log|sin|cos|tan|frac|pi)(?![a-zA-Z]))[a-zA-Z]{3,}"
+)
 _CONCLUDING_RE = re.compile(
-    r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we get|we have|equals|is|are)\b|∴",
+    r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we (?:get|have|find|obtain|conclude)"
+    r"|equals|is|are)\b|∴",
     re.IGNORECASE,
 )
 # Where the answer after a cue ends: the end of its sentence or line, a subordinate clause, a
@@ -70,6 +83,8 @@ _HEDGE_RE = re.compile(
     re.IGNORECASE,
 )
 _NEXT_HEDGE_RE = re.compile(r"\s*(?:or|alternatively|it\s+(?:could|might)\s+also\s+be)\b", re.IGNORECASE)
+# A next sentence that takes the answer back ("The answer is 3. Actually, wait, it is 4."): a hedge.
+_REVISION_RE = re.compile(r"\s*(?:actually|wait|hmm+|oops|no\b|correction|on\s+second\s+thought|sorry)", re.I)
 _VERB_BEFORE_RE = re.compile(r"(?:\b(?:is|are|equals|be|was|get|obtain|gives?)|=)\s*:?\s*$", re.IGNORECASE)
 # "The number of ways is 12" (a sentence under a "Final Answer" heading): the answer is the predicate.
 _PREDICATE_RE = re.compile(
@@ -82,9 +97,18 @@ _FILLER_RE = re.compile(
     r"|likely|probably|equal\s+to|given\s+by)\b[,:]?\s*|=\s*|[-*•]\s+)+",
     re.IGNORECASE,
 )
+_BARE_LEAD_RE = re.compile(
+    r"^(?:(?:it|this|that|there|which|we|i|you|they|he|she|the\s+(?:value|result|total|sum|number))\s+)?"
+    r"(?:(?:also|then|finally|now|just)\s+)?"
+    r"(?:is|are|was|were|equals|get|got|gets|obtain|obtained|have|has|find|found)\b\s*:?\s*",
+    re.IGNORECASE,
+)
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
-_CONNECTOR_RE = re.compile(r"^[\s,;.:]*(?:either|or|and|both|&|,|;|\s)*[\s,;.:]*$", re.IGNORECASE)
+_CONNECTOR_RE = re.compile(
+    r"^[\s,;.:]*(?:either|or|and|both|maybe|perhaps|possibly|alternatively|even|&|,|;|\s)*[\s,;.:]*$",
+    re.IGNORECASE,
+)
 _WORDS_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 # A last line that is only an answer: an option letter (alone, or with a short value and no words).
 _LETTER_LINE_RE = re.compile(
@@ -121,12 +145,10 @@ _NOT_FINAL_START_RE = re.compile(
 _STATEMENT_MAX_WORDS = 25
 _BOUND_WORDS_RE = re.compile(
     r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
-    r"|wrong|incorrect|mistaken?|error|so\s+far|partial)\b",
+    r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
     re.IGNORECASE,
 )
 _NUMBER_TOKEN_RE = re.compile(r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?(?![\w^_{])")
-# Chat-template tokens left at the end of a decoded response ("18.<|im_end|>").
-_SPECIAL_TOKENS_RE = re.compile(r"(?:\s*(?:<\|[a-z_]+\|>|</s>|<eos>|<end_of_turn>))+\s*$")
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
 _MAX_FOLLOW_ONS = 4
@@ -186,16 +208,6 @@ def _brace_pairs(text: str) -> dict[int, int]:
     return pairs
 
 
-def final_region(response: str) -> tuple[str, bool]:
-    """The text after the last `</think>`, and whether the thinking never closed (truncated)."""
-    close = response.rfind("</think>")
-    if close >= 0:
-        return response[close + len("</think>") :], False
-    if "<think>" in response:
-        return response, True
-    return response, False
-
-
 def math_segments(text: str) -> list[re.Match[str]]:
     """The `$...$`, `$$...$$`, `\\[...\\]`, `\\(...\\)` formulas of `text`, skipping currency.
 
@@ -223,12 +235,38 @@ def _clause(line: str) -> str | None:
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
     rest_of_sentence, *next_sentences = re.split(r"\.\s+|\n", tail[0], maxsplit=1) if tail else [""]
     next_sentence = next_sentences[0] if next_sentences else ""
-    if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence):
+    revised = any(
+        _REVISION_RE.match(part) and re.search(r"\d", part) for part in (rest_of_sentence, next_sentence)
+    )
+    if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
     if predicate := _PREDICATE_RE.match(clause):
         clause = (predicate.group(1) or predicate.group(2)).strip()
     return clause or None
+
+
+def _one_number(clause: str) -> str | None:
+    """The number of an answer written as a sentence ("Jane started growing Sphere 3 hours ago"): only
+    when the sentence holds exactly one number and names no bound ("not 3", "at least 3")."""
+    if len(_WORDS_RE.findall(clause)) < 3 or _BOUND_WORDS_RE.search(clause):
+        return None
+    numbers = set(_NUMBER_TOKEN_RE.findall(clause))
+    return numbers.pop() if len(numbers) == 1 else None
+
+
+def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | None:
+    """ "The largest $n$ is 34.": the formulas are the sentence's subject, the value is its predicate."""
+    end_of_sentence = re.search(r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n", line)
+    stop = end_of_sentence.start() if end_of_sentence else len(line)
+    inside = [segment for segment in segments if segment.end() <= stop]
+    if not inside:
+        return None
+    tail = line[inside[-1].end() : stop]
+    verb = re.match(r"\s*(?:is|are|equals|was|will\s+be|would\s+be|=)\s+(?=\S)", tail, re.IGNORECASE)
+    if verb is None or not re.search(r"\d", tail[verb.end() :]):
+        return None
+    return _clause(tail[verb.end() :])
 
 
 def _answer_after_cue(snippet: str) -> str | None:
@@ -245,7 +283,10 @@ def _answer_after_cue(snippet: str) -> str | None:
     line = line[:_CUE_MAX_CHARS]
     segments = math_segments(line)
     if not segments:
-        return _clause(line)
+        clause = _clause(line)
+        return _one_number(clause) or clause if clause else None
+    if predicate := _predicate_after_math(line, segments):
+        return predicate
     between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
     before = line[: segments[0].start()]
     if all(_CONNECTOR_RE.match(gap) for gap in between) and len(before.split()) <= 3:
@@ -260,7 +301,7 @@ def _answer_after_cue(snippet: str) -> str | None:
     return _segment_text(segments[0])
 
 
-def _cue_answer(region: str) -> Extraction | None:
+def _cue_answer(region: str) -> Extraction | NoAnswer | None:
     """The answer after the last cue that has one ("The answer is ...", "Answer:", "#### 42")."""
     cues = sorted(
         itertools.chain(
@@ -270,9 +311,22 @@ def _cue_answer(region: str) -> Extraction | None:
     )
     for end, rule in reversed(cues):
         answer = _answer_after_cue(region[end:])
+        if answer and _taken_back(answer, region[end:]):
+            return NoAnswer("the answer after the cue is taken back later (a hedge)")
         if answer:
             return Extraction((answer,), rule)
     return None
+
+
+def _taken_back(answer: str, after_cue: str) -> bool:
+    """ "The answer is 42.\n\nWait, the question asks for the remainder, which is 2.": a later paragraph
+    that opens with a revision and ends on another number takes the cued answer back."""
+    for paragraph in _paragraphs(after_cue)[1:]:
+        numbers = _NUMBER_TOKEN_RE.findall(paragraph)
+        said = re.sub(r"[^\d.,/%-]", "", answer).strip(".,")
+        if _REVISION_RE.match(paragraph) and numbers and numbers[-1].rstrip(".,") != said:
+            return True
+    return False
 
 
 def _named_answer(region: str) -> Extraction | None:
@@ -336,9 +390,15 @@ def _last_paragraph_math(region: str) -> str | None:
         return last[segments[first].start() : segments[-1].end()]
     answer = _segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
-    if "=" in answer and not re.search(r"\\(?:leq?|geq?|ne)|[<>]", answer):
-        answer = answer.rsplit("=", 1)[1].strip()
+    value = answer.rsplit("=", 1)[-1].strip()
+    lone_variable = re.fullmatch(r"[a-zA-Z](?:_\{?\w+\}?)?", value)  # "-8x + 7 = y" is an equation
+    if "=" in answer and not lone_variable and not re.search(r"\\(?:leq?|geq?|ne(?:q)?)|[<>!≠]", answer):
+        answer = value
     return answer or None
+
+
+# A sentence ends at . ! ? or after a displayed formula (`$$...$$`, `\\[...\\]`), before a capital.
+_SENTENCE_END_RE = re.compile(r"(?:(?<=[.!?])|(?<=\$\$)|(?<=\\\]))\s+(?=[A-Z*])")
 
 
 def _concluding_number(region: str) -> str | None:
@@ -346,7 +406,7 @@ def _concluding_number(region: str) -> str | None:
     paragraphs = _paragraphs(region)
     if not paragraphs or not _looks_complete(region):
         return None
-    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z*])", paragraphs[-1])[-1].replace("**", "").strip()
+    sentence = _SENTENCE_END_RE.split(paragraphs[-1])[-1].replace("**", "").strip()
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
         return None
     if not _CONCLUSION_START_RE.match(sentence) and (
@@ -364,6 +424,14 @@ def _concluding_number(region: str) -> str | None:
     return distinct.pop() if len(distinct) == 1 else None
 
 
+# A one-line answer whose words only label or measure its one formula: "$28$ percent", "Matrix: $M$".
+_FORMULA_THEN_UNIT_RE = re.compile(
+    r"^\$[^$]+\$\s*[a-zA-Z%]+(?:\s+[a-zA-Z]+)?\.?$|^[A-Za-z][A-Za-z ]{0,30}:\s*\$[^$]+\$\.?$"
+)
+# Boilerplate after a final answer (Minerva's "I hope it is correct.").
+_SIGN_OFF_RE = re.compile(r"\s*(?:I\s+hope\s+(?:it|this)\s+is\s+correct|Hope\s+this\s+helps)[.!]?\s*$", re.I)
+
+
 def _is_bare(region: str) -> bool:
     """A short region of few words; words around a formula ("So the probability is $p$.") or a bold
     value are not part of the answer, so such a region is left to the rules that read those."""
@@ -371,16 +439,25 @@ def _is_bare(region: str) -> bool:
     if not stripped or len(stripped) > _BARE_MAX_CHARS or stripped.count("\n") > 1:
         return False
     if math_segments(stripped) and _WORDS_RE.search(_MATH_SEGMENT_RE.sub(" ", stripped)):
-        return False
+        return bool(_FORMULA_THEN_UNIT_RE.match(stripped))  # "$28$ percent", "$5$ cm"
     if _BOLD_SPAN_RE.search(stripped) and _WORDS_RE.search(_BOLD_SPAN_RE.sub(" ", stripped)):
         return False  # "Total: **55 marbles**.": the bold value is the answer (rule 4)
     return len(_WORDS_RE.findall(stripped)) <= 4
 
 
+def _bare_value(region: str) -> str:
+    """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
+    (read whole, "It is 3" is the product I*t*i*s*3)."""
+    text = _LEAD_WORD_RE.sub("", region.strip())
+    text = _BARE_LEAD_RE.sub("", text)
+    text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
+    return text.lstrip("= ").strip() or region.strip()
+
+
 def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     """The final region (see `final_region`), without chat tokens or a next few-shot question."""
     text = response[-max_chars:] if len(response) > max_chars else response
-    region, unclosed = final_region(_SPECIAL_TOKENS_RE.sub("", text))
+    region, unclosed = final_region(strip_turn_tokens(text))
     markers = [m.end() for pattern in (_BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
     if not markers:
         return region, unclosed
@@ -388,9 +465,27 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     follow_ons = itertools.islice(_NEXT_QUESTION_RE.finditer(region, min(markers)), _MAX_FOLLOW_ONS)
     for follow_on in follow_ons:
         head = region[: follow_on.start()]
-        if find_boxes(head) or _cue_answer(head):  # the answer came before the next question
+        if find_boxes(head) or isinstance(_cue_answer(head), Extraction):  # answered before it
             return head, unclosed
     return region, unclosed
+
+
+_FINAL_CUE_RE = re.compile(r"\bfinal\s+answer\b(?:\s*:)?(?:\s*the\s+final\s+answer\s+is)?", re.IGNORECASE)
+
+
+def _final_cue_after_boxes(region: str) -> Extraction | None:
+    """ "... = \\boxed{255} ... Final Answer: The final answer is $10,455$.": boxes of intermediate
+    values, then the response's own final answer after the last of them."""
+    last_box = max(m.start() for m in _BOX_RE.finditer(region))
+    cue = None
+    for match in _FINAL_CUE_RE.finditer(region, last_box):
+        cue = match
+    if cue is None:
+        return None
+    answer = _answer_after_cue(region[cue.end() :])
+    if not answer or not re.search(r"[\d\\]", answer):  # "Final Answer: see the box above"
+        return None
+    return Extraction((answer,), "final-answer-cue")
 
 
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
@@ -399,22 +494,28 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     if not region.strip():
         return NoAnswer("nothing after </think>")
     boxes = find_boxes(region)
+    if boxes and (final := _final_cue_after_boxes(region)):
+        return final
     if boxes:
         return Extraction(tuple(boxes), "boxed")
     if unclosed:
         return NoAnswer("the thinking never closed (cut off) and nothing is boxed")
-    if cued := _cue_answer(region) or _named_answer(region):
+    cued = _cue_answer(region)
+    if isinstance(cued, NoAnswer):
         return cued
+    if cued := cued or _named_answer(region):
+        return cued
+    region = _SIGN_OFF_RE.sub("", region)
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(_MATH_SEGMENT_RE.sub(" ", region))) >= 3
         if prose and (number := _concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
-        return Extraction((_LEAD_WORD_RE.sub("", region.strip()),), "bare")
-    for rule, find in (
+        return Extraction((_bare_value(region),), "bare")
+    for rule, find in (  # a last sentence that states one number outranks a formula before it
         ("last-line", _last_line_answer),
-        ("last-math", _last_paragraph_math),
         ("concluding-sentence", _concluding_number),
+        ("last-math", _last_paragraph_math),
     ):
         if answer := find(region):
             return Extraction((answer,), rule)

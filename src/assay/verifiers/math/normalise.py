@@ -63,6 +63,13 @@ _RELATION_ALIASES = {
 }
 _RELATION_ALIASES_RE = re.compile(r"\\(le|leqslant|ge|geqslant|neq)(?![a-zA-Z])")
 _CHOOSE_RE = re.compile(r"\{\s*([^{}]+?)\s*\\choose\s*([^{}]+?)\s*\}")  # {5 \\choose 2}
+# Function and constant names written without their backslash: "pi" is never p times i in an answer.
+_PLAIN_FUNCTION_RE = re.compile(
+    r"(?<![\\a-zA-Z])(pi|sqrt|exp|ln|log|sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|infty)(?![a-zA-Z])"
+)
+# A doubly escaped command ("\\\\left(" from a JSON or Python string escaped twice); a LaTeX row break
+# is followed by a space, a digit or a one-letter cell, never by a command name of two letters or more.
+_ESCAPED_COMMAND_RE = re.compile(r"(?<!\\)\\\\(?=[a-zA-Z]{2,})")
 _PERCENT_WORD_RE = re.compile(r"(\d)\s*(?:percent|per cent)\b", re.IGNORECASE)
 _MULTISPACE_RE = re.compile(r"\s+")
 
@@ -97,6 +104,25 @@ def unwrap_commands(text: str) -> str:
     return text
 
 
+def _plain_functions(text: str) -> str:
+    """Plain-text "pi/2", "exp(16)", "2*sqrt(3)" in LaTeX: `\\pi/2`, `\\exp(16)`, `2*\\sqrt{3}`."""
+    text = _PLAIN_FUNCTION_RE.sub(r"\\\1", text)
+    text = re.sub(r"√\s*(\d+(?:\.\d+)?|[a-zA-Z])", r"\\sqrt{\1}", text).replace("√", "\\sqrt")  # 8√3
+    for _ in range(10):  # bounded: each pass rewrites one \\sqrt( ... ) to \\sqrt{ ... }
+        start = text.find("\\sqrt(")
+        if start < 0:
+            break
+        open_at, depth = start + 5, 0
+        for index in range(open_at, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[index], 0)
+            if depth == 0:
+                text = f"{text[:start]}\\sqrt{{{text[open_at + 1 : index]}}}{text[index + 1 :]}"
+                break
+        else:
+            break
+    return text
+
+
 @dataclass(frozen=True)
 class Cleaned:
     """A normalised answer string and what the normalisation noticed on the way."""
@@ -108,6 +134,8 @@ class Cleaned:
 def clean(raw: str) -> Cleaned:
     """Normalise spelling without changing meaning (see the module docstring for the list)."""
     text = raw.strip()
+    text = _ESCAPED_COMMAND_RE.sub(r"\\", text)  # "\\\\frac" (a doubly escaped string) is "\\frac"
+    text = re.sub(r",\\!\s*", ",", text)  # "32,\\! 349": a thousands separator, even with a space after
     text = _DELIMS_RE.sub(" ", text)
     text = text.replace("\\\\%", "%").replace("\\%", "%").replace("\\$", " ").replace("\\#", "#")
     text = _FRAC_ALIASES_RE.sub(r"\\frac", text)
@@ -115,9 +143,16 @@ def clean(raw: str) -> Cleaned:
     text = _CHOOSE_RE.sub(r"\\binom{\1}{\2}", text)
     text = _RELATION_ALIASES_RE.sub(lambda m: _RELATION_ALIASES[m.group(1)], text)
     text = re.sub(r"\\[lr]?vert(?![a-zA-Z])", "|", text)  # |x| written \\lvert x \\rvert
-    text = text.replace("≤", "\\leq ").replace("≥", "\\geq ").replace("−", "-").replace("×", "\\times ")
+    text = (
+        text.replace("≤", "\\leq ")
+        .replace("≥", "\\geq ")
+        .replace("≠", "\\ne ")
+        .replace("−", "-")
+        .replace("×", "\\times ")
+    )
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
+    text = _plain_functions(text)
     degrees = bool(_DEGREE_RE.search(text) or _DEGREE_WORD_RE.search(text))
     text = _DEGREE_WORD_RE.sub(r"\1", _DEGREE_RE.sub(" ", text))
     text = _SPACING_RE.sub(" ", text.replace("\\!", ""))
@@ -140,6 +175,7 @@ _NOT_UNITS = frozenset(
     {"or", "and", "i", "j", "e", "pi", "x", "y", "z", "n", "k", "to", "times", "cdot", "sqrt"}
     | {"is", "are", "was", "were", "be", "not", "no", "the", "an", "it", "this", "that", "but", "if"}
     | {"answer", "wrong", "incorrect", "correct", "false", "true", "so", "then", "maybe", "perhaps"}
+    | {"plus", "minus", "over", "divided", "by", "squared", "cubed", "of", "for", "all", "when", "where"}
 )
 # A lone letter after a number is usually a variable ("12a" is not 12); only these read as units.
 _ONE_LETTER_UNITS = frozenset("mgslhKVWJ")

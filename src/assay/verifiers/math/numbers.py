@@ -18,8 +18,10 @@ from typing import Literal
 
 NumberKind = Literal["integer", "decimal", "fraction", "scientific"]
 
-# An exact power is computed only when its result has at most this many decimal digits.
-MAX_POWER_DIGITS = 400
+# An exact power is computed only when its result has at most this many decimal digits (the cost guard:
+# 10^{100000} is cheap as an integer, 9^{9^9} is not). Written scientific notation ("1e100000") is a
+# number like any other, never 1 * e * 100000.
+MAX_POWER_DIGITS = 200_000
 
 _INT = r"\d+"
 _DEC = r"(?:\d+\.\d*|\.\d+|\d+)"
@@ -55,7 +57,8 @@ class Number:
         return len(str(int(scaled))) if scaled >= 1 else 0
 
     def describe(self) -> str:
-        text = str(self.value)
+        bits = max(self.value.numerator.bit_length(), self.value.denominator.bit_length())
+        text = f"<a number of about {int(bits * 0.30103)} digits>" if bits > 3000 else str(self.value)
         return f"{text}%" if self.percent else text
 
 

@@ -21,13 +21,16 @@ from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import symbolic
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
-from assay.verifiers.math.extract import Extraction, extract
+from assay.verifiers.math.extract import Extraction, extract, find_boxes
 from assay.verifiers.math.normalise import strip_units
 from assay.verifiers.math.values import Atom, Seq, Text, Value, describe, kind_of, parse_value
 
 log = logging.getLogger(__name__)
 
-MAX_REFERENCE_CHARS = 2_000
+MAX_REFERENCE_CHARS = 20_000  # a whole worked solution may be the reference
+# Two boxes with more than three words between them are not one list of answers.
+_BOXES_APART_RE = re.compile(r"\}[^{}]*?(?:[a-zA-Z]+[^a-zA-Z{}]+){4,}[^{}]*?\\boxed")
+_PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}\b")
 MAX_ANSWER_CHARS = 2_000
 
 
@@ -54,6 +57,22 @@ def _unit_words(unit: str) -> bool:
     return bool(re.search(r"[a-zA-Z]{2,}", unit)) or unit.strip() in _ONE_LETTER_UNITS
 
 
+def gold_answer(reference: str) -> str:
+    """The answer a reference states. A worked solution (MATH style) states it in its own `\\boxed{}`
+    (several boxes are one list); a reference written as prose with formulas goes through the extractor;
+    anything else is the answer as written."""
+    boxes = list(dict.fromkeys(find_boxes(reference)))
+    if len(boxes) > 1 and _BOXES_APART_RE.search(reference):
+        boxes = boxes[-1:]  # boxes far apart in a solution: its last box is the answer
+    if boxes:
+        return ", ".join(boxes)
+    if len(_PROSE_RE.findall(reference)) >= 6:
+        found = extract(reference, MAX_REFERENCE_CHARS)
+        if isinstance(found, Extraction):
+            return found.answers[-1]
+    return reference
+
+
 @lru_cache(maxsize=4096)
 def parse_gold(reference: str) -> Value:
     """The gold's structured form, parsed once per reference (a group of G responses shares one).
@@ -61,7 +80,7 @@ def parse_gold(reference: str) -> Value:
     An expression gold is also converted to sympy here, so an unusable reference is found before any
     response is compared (GoldUnusable).
     """
-    gold = parse_value(reference)
+    gold = parse_value(gold_answer(reference))
     written = gold.raw if isinstance(gold, Text) else gold.text if isinstance(gold, Atom) else ""
     if written and (bare := strip_units(written)) != written and _unit_words(written[len(bare) :]):
         unitless = parse_value(
@@ -81,12 +100,16 @@ def parse_gold(reference: str) -> Value:
 def _boxes_as_one_list(gold: Value, boxes: tuple[str, ...], policy: Policy) -> Decision | None:
     """ "The solutions are $\\boxed{2}$ and $\\boxed{3}$" answers a gold that is a list or set of values;
     for any other gold, several different boxes stay a hedge."""
+    named = isinstance(gold, Seq) and all(isinstance(v, Atom) and v.var for v in gold.items)
     if (
-        not (isinstance(gold, Seq) and gold.kind in ("list", "set"))
+        not (isinstance(gold, Seq) and (gold.kind in ("list", "set") or named))
         or sum(map(len, boxes)) > MAX_ANSWER_CHARS
     ):
         return None
-    decision = compare(gold, parse_value(", ".join(boxes)), policy)
+    try:
+        decision = compare(gold, parse_value(", ".join(boxes)), policy)
+    except GoldUnusable:
+        return None
     return Decision(True, f"the boxes as one list: {decision.rule}") if decision.correct else None
 
 

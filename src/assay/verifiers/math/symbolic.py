@@ -6,14 +6,17 @@ parentheses hit a 5 s limit): text longer than `MAX_CHARS` or nested deeper than
 parsed, and a parsed tree whose constant powers or factorials would have more than `MAX_DIGITS` digits is
 never evaluated exactly. What the guard refuses is reported as "too costly", never as equal.
 
-Tiny values are compared relatively (1/2^99 is not 1/2^98): only two exact zeros are "close to zero".
+Tiny values are compared relatively (1/2^99 is not 1/2^98): only two exact zeros are "close to zero". Two
+values are compared through their difference, evaluated as one expression, so big values are exact too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import random
+import re
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -22,12 +25,14 @@ MAX_CHARS = 400
 MAX_NESTING = 24
 MAX_DIGITS = 10_000
 MAX_NODES = 400
-POINTS = 5
 DIGITS = 30
 EXACT_REL_TOL = 1e-12  # two exact expressions agree to this many digits at every point -> equal
 _SIMPLIFY_MAX_OPS = 40
 
 log = logging.getLogger(__name__)
+
+
+_SCIENTIFIC_RE = re.compile(r"(?<![\w\\.])(\d+(?:\.\d+)?)[eE]([-+]?\d+)(?![\w.])")
 
 
 class TooCostly(Exception):
@@ -55,14 +60,19 @@ def _log10_size(node: Any) -> float:
         return 1.0
     if node.is_Pow:
         base, exponent = _log10_size(node.base), _log10_size(node.exp)
+        if 7 < exponent < 60 and node.exp.is_number:  # a loose bound on a small exponent: evaluate it
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                exponent = math.log10(max(abs(complex(node.exp.evalf(15))), 1e-300))
         if exponent > 7:
             return math.inf
         return base * 10**exponent + 1
     if isinstance(node, sympy.factorial):
         size = _log10_size(node.args[0])
         return math.inf if size > 6 else 10**size * size + 1
+    if node.is_Add:  # |a + b| <= 2 max(|a|, |b|): a sum is no bigger than its biggest term (+ log10 of count)
+        return max(_log10_size(arg) for arg in node.args) + math.log10(len(node.args))
     if node.args:
-        return sum(_log10_size(arg) for arg in node.args) + 1
+        return sum(max(_log10_size(arg), 0.0) for arg in node.args) + 1
     return 1.0
 
 
@@ -101,6 +111,7 @@ def to_sympy(text: str) -> Any:
     config = NormalizationConfig(
         basic_latex=True, units=False, malformed_operators=True, nits=True, boxed=False, equations=False
     )
+    text = _SCIENTIFIC_RE.sub(r"\1\\times 10^{\2}", text)  # 1e100000 is 10^100000, not 1 * e * 100000
     try:
         expr = latex2sympy(text, normalization_config=config)
     except TooCostly:
@@ -111,7 +122,22 @@ def to_sympy(text: str) -> Any:
         raise ValueError(f"{text!r} is not an expression")
     expr = _imaginary(expr)
     check_cost(expr)
-    return expr
+    return _evaluated(expr)
+
+
+def _evaluated(expr: Any) -> Any:
+    """The tree rebuilt with sympy's automatic evaluation (the parser leaves `(x+1)^{60} - (1+x)^{60}`
+    unevaluated, and its numeric value is then cancellation noise). Run after the cost guard."""
+    if getattr(expr, "is_Float", False):  # "10.5" as written is exactly 21/2
+        import sympy
+
+        return sympy.Rational(str(expr))
+    if not getattr(expr, "args", ()):
+        return expr
+    try:
+        return expr.func(*(_evaluated(arg) for arg in expr.args))
+    except Exception:  # an odd node (a Tuple of relations, a matrix): keep it as parsed
+        return expr
 
 
 # Typical answer shapes: the LaTeX parser (ANTLR) builds its prediction cache per shape on first sight,
@@ -161,41 +187,112 @@ def close(a: complex, b: complex, rel_tol: float) -> bool:
     return abs(a - b) <= rel_tol * max(abs(a), abs(b))
 
 
-def _points(symbols: list[Any], count: int) -> list[dict[Any, Any]]:
+# Functions that are defined only on the reals (or differ on complex points from what a student means):
+# where either side has one, the sampled points stay real.
+_REAL_ONLY = ("Abs", "floor", "ceiling", "sign", "Min", "Max", "re", "im", "arg", "conjugate", "frac")
+
+
+def _complex_allowed(*exprs: Any) -> bool:
+    return not any(
+        getattr(getattr(node, "func", None), "__name__", "") in _REAL_ONLY
+        for e in exprs
+        for node in _nodes(e)
+    )
+
+
+def _nodes(expr: Any) -> Any:
+    import sympy
+
+    return sympy.preorder_traversal(expr)
+
+
+def _points(symbols: list[Any], complex_ok: bool) -> list[dict[Any, Any]]:
+    """Positive, negative and (where allowed) complex fractional points: sampling only (0.3, 2.7) accepted
+    sqrt(x^2) for x, |x| for x and log(x^2) for 2 log x (issue 14)."""
+    import sympy
+
     rng = random.Random(20240517)  # deterministic: the same pair always gets the same verdict
-    return [{s: rng.uniform(0.3, 2.7) for s in symbols} for _ in range(count)]
+
+    def fraction(low: float, high: float) -> Any:  # exact inputs: evalf then keeps DIGITS digits
+        return sympy.Rational(rng.randint(int(low * 10**6), int(high * 10**6)), 10**6)
+
+    kinds = ["pos", "neg", "pos", "neg", "mixed", "mixed"] + (["complex", "complex"] if complex_ok else [])
+    points = []
+    for kind in kinds:
+        point: dict[Any, Any] = {}
+        for s in symbols:
+            sign = {"pos": 1, "neg": -1}.get(kind, rng.choice((1, -1)))
+            value: Any = sign * fraction(0.31, 2.77)
+            if kind == "complex":
+                value = value + rng.choice((1, -1)) * fraction(0.29, 1.93) * sympy.I
+            point[s] = value
+        points.append(point)
+    return points
 
 
-def _rename_single(gold: Any, answer: Any) -> Any:
-    """`2t + 1` answers `2x + 1`: one free symbol on each side, with different names."""
-    if (
-        len(gold.free_symbols) == 1
-        and len(answer.free_symbols) == 1
-        and gold.free_symbols != answer.free_symbols
-    ):
-        return answer.xreplace({next(iter(answer.free_symbols)): next(iter(gold.free_symbols))})
-    return answer
+def undefined(expr: Any) -> bool:
+    """Whether a value is undefined (division by zero, 0/0): never equal to anything, itself included."""
+    import sympy
+
+    return bool(expr.has(sympy.zoo, sympy.nan))
+
+
+def _names(expr: Any) -> set[str]:
+    return {str(s) for s in expr.free_symbols}
+
+
+def _agree(gold: Any, answer: Any, point: dict[Any, Any]) -> bool | None:
+    """Whether the two agree at `point` to about DIGITS digits (None where either is undefined).
+
+    The difference is evaluated as one expression, so sympy raises its working precision through
+    cancellation: 10^18 + x + 1 and 10^18 + x differ, which a relative tolerance on the values would miss.
+    """
+    g, a = evaluate(gold, point), evaluate(answer, point)
+    if g is None or a is None:
+        return None
+    try:
+        diff = (gold - answer).evalf(DIGITS, subs=point)
+        d = complex(diff)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError, AttributeError):
+        return None
+    if d == 0 or getattr(diff, "_prec", 100) < 10:  # exact zero, or all precision cancelled away
+        return True
+    # evalf raised its working precision until the difference itself has DIGITS digits: a difference it
+    # reports with full precision is real (10^37 + 1 and 10^37 + 2 differ by exactly 1, whatever their size).
+    return abs(d) <= 1e-60 * max(abs(g), abs(a))
 
 
 def equal(gold: Any, answer: Any) -> tuple[bool | None, str]:
-    """Whether two sympy expressions are equal: (verdict or None if undecided, the rule that decided)."""
+    """Whether two sympy expressions are equal: (verdict or None if undecided, the rule that decided).
+
+    Symbolic evidence comes first and numeric evidence never overrules it: different free symbols are
+    different answers (3x - 2 is not 3y - 2, a_1 is not a_2), an undefined value equals nothing, two
+    constants compare exactly. Only then may agreement at every sampled point accept.
+    """
     import sympy
 
+    if undefined(gold) or undefined(answer):
+        return False, "symbolic: an undefined value (division by zero) equals nothing"
     if gold == answer:
         return True, "symbolic: identical"
-    answer = _rename_single(gold, answer)
+    if _names(gold) != _names(answer):
+        return False, f"symbolic: different symbols ({sorted(_names(answer))} vs {sorted(_names(gold))})"
     symbols = sorted(gold.free_symbols | answer.free_symbols, key=str)
+    if not symbols:
+        verdict = _agree(gold, answer, {})
+        if verdict is None:
+            return None, "undecided: could not evaluate"
+        return verdict, f"exact: constants {'equal' if verdict else 'differ'} (difference to {DIGITS} digits)"
+    points = _points(symbols, _complex_allowed(gold, answer))
     agreed = 0
-    for point in _points(symbols, POINTS if symbols else 1):
-        g, a = evaluate(gold, point), evaluate(answer, point)
-        if g is None or a is None:
-            continue
-        if not close(g, a, EXACT_REL_TOL):
-            where = ", ".join(f"{k}={v:.3f}" for k, v in point.items()) or "constant"
-            return False, f"numeric: differ at {where} ({g:.6g} vs {a:.6g})"
-        agreed += 1
-    if agreed == (POINTS if symbols else 1) or agreed >= 3:
-        return True, f"numeric: agree at {agreed} point(s) to {DIGITS} digits"
+    for point in points:
+        verdict = _agree(gold, answer, point)
+        if verdict is False:
+            where = ", ".join(f"{k}={complex(v):.3g}" for k, v in point.items())
+            return False, f"numeric: differ at {where}"
+        agreed += verdict is True
+    if agreed >= len(points) - 1:
+        return True, f"numeric: agree at {agreed} positive, negative and complex point(s) to {DIGITS} digits"
     try:
         difference = gold - answer
         if sympy.count_ops(difference) <= _SIMPLIFY_MAX_OPS and sympy.simplify(difference) == 0:
@@ -207,15 +304,16 @@ def equal(gold: Any, answer: Any) -> tuple[bool | None, str]:
 
 def proportional(gold: Any, answer: Any, positive: bool) -> tuple[bool | None, str]:
     """Whether `answer == c * gold` for a constant c != 0 (c > 0 if `positive`): same equation/inequality."""
-    answer = _rename_single(gold, answer)
+    if _names(gold) != _names(answer):
+        return False, "symbolic: different symbols"
     symbols = sorted(gold.free_symbols | answer.free_symbols, key=str)
     ratios: list[complex] = []
-    for point in _points(symbols, POINTS):
+    for point in _points(symbols, complex_ok=False):
         g, a = evaluate(gold, point), evaluate(answer, point)
         if g is None or a is None or g == 0:
             continue
         ratios.append(a / g)
-    if len(ratios) < 3:
+    if len(ratios) < 4:
         return None, "undecided: could not evaluate"
     first = ratios[0]
     if first == 0 or not all(close(r, first, EXACT_REL_TOL) for r in ratios):

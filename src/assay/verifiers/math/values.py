@@ -41,6 +41,7 @@ class Seq:
     items: tuple[Value, ...]
     left: str = ""
     right: str = ""
+    var: str = ""  # "x" of "1 < x < 3": the interval of a named variable (1 < y < 3 is another answer)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class Relation:
     op: str
     lhs: str
     rhs: str
+    chain: tuple[str, ...] = ()  # every part of a chain "a < b < c" (its middle counts), with `ops`
+    ops: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,11 +92,12 @@ _OTHER_CHOICE_RE = re.compile(r"\(\s*([A-J])\s*\)|(?<![A-Za-z\\])([A-J])(?![A-Za
 _VAR_RE = re.compile(
     r"^(?:[a-zA-Z](?:_\{?[\w]+\}?)?'*|\\[a-zA-Z]+"
     r"|[a-zA-Z](?:_\{?\w+\}?)?(?:\^\{-1\})?'*\(\s*-?[\w.,/ ]{1,12}\)"
-    r"|\([a-z\s,]+\)|[a-z]\s*[+-]\s*[a-z]"
+    r"|\((?:\s*[a-z](?:_\{?\w+\}?)?\s*,)+\s*[a-z](?:_\{?\w+\}?)?\s*\)|[a-z]\s*[+-]\s*[a-z]"
     r"|[A-Z]{2,3}|(?:m\s*)?\\angle\s*[A-Z]{1,3}|\\overline\s*\{[A-Z]{2}\})$"
 )
 # |x| (after `clean`, `\\lvert x \\rvert` and `\\left| x \\right|` are written `|x|` too).
 _ABS_VAR_RE = re.compile(r"^\|\s*[a-zA-Z](?:_\{?\w+\}?)?\s*\|$")
+_CLOCK_RE = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap]\.?m\.?)?$", re.IGNORECASE)
 _RELATION_RE = re.compile(r"\\leq|\\geq|\\ne|\\lt|\\gt|<=|>=|!=|<|>|=")
 _OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "{": "}", "⟨": "⟩"}
 _MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
@@ -165,11 +169,15 @@ def _is_text(text: str) -> bool:
 
 def _bracketed(opener: str, inner: str, closer: str, depth: int) -> Value | None:
     items = split_top(inner, (",",))
+    if len(items) == 1 and ";" in inner:
+        items = split_top(inner, (";",))  # "(0;-2;6)": semicolons separate the coordinates
     if len(items) == 1 and opener in ("(", "{") and closer in (")", "}"):
         return parse_value(inner, depth + 1) if inner else None
     values = tuple(parse_value(item, depth + 1) for item in items if item)
-    if opener == "\\{" or (opener == "{" and closer == "}"):
+    if opener == "\\{":
         return Seq("set", values)
+    if opener == "{" and closer == "}":
+        return Seq("list", values)  # plain braces only group in LaTeX: "{1,3}" is the list 1, 3
     if opener in ("\\langle", "⟨"):
         return Seq("vector", values)
     if opener == "(" and closer == ")":
@@ -190,10 +198,9 @@ def _matrix(body: str, depth: int) -> Value:
 
 
 def _relation(text: str, depth: int) -> Value | None:
-    ops = _RELATION_RE.findall(text)
+    ops, parts = _split_relation(text)
     if not ops:
         return None
-    parts = [p.strip() for p in _RELATION_RE.split(text)]
     if all(op == "=" for op in ops):
         lhs, rhs = parts[0], parts[-1]
         if not lhs or not rhs:
@@ -203,8 +210,42 @@ def _relation(text: str, depth: int) -> Value | None:
             if isinstance(value, Atom):
                 return Atom(value.text, value.number, value.degrees, lhs.replace(" ", ""))
             return value
+        if not _letters(lhs) and not _letters(rhs):
+            return parse_value(rhs, depth + 1)  # "\\binom{4}{2} = 6": a computation, then its value
+        if _NAME_LHS_RE.match(lhs) and not _letters(rhs):  # "A:B = 1", "|AB| = 1", "\\frac{NO}{BO} = ..."
+            value = parse_value(rhs, depth + 1)
+            if isinstance(value, Atom):
+                return Atom(value.text, value.number, value.degrees, lhs.replace(" ", ""))
+            return value
         return Relation("=", lhs, rhs)
     return _inequality(ops, parts, text, depth)
+
+
+def _split_relation(text: str) -> tuple[list[str], list[str]]:
+    """Operators and parts of a relation, split only outside brackets (`\\sum_{k=0}^{n}` holds no "=")."""
+    ops: list[str] = []
+    parts: list[str] = []
+    start = 0
+    for match in _RELATION_RE.finditer(text):
+        if _balanced(text[: match.start()]):
+            ops.append(match.group(0))
+            parts.append(text[start : match.start()].strip())
+            start = match.end()
+    parts.append(text[start:].strip())
+    return ops, parts
+
+
+def _letters(text: str) -> bool:
+    """Whether `text` names a variable (letters other than LaTeX command names and constants)."""
+    return bool(re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+|(?<![a-zA-Z])(?:e|i)(?![a-zA-Z])", "", text)))
+
+
+# The name of a quantity on the left of "= value": a ratio of named things ("A:B", "V_1:V_2"), a length
+# ("|AB|") or a quotient of segments ("\\frac{NO}{BO}"); never an expression in variables ("2x - y").
+_NAME = r"[A-Z]{1,4}(?:_\{?\w+\}?)?"
+_NAME_LHS_RE = re.compile(
+    rf"^(?:{_NAME}(?:\s*:\s*{_NAME})+|\|\s*{_NAME}\s*\||\\frac\s*\{{\s*{_NAME}\s*\}}\s*\{{\s*{_NAME}\s*\}})$"
+)
 
 
 def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Value:
@@ -219,7 +260,7 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
         "<": "<",
         ">": ">",
     }
-    if ops == ["\\ne"] and _VAR_RE.match(parts[0]):  # "x \\ne 2": every real number but 2
+    if ops in (["\\ne"], ["!="]) and _VAR_RE.match(parts[0]):  # "x \\ne 2": every real number but 2
         point = parse_value(parts[1], depth + 1)
         return Union(
             (
@@ -228,7 +269,7 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
             )
         )
     if any(op not in norm for op in ops):
-        return Relation(ops[0], parts[0], parts[-1])
+        return _chain(ops, parts)
     signs = [norm[op] for op in ops]
     inf = Atom("\\infty")
     neg_inf = Atom("-\\infty")
@@ -239,21 +280,28 @@ def _inequality(ops: list[str], parts: list[str], text: str, depth: int) -> Valu
         return _absolute(flipped, parts[0], depth)
     if len(ops) == 1 and _VAR_RE.match(parts[0]):
         bound = parse_value(parts[1], depth + 1)
+        var = parts[0].replace(" ", "")
         if signs[0].startswith(">"):
-            return Seq("interval", (bound, inf), "[" if signs[0] == ">=" else "(", ")")
-        return Seq("interval", (neg_inf, bound), "(", "]" if signs[0] == "<=" else ")")
+            return Seq("interval", (bound, inf), "[" if signs[0] == ">=" else "(", ")", var)
+        return Seq("interval", (neg_inf, bound), "(", "]" if signs[0] == "<=" else ")", var)
     if len(ops) == 1 and _VAR_RE.match(parts[1]):
         flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}[signs[0]]
         return _inequality([flipped], [parts[1], parts[0]], text, depth)
+    if len(ops) == 2 and _ABS_VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == "<":
+        return _absolute_band(signs, parts[0], parts[2], depth)  # "1 <= |z| <= 3/2"
     if len(ops) == 2 and _VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == "<":
         low, high = parse_value(parts[0], depth + 1), parse_value(parts[2], depth + 1)
-        return Seq(
-            "interval", (low, high), "[" if signs[0] == "<=" else "(", "]" if signs[1] == "<=" else ")"
-        )
+        left, right = "[" if signs[0] == "<=" else "(", "]" if signs[1] == "<=" else ")"
+        return Seq("interval", (low, high), left, right, parts[1].replace(" ", ""))
     if len(ops) == 2 and _VAR_RE.match(parts[1]) and signs[0][0] == signs[1][0] == ">":
         flip = {">": "<", ">=": "<="}
         return _inequality([flip[signs[1]], flip[signs[0]]], [parts[2], parts[1], parts[0]], text, depth)
-    return Relation(ops[0], parts[0], parts[-1])
+    return _chain(ops, parts)
+
+
+def _chain(ops: list[str], parts: list[str]) -> Relation:
+    """A relation that keeps every part: the middle of "1 < x < 5 < 7" is part of the answer."""
+    return Relation(ops[0], parts[0], parts[-1], tuple(parts) if len(ops) > 1 else (), tuple(ops))
 
 
 def _absolute(sign: str, bound: str, depth: int) -> Value:
@@ -267,6 +315,21 @@ def _absolute(sign: str, bound: str, depth: int) -> Value:
         (
             Seq("interval", (Atom("-\\infty"), low), "(", "]" if closed else ")"),
             Seq("interval", (high, Atom("\\infty")), "[" if closed else "(", ")"),
+        )
+    )
+
+
+def _absolute_band(signs: list[str], low: str, high: str, depth: int) -> Value:
+    """`a <= |x| <= b` (a >= 0): the union [-b, -a] U [a, b], with each end open where the sign is."""
+    lo, hi = parse_value(low, depth + 1), parse_value(high, depth + 1)
+    neg_lo, neg_hi = parse_value(f"-({low})", depth + 1), parse_value(f"-({high})", depth + 1)
+    inner = "[" if signs[0] == "<=" else "("
+    outer = "]" if signs[1] == "<=" else ")"
+    flip = {"[": "]", "(": ")", "]": "[", ")": "("}
+    return Union(
+        (
+            Seq("interval", (neg_hi, neg_lo), flip[outer], flip[inner]),
+            Seq("interval", (lo, hi), inner, outer),
         )
     )
 
@@ -293,7 +356,7 @@ def _strip_redundant_parens(text: str) -> str:
         if not (text.startswith("(") and text.endswith(")")):
             break
         inner = text[1:-1].strip()
-        if not _balanced(inner) or len(split_top(inner, (",",))) > 1:
+        if not _balanced(inner) or len(split_top(inner, (",", ";"))) > 1:
             break
         text = inner
     return text
@@ -322,13 +385,16 @@ def parse_value(raw: str, depth: int = 0) -> Value:
     if (pm := _expand_pm(text)) is not None:
         return Seq("list", tuple(parse_value(part, depth + 1) for part in pm))
     text = re.sub(r",\s*(?:and|or)\s+", ", ", text)  # "1, 2, and 3": the last item of a list
+    text = re.sub(r"([)\]])\s*(or|and)\s*([(\[])", r"\1 \2 \3", text)  # "(11,7)or(7,11)"
     for separators in ((" or ", " and ", ";", "\\text{or}", "\\text{and}"), ("\\cup", " U ", "∪")):
         parts = split_top(f" {text} ", separators)
         if len(parts) > 1 and all(parts):
             values = tuple(parse_value(p, depth + 1) for p in parts)
             if all(isinstance(v, Seq) and v.kind in ("interval", "paren", "bracket") for v in values):
                 return Union(tuple(v for v in values if isinstance(v, Seq)))
-            return Seq("list", values)
+            # "21, 16 or 11": one list of solutions, not a list holding a list
+            flat = (v.items if isinstance(v, Seq) and v.kind == "list" else (v,) for v in values)
+            return Seq("list", tuple(item for group in flat for item in group))
     if (bracketed_matrix := _BRACKETED_MATRIX_RE.match(text)) is not None:
         text = bracketed_matrix.group(1)  # \\left[\\begin{array}...\\end{array}\\right]
     if matrix := _MATRIX_RE.match(text):
@@ -338,6 +404,10 @@ def parse_value(raw: str, depth: int = 0) -> Value:
         bracketed := _bracketed(*enclosed, depth=depth)
     ) is not None:
         return bracketed
+    if clock := _CLOCK_RE.match(text):  # a time, never the ratio 12/00 (1:00 is not 12:00, 3:15 not 1:5)
+        hour, minute, second, half = clock.groups()
+        suffix = (half or "").replace(".", "").lower()
+        return Text(f"time {int(hour)}:{minute}{':' + second if second else ''}{suffix}", text)
     number = parse_number(text, cleaned.degrees)
     if number is not None:
         return Atom(text, number, cleaned.degrees)
