@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -27,6 +27,8 @@ from assay.suggest import did_you_mean
 from assay.types import Item, Result, TaskInfo, TaskOptions
 
 Runner = Literal["process", "thread", "async"]
+
+OptionsT = TypeVar("OptionsT", bound=TaskOptions)
 
 ENTRY_POINT_GROUP = "assay.tasks"
 
@@ -41,8 +43,11 @@ BUILTIN_TASKS: dict[str, str] = {
 }
 
 
-class Scorer:
-    """Base class of every task. Subclasses set the class attributes and implement `score`."""
+class Scorer(Generic[OptionsT]):
+    """Base class of every task. Subclasses set the class attributes and implement `score`.
+
+    Generic over its options model (`class MathScorer(Scorer[MathOptions])`): the pipeline validates an
+    item's options with `Options` before calling `score`, so a scorer never re-checks their type."""
 
     name: ClassVar[str]
     description: ClassVar[str] = ""
@@ -53,14 +58,14 @@ class Scorer:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    def deadline_s(self, item: Item, options: OptionsT) -> float:
         """How long the pipeline waits for this item before answering `timeout`."""
         return self.settings.deadline_s
 
-    def score(self, item: Item, options: TaskOptions) -> Result:
+    def score(self, item: Item, options: OptionsT) -> Result:
         raise NotImplementedError
 
-    async def ascore(self, item: Item, options: TaskOptions) -> Result:
+    async def ascore(self, item: Item, options: OptionsT) -> Result:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -103,14 +108,19 @@ class Scorer:
         return None
 
 
-def _load(path: str) -> type[Scorer]:
+def load_object(path: str, what: str = "plugin") -> Any:
+    """The object a "package.module:name" path names; ConfigError says what is wrong with the path."""
     module_name, _, attr = path.partition(":")
     if not attr:
-        raise ConfigError(f'plugin "{path}" must look like "package.module:ClassName"')
+        raise ConfigError(f'{what} "{path}" must look like "package.module:name"')
     try:
-        obj = getattr(importlib.import_module(module_name), attr)
+        return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f'cannot load plugin "{path}": {exc}') from exc
+        raise ConfigError(f'cannot load {what} "{path}": {exc}') from exc
+
+
+def _load(path: str) -> type[Scorer]:
+    obj = load_object(path)
     if not (isinstance(obj, type) and issubclass(obj, Scorer)):
         raise ConfigError(f'plugin "{path}" is not a subclass of assay.registry.Scorer')
     return obj

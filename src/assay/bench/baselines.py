@@ -15,7 +15,6 @@ an `error` for that item by the runner, never skipped.
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import sqlite3
 import tempfile
@@ -25,6 +24,10 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from assay.errors import ConfigError
+from assay.registry import load_object
+from assay.verifiers.sql import catalog
 
 Baseline = Callable[[dict[str, Any]], bool]
 
@@ -100,16 +103,6 @@ def _text(item: Mapping[str, Any], field: str) -> str:
 
 
 # -- sql: BIRD's set comparison ---------------------------------------------------------------------
-def find_sqlite(directory: Path | None, db_id: str) -> Path:
-    """`<db_id>.sqlite` or BIRD/Spider's `<db_id>/<db_id>.sqlite` under `directory`."""
-    if directory is None:
-        raise FileNotFoundError("no database directory: set ASSAY_SQL_DATABASES")
-    for candidate in (directory / f"{db_id}.sqlite", directory / db_id / f"{db_id}.sqlite"):
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f'no SQLite database for db_id "{db_id}" under {directory}')
-
-
 class BirdSetBaseline:
     """BIRD's `execute_sql`: both queries on one read-write connection, `set(fetchall())` equality.
 
@@ -130,7 +123,8 @@ class BirdSetBaseline:
 
     def _copy(self, db_id: str) -> Path:
         if db_id not in self._copies:
-            source = find_sqlite(self.databases, db_id)
+            entries = catalog.scan(self.databases, {})  # the server's own lookup: flat or BIRD layout
+            source = catalog.resolve(entries, db_id, "sqlite", alternates=False)[0].location
             if self._tmp is None:
                 self._tmp = tempfile.TemporaryDirectory(prefix="assay-bench-sql-")
             target = Path(self._tmp.name) / f"{db_id}.sqlite"
@@ -248,13 +242,12 @@ def load(name: str, settings: Any) -> Baseline:
         return BirdSetBaseline(settings.sql.databases, settings.sql.query_timeout_s)
     if name == "code-stdout":
         return StdoutBaseline(code_settings=settings.code)
-    module_name, _, attr = name.partition(":")
-    if not attr:
+    if ":" not in name:
         raise ValueError(f'unknown baseline "{name}": use one of {sorted(BUILTIN)} or "module:function"')
     try:
-        func = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f'cannot load baseline "{name}": {exc}') from exc
+        func = load_object(name, "baseline")
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from exc
     if not callable(func):
         raise ValueError(f'baseline "{name}" is not callable')
     return func

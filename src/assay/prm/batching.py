@@ -129,7 +129,8 @@ class MicroBatcher(Generic[J, P, R]):
         deadline = time.monotonic() + self.wait_s
         entry: object = first
         while True:
-            assert isinstance(entry, _Job)
+            if not isinstance(entry, _Job):  # the only other thing queued is the stop sentinel
+                return prepared, True
             ready = self._accept(entry)
             if ready is not None:
                 prepared.append((entry, ready))
@@ -143,8 +144,6 @@ class MicroBatcher(Generic[J, P, R]):
                 entry = self._queue.get(timeout=remaining)
             except queue.Empty:
                 return prepared, False
-            if entry is _STOP:
-                return prepared, True
 
     def _accept(self, entry: _Job[J, R]) -> P | None:
         """The prepared job, or None when it was cancelled or failed (its future then says why)."""

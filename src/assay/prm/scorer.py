@@ -66,7 +66,7 @@ def build_backend(settings: PrmSettings) -> PrmBackend:
     return TransformersBackend(settings, fmt)
 
 
-class PrmScorer(Scorer):
+class PrmScorer(Scorer[PrmOptions]):
     name: ClassVar[str] = "prm"
     description: ClassVar[str] = (
         "Process reward model: a score per reasoning step (Qwen2.5-Math-PRM, Math-Shepherd, classifier)."
@@ -81,10 +81,10 @@ class PrmScorer(Scorer):
         self._backend_error: str | None = None
         self._lock = threading.Lock()
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    def deadline_s(self, item: Item, options: PrmOptions) -> float:
         return self.settings.prm.deadline_s
 
-    def score(self, item: Item, options: TaskOptions) -> Result:
+    def score(self, item: Item, options: PrmOptions) -> Result:
         raise NotImplementedError("the prm task runs on the event loop: use ascore")
 
     @property
@@ -100,8 +100,7 @@ class PrmScorer(Scorer):
                 raise PrmUnavailable(self._backend_error or "no PRM backend")
             return self._backend
 
-    async def ascore(self, item: Item, options: TaskOptions) -> Result:
-        assert isinstance(options, PrmOptions)
+    async def ascore(self, item: Item, options: PrmOptions) -> Result:
         if item.prompt is None:
             return Result.invalid("prm items need a prompt")
         prm = self.settings.prm

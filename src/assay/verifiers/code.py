@@ -248,7 +248,7 @@ def why_failed(outcome: RunOutcome, test: TestInput, verdict: str) -> str | None
 _SLOT_MARGIN_S = 10.0
 
 
-class CodeScorer(Scorer):
+class CodeScorer(Scorer[CodeOptions]):
     name: ClassVar[str] = "code"
     description: ClassVar[str] = "Run the program in a sandbox against stdin/stdout, call or assert tests."
     Options: ClassVar[type[TaskOptions]] = CodeOptions
@@ -282,8 +282,7 @@ class CodeScorer(Scorer):
             processes=code.processes,
         )
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
-        assert isinstance(options, CodeOptions)
+    def deadline_s(self, item: Item, options: CodeOptions) -> float:
         limits = self.limits(options)
         tests = len(item.tests or ())
         compile_s = self.settings.code.compile_timeout_s * 2 + 5
@@ -291,8 +290,7 @@ class CodeScorer(Scorer):
         # apart, by code.wait_s); the margin covers replacing a recycled slot.
         return _SLOT_MARGIN_S + compile_s + tests * (limits.wall + 0.5)
 
-    def score(self, item: Item, options: TaskOptions) -> Result:
-        assert isinstance(options, CodeOptions)
+    def score(self, item: Item, options: CodeOptions) -> Result:
         language = lookup(item.language)
         if language is None:
             return Result.invalid(f'unknown language "{item.language}" ({", ".join(language_names())})')

@@ -113,7 +113,7 @@ def _boxes_as_one_list(gold: Value, boxes: tuple[str, ...], policy: Policy) -> D
     return Decision(True, f"the boxes as one list: {decision.rule}") if decision.correct else None
 
 
-class MathScorer(Scorer):
+class MathScorer(Scorer[MathOptions]):
     name: ClassVar[str] = "math"
     description: ClassVar[str] = "Final answer of a chain of thought vs a gold answer (LaTeX or text)."
     Options: ClassVar[type[TaskOptions]] = MathOptions
@@ -130,10 +130,10 @@ class MathScorer(Scorer):
         # 3-4.6 s on such an item against a 5 s deadline).
         symbolic.warm_up()
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    def deadline_s(self, item: Item, options: MathOptions) -> float:
         return self.settings.math.deadline_s
 
-    def score(self, item: Item, options: TaskOptions) -> Result:
+    def score(self, item: Item, options: MathOptions) -> Result:
         try:
             return self._score(item, options)
         except RecursionError:
@@ -142,12 +142,11 @@ class MathScorer(Scorer):
             log.exception("math scorer failed")
             return Result.error(f"math scorer failed: {type(exc).__name__}: {exc}")
 
-    def _policy(self, options: TaskOptions) -> Policy:
-        assert isinstance(options, MathOptions)
+    def _policy(self, options: MathOptions) -> Policy:
         rel_tol = options.rel_tol if options.rel_tol is not None else self.settings.math.rel_tol
         return Policy(rel_tol=rel_tol, percent=options.allow_percent, units=options.strip_units)
 
-    def _score(self, item: Item, options: TaskOptions) -> Result:
+    def _score(self, item: Item, options: MathOptions) -> Result:
         reference = (item.reference or "").strip()
         if not reference:
             return Result.invalid("math items need a non-empty reference")

@@ -102,7 +102,7 @@ class _EngineCache(LRUCache[tuple[str, str], SqlEngine]):
         return key, engine
 
 
-class SqlScorer(Scorer):
+class SqlScorer(Scorer[SqlOptions]):
     name: ClassVar[str] = "sql"
     description: ClassVar[str] = (
         "Execution equivalence of a predicted SQL query and a gold query on a named database "
@@ -121,7 +121,7 @@ class SqlScorer(Scorer):
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    def deadline_s(self, item: Item, options: SqlOptions) -> float:
         return self.settings.sql.deadline_s
 
     # -- databases ---------------------------------------------------------------------------------
@@ -157,8 +157,7 @@ class SqlScorer(Scorer):
         return Limits(timeout_s=timeout_s, max_rows=cfg.max_rows, max_bytes=cfg.max_result_mb << 20)
 
     # -- scoring -----------------------------------------------------------------------------------
-    def score(self, item: Item, options: TaskOptions) -> Result:
-        assert isinstance(options, SqlOptions)
+    def score(self, item: Item, options: SqlOptions) -> Result:
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
