@@ -12,22 +12,16 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import httpx
+from assay_testing import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 HEALTH_WAIT_S = 120.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class VllmServer:

@@ -8,13 +8,13 @@ PostgreSQL: `scripts/pg_tmp.sh` runs initdb into a temporary directory and start
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from assay_testing import free_port
 from sql_helpers import PG_TMP
 
 from assay.settings import Settings, SqlSettings
@@ -48,17 +48,11 @@ def sql_scorer(sql_settings: Settings) -> Iterator[SqlScorer]:
     scorer.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def pg_admin_dsn() -> Iterator[str]:
     """A superuser DSN on a fresh cluster that lives for the session."""
     directory = Path(tempfile.mkdtemp(prefix="assay-pg-"))
-    port = _free_port()
+    port = free_port()
     started = subprocess.run(
         [str(PG_TMP), "start", str(directory), str(port)], capture_output=True, text=True, check=False
     )
