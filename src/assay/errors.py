@@ -1,11 +1,19 @@
 """Assay's exceptions. Inside scoring these become per-item statuses; at the HTTP boundary, envelopes.
 
+Each class carries the item status it ends as (`status`, "error" unless noted). A scorer raises; the
+engine maps the exception to a `Result` in one place (`Result.of_error`), the way httpx maps transport
+errors once, so no scorer translates failures to statuses by hand.
+
 AssayError
 ├── ConfigError          settings or a plugin cannot be used (raised at start-up, never per item)
 ├── MissingExtraError    an optional dependency is not installed; says which extra to install
 ├── ItemError            one item cannot be scored as given -> status "invalid"
 │   ├── UnknownTaskError     no such task ("did you mean ...")
-│   └── OptionsError         unknown or ill-typed option ("did you mean ...")
+│   ├── OptionsError         unknown or ill-typed option ("did you mean ...")
+│   └── UnknownDatabase      (sql) no database by that db_id or engine
+├── BackendUnavailable   a database engine, PRM or other backend cannot serve (sql EngineUnavailable,
+│                        PrmUnavailable)
+├── BackendTimeout       a backend did not answer in time -> status "timeout" (PrmTimeout)
 ├── QueueFullError       the bounded work queue is full -> HTTP 429 with Retry-After
 └── ClientError          the HTTP client gave up (after its retries); every client failure is one
     ├── UnreachableError     no connection to the service, after every retry
@@ -17,9 +25,17 @@ AssayError
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 
 class AssayError(Exception):
-    """Base of every exception Assay raises on purpose."""
+    """Base of every exception Assay raises on purpose; `details` go into the item's result."""
+
+    status: ClassVar[str] = "error"
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class ConfigError(AssayError):
@@ -38,6 +54,8 @@ class MissingExtraError(AssayError, ImportError):
 class ItemError(AssayError):
     """The item itself is malformed; scoring reports it as status "invalid" with this message."""
 
+    status = "invalid"
+
 
 class UnknownTaskError(ItemError):
     """The item names a task that is not registered."""
@@ -45,6 +63,16 @@ class UnknownTaskError(ItemError):
 
 class OptionsError(ItemError):
     """The item's options do not validate against its task's options model."""
+
+
+class BackendUnavailable(AssayError):
+    """A backend the task needs (database engine, PRM, model server) cannot serve: not the policy's fault."""
+
+
+class BackendTimeout(AssayError):
+    """A backend did not answer within its time: our deadline, so status "timeout"."""
+
+    status = "timeout"
 
 
 class QueueFullError(AssayError):

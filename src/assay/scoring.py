@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from assay.errors import ItemError, QueueFullError
+from assay.errors import AssayError, ItemError, QueueFullError
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.scheduling import FairGate, SlotWaitTimeout
@@ -253,6 +253,8 @@ class Engine:
             return self._waited_too_long(exc)
         except TimeoutError:
             return Result.timeout(f"no verdict within the {deadline:g}s deadline")
+        except AssayError as exc:  # a failure the scorer raised: its class knows its status
+            return Result.of_error(exc)
         except Exception as exc:  # a scorer bug must not lose the batch
             return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
 

@@ -167,6 +167,13 @@ class Result(BaseModel):
     def error(cls, reason: str, **fields: Any) -> Result:
         return cls(status=Status.ERROR, reason=reason, **fields)
 
+    @classmethod
+    def of_error(cls, exc: Exception) -> Result:
+        """The result an `AssayError` ends as: its own status, its message and details (the one place
+        failures become statuses; see assay.errors)."""
+        details = dict(getattr(exc, "details", None) or {})
+        return cls(status=Status(getattr(exc, "status", Status.ERROR)), reason=str(exc), details=details)
+
 
 class TaskOptions(BaseModel):
     """Base of every task's options model: frozen, and unknown keys are an error."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
 
+from assay.errors import AssayError
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result
@@ -44,7 +45,10 @@ def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[s
     """Score one item inside a worker. Arguments and result cross the process boundary as plain data."""
     scorer = _worker_scorers[task]
     parsed = Item.model_validate(item)
-    result = scorer.score(parsed, scorer.Options.model_validate(options))
+    try:
+        result = scorer.score(parsed, scorer.Options.model_validate(options))
+    except AssayError as exc:  # mapped here: not every AssayError survives pickling back to the engine
+        result = Result.of_error(exc)
     return result.model_dump(mode="json")
 
 

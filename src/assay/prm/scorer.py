@@ -25,8 +25,6 @@ from pydantic import Field
 from assay.prm.aggregate import Aggregation, aggregate, first_error_step
 from assay.prm.backends.base import (
     PrmBackend,
-    PrmBadInput,
-    PrmTimeout,
     PrmUnavailable,
     StepRequest,
 )
@@ -110,23 +108,13 @@ class PrmScorer(Scorer[PrmOptions]):
             steps = split_steps(item.response, prm.step_separator)
         else:
             return Result.invalid("prm items need steps (a list of strings) or a response to split")
-        try:
-            backend = self.backend
-        except PrmUnavailable as exc:
-            return Result.error(str(exc))
+        backend = self.backend  # PrmUnavailable rises to the engine, which makes it `error`
         problem = check_steps(steps, backend.format.marker, prm.max_steps)
         if problem is not None:
             return Result.invalid(problem.reason)
         if not backend.format.per_step:
             steps = ["\n\n".join(steps)]  # a classifier scores the whole response once
-        try:
-            scored = await backend.score(StepRequest(item.prompt, tuple(steps)))
-        except PrmBadInput as exc:
-            return Result.invalid(str(exc))
-        except PrmTimeout as exc:
-            return Result.timeout(str(exc))
-        except PrmUnavailable as exc:
-            return Result.error(str(exc))
+        scored = await backend.score(StepRequest(item.prompt, tuple(steps)))  # failures know their status
         return _result(list(scored.scores), options, scored.details)
 
     def close(self) -> None:

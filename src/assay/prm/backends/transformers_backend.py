@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assay.errors import MissingExtraError
 from assay.prm.backends.base import PrmBadInput, PrmUnavailable, StepRequest, StepScores
 from assay.prm.batching import MicroBatcher
 from assay.prm.formats import PrmFormat
@@ -137,10 +138,10 @@ class TransformersBackend:
     def _load(self) -> None:
         for package in ("torch", "transformers"):
             if importlib.util.find_spec(package) is None:
-                raise PrmUnavailable(f"{package} is not installed; install it with: pip install 'assay[prm]'")
+                raise MissingExtraError(package, "prm")
         try:
             self._loaded = self._load_model()
-        except PrmUnavailable:
+        except (PrmUnavailable, MissingExtraError):
             raise
         except Exception as exc:  # OSError (no such model), ValueError (bad config), CUDA errors ...
             raise PrmUnavailable(

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.errors import ItemError
 from assay.suggest import did_you_mean
 
 ENGINE_ORDER = ("sqlite", "duckdb", "postgres")  # "auto" picks the first engine that has the db_id
@@ -46,7 +47,7 @@ class Entry:
             self.alternates.setdefault(instance.engine, []).append(instance)
 
 
-class UnknownDatabase(LookupError):
+class UnknownDatabase(ItemError, LookupError):
     """The db_id (or the engine asked for) is not available; the message says what is."""
 
 

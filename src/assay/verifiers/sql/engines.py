@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from assay.errors import AssayError, BackendUnavailable, MissingExtraError
+
 Row = tuple[Any, ...]
 
 REFUSED = "refused"  # the engine would not run it (a write, a second statement, an extension)
@@ -37,8 +39,10 @@ TIMEOUT = "timeout"  # it ran out of time
 TOO_LARGE = "too_large"  # its result passed the row or size cap
 
 
-class QueryError(Exception):
-    """A query did not produce a usable result; `kind` says why (one of the constants above)."""
+class QueryError(AssayError):
+    """A query did not produce a usable result; `kind` says why (one of the constants above). The scorer
+    decides what that means: the reference's failure is `invalid`/`timeout`, the prediction's a wrong
+    answer."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -46,7 +50,7 @@ class QueryError(Exception):
         self.message = message
 
 
-class EngineUnavailable(Exception):
+class EngineUnavailable(BackendUnavailable):
     """The database cannot be opened or reached: infrastructure, never the policy's fault."""
 
 
@@ -187,7 +191,7 @@ def _duckdb() -> Any:
     try:
         import duckdb
     except ImportError as exc:
-        raise EngineUnavailable("duckdb is not installed: pip install 'duckdb>=1.1'") from exc
+        raise MissingExtraError("duckdb", "sql") from exc
     return duckdb
 
 

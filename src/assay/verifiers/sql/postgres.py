@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from assay.errors import MissingExtraError
 from assay.verifiers.sql.engines import (
     FAILED,
     REFUSED,
@@ -42,7 +43,7 @@ class PostgresEngine(SqlEngine):
         try:
             import psycopg
         except ImportError as exc:  # pragma: no cover - psycopg is a base dependency of the sql task
-            raise EngineUnavailable("psycopg is not installed: pip install 'psycopg[binary]>=3.1'") from exc
+            raise MissingExtraError("psycopg", "sql") from exc
         if self._con is not None and not self._con.closed and not self._con.broken:
             return self._con
         try:

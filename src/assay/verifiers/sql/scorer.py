@@ -164,8 +164,8 @@ class SqlScorer(Scorer[SqlOptions]):
         assert item.db_id is not None and item.reference is not None and item.response is not None
         try:
             instances = self._instances(item.db_id, options)
-        except catalog.UnknownDatabase as exc:
-            return Result.invalid(str(exc))
+        except catalog.UnknownDatabase as exc:  # an ItemError: `invalid`
+            return Result.of_error(exc)
         budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s)
         dialect = _DIALECTS[instances[0].engine]
         gold = self._gold_analysis(item.reference.strip().rstrip(";").strip(), dialect)
