@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from assay.errors import ClientError
+from assay.groups import GroupOutcome
 from assay.types import Item, Result
 
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
@@ -85,6 +86,30 @@ class AssayClient:
             raise ClientError(f"Assay returned {len(results)} results for {expected} items")
         return results
 
+    def _parse_groups(self, response: httpx.Response, sent: list[dict[str, Any]]) -> list[GroupOutcome]:
+        if response.status_code != 200:
+            raise ClientError(
+                f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
+            )
+        outcomes = [GroupOutcome.model_validate(g) for g in response.json()["groups"]]
+        if [len(o.results) for o in outcomes] != [len(g["items"]) for g in sent]:
+            raise ClientError(f"Assay returned {len(outcomes)} groups that do not match the {len(sent)} sent")
+        return outcomes
+
+    def group_chunks(self, groups: Iterable[Any]) -> list[list[dict[str, Any]]]:
+        """Whole groups per request, at most `batch_size` items each (a larger group goes alone)."""
+        chunks: list[list[dict[str, Any]]] = []
+        size = 0
+        for group in groups:
+            gid, items = (group.get("id"), group["items"]) if isinstance(group, dict) else (None, group)
+            wire = {"id": gid, "items": [_as_json(i) for i in items]}
+            if not chunks or size + len(items) > self.batch_size:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(wire)
+            size += len(items)
+        return chunks
+
     def _chunks(self, items: Iterable[Any]) -> list[list[Any]]:
         flat = [_as_json(i) for i in items]
         return [flat[i : i + self.batch_size] for i in range(0, len(flat), self.batch_size)]
@@ -117,6 +142,14 @@ class AssayClient:
         for chunk in self._chunks(items):
             results.extend(self._parse(self._post("/v1/rewards", {"items": chunk}), len(chunk)))
         return results
+
+    def score_groups(self, groups: Iterable[Any]) -> list[GroupOutcome]:
+        """Score groups (`{"id", "items"}` or lists of items) through POST /v1/groups; one outcome per
+        group, in order, each with its results and statistics (assay.groups.GroupStats)."""
+        outcomes: list[GroupOutcome] = []
+        for chunk in self.group_chunks(groups):
+            outcomes.extend(self._parse_groups(self._post("/v1/groups", {"groups": chunk}), chunk))
+        return outcomes
 
     def tasks(self) -> list[dict[str, Any]]:
         response = self._client().get("/v1/tasks")
@@ -168,6 +201,17 @@ class AssayClient:
 
         parts = await asyncio.gather(*(one(c) for c in self._chunks(items)))
         return [r for part in parts for r in part]
+
+    async def ascore_groups(self, groups: Iterable[Any]) -> list[GroupOutcome]:
+        """Async `score_groups`: requests go out concurrently (at most `concurrency` at once)."""
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(chunk: list[dict[str, Any]]) -> list[GroupOutcome]:
+            async with gate:
+                return self._parse_groups(await self._apost("/v1/groups", {"groups": chunk}), chunk)
+
+        parts = await asyncio.gather(*(one(c) for c in self.group_chunks(groups)))
+        return [g for part in parts for g in part]
 
     async def aclose(self) -> None:
         if self._async is not None:

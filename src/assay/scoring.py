@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import ValidationError
 
 from assay.errors import ItemError, QueueFullError
+from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
@@ -80,6 +81,8 @@ class Engine:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._closed = False
+        self.group_window = GroupWindow()  # recent groups' statistics, exported as gauges
+        self.metrics.registry.register(GroupGauges(self.group_window))
         self.metrics.watch_counter(
             "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", self._judge_cache_stats
         )
@@ -146,6 +149,75 @@ class Engine:
                 "id": _raw_id(raw),
                 "task": task if isinstance(task, str) else None,
                 "elapsed_ms": round(elapsed_ms, 3),
+            }
+        )
+        label = result.task if result.task in self.registry else "unknown"
+        self.metrics.items.labels(task=label, status=result.status.value).inc()
+        self.metrics.item_seconds.labels(task=label).observe(elapsed_ms / 1000.0)
+        return result
+
+    # -- groups (POST /v1/groups) ----------------------------------------------------------------
+    async def score_groups_async(self, groups: Sequence[Any]) -> list[GroupOutcome]:
+        """Score groups (each `{"id", "items"}` or a list of items); results in item order plus the
+        group's statistics (assay.groups). Admission is the caller's, as for `score_async`."""
+        if self._closed:
+            raise RuntimeError("engine is closed")
+        parsed = [_group_parts(index, group) for index, group in enumerate(groups)]
+        scored = await asyncio.gather(*(self._score_group(items) for _, items in parsed))
+        outcomes = [
+            GroupOutcome(id=gid, results=results, stats=group_stats(results, responses_of(items)))
+            for (gid, items), results in zip(parsed, scored, strict=True)
+        ]
+        self.group_window.add([o.stats for o in outcomes])
+        return outcomes
+
+    def score_groups(self, groups: Iterable[Any]) -> list[GroupOutcome]:
+        """Synchronous `score_groups_async`, in rounds of at most `queue_size` items (whole groups)."""
+        outcomes: list[GroupOutcome] = []
+        for chunk in _group_rounds(list(groups), self.settings.queue_size):
+            future = asyncio.run_coroutine_threadsafe(self.score_groups_async(chunk), self._background_loop())
+            outcomes.extend(future.result())
+        return outcomes
+
+    async def _score_group(self, raw_items: Sequence[Any]) -> list[Result]:
+        """A group's process-run items go to one worker task: one round trip instead of G, and the items
+        share that worker's caches (the math gold is parsed once per reference). Whatever that task
+        cannot answer (deadline, dead worker) and every other item takes the per-item path."""
+        shared: list[tuple[int, Item]] = []
+        jobs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        deadline = 0.0
+        for index, raw in enumerate(raw_items):
+            try:
+                item = parse_item(raw)
+                scorer_cls = self.registry.lookup(item.task)
+                options = scorer_cls.parse_options(item.options)
+            except ItemError:
+                continue  # the per-item path gives it its `invalid` result
+            if scorer_cls.runs_in == "process":
+                shared.append((index, item))
+                jobs.append((item.task, item.model_dump(mode="json"), options.model_dump(mode="json")))
+                deadline = max(deadline, self._scorer(scorer_cls).deadline_s(item, options))
+        results: list[Result | None] = [None] * len(raw_items)
+        if len(jobs) > 1 and self._pool is not None:
+            # Twice the longest item deadline for the whole task: a group of quick items fits easily;
+            # a slow one is rescored alone below, under its own deadline.
+            batch = await self._pool.run_many(jobs, 2.0 * deadline)
+            for (index, item), result in zip(shared, batch or [], strict=False):
+                result = await self._second_opinion(item, result)
+                results[index] = self._labelled(raw_items[index], result, result.elapsed_ms)
+        rest = [i for i, r in enumerate(results) if r is None]
+        for index, result in zip(rest, await self.score_async([raw_items[i] for i in rest]), strict=True):
+            results[index] = result
+        return [r for r in results if r is not None]
+
+    def _labelled(self, raw: Any, result: Result, elapsed_ms: float) -> Result:
+        """Fill id, task and elapsed time and count the item, as `_score_one` does."""
+        task = raw.get("task") if isinstance(raw, dict) else None
+        result = result.model_copy(
+            update={
+                "id": _raw_id(raw),
+                "task": task if isinstance(task, str) else None,
+                "elapsed_ms": elapsed_ms,
             }
         )
         label = result.task if result.task in self.registry else "unknown"
@@ -252,6 +324,31 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _group_parts(index: int, group: Any) -> tuple[str | None, list[Any]]:
+    """(id, items) of a group given as `{"id", "items"}` or as a plain list of items."""
+    if isinstance(group, dict) and isinstance(group.get("items"), list):
+        gid = group.get("id")
+        return (str(gid) if gid is not None else None), group["items"]
+    if isinstance(group, list | tuple):
+        return None, list(group)
+    raise ItemError(f'group {index} must be {{"id": ..., "items": [...]}} or a list of items')
+
+
+def _group_rounds(groups: list[Any], limit: int) -> Iterator[list[Any]]:
+    """Consecutive runs of whole groups holding at most `limit` items (a larger group goes alone)."""
+    chunk: list[Any] = []
+    size = 0
+    for index, group in enumerate(groups):
+        count = len(_group_parts(index, group)[1])
+        if chunk and size + count > limit:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(group)
+        size += count
+    if chunk:
+        yield chunk
 
 
 def score(items: Iterable[Any], settings: Settings | None = None) -> list[Result]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -45,6 +46,21 @@ def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[s
     return result.model_dump(mode="json")
 
 
+def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Score several items in one worker task (a group: one round trip, and the items share the worker's
+    caches, such as the parsed gold). A scorer that raises gives that item an `error`, not the batch."""
+    out = []
+    for task, item, options in jobs:
+        started = time.perf_counter()
+        try:
+            result = run_item(task, item, options)
+        except Exception as exc:
+            result = Result.error(f"scorer failed: {type(exc).__name__}: {exc}").model_dump(mode="json")
+        result["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
+        out.append(result)
+    return out
+
+
 class WorkerPool:
     """A bounded set of worker processes; `run` scores one item under a hard deadline."""
 
@@ -73,17 +89,37 @@ class WorkerPool:
             context=self._context,
         )
 
-    def _schedule(self, args: tuple[Any, ...], deadline_s: float) -> Future[dict[str, Any]]:
+    def _schedule(
+        self, args: tuple[Any, ...], deadline_s: float, function: Callable[..., Any] = run_item
+    ) -> Future[Any]:
         with self._lock:
             try:
-                return self._pool.schedule(run_item, args=args, timeout=deadline_s)
+                return self._pool.schedule(function, args=args, timeout=deadline_s)
             except RuntimeError:
                 # pebble marks a pool broken when workers cannot start (e.g. a failing initializer);
                 # a fresh pool is the only way to keep serving. Its error reaches the item as `error`.
                 self._pool.stop()
                 self._pool = self._new_pool()
                 self._count("crash")
-                return self._pool.schedule(run_item, args=args, timeout=deadline_s)
+                return self._pool.schedule(function, args=args, timeout=deadline_s)
+
+    async def run_many(
+        self, jobs: list[tuple[str, dict[str, Any], dict[str, Any]]], deadline_s: float
+    ) -> list[Result] | None:
+        """Score `jobs` (task, item, options) in one worker task under one deadline. None when that task
+        timed out or its worker died: the caller then scores the items one by one, so each gets its own
+        deadline and its own status (no item's verdict depends on which group it came in)."""
+        future = self._schedule((jobs,), deadline_s, run_items)
+        try:
+            return [Result.model_validate(r) for r in await asyncio.wrap_future(future)]
+        except FutureTimeout:
+            self._count("timeout")
+            return None
+        except ProcessExpired:
+            self._count("crash")
+            return None
+        except BrokenProcessPool:
+            return None
 
     async def run(
         self, task: str, item: dict[str, Any], options: dict[str, Any], deadline_s: float

@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request, Response
 
 from assay import __version__
-from assay.api import envelope, health, openrlhf, rewards, run_code
+from assay.api import envelope, groups, health, openrlhf, rewards, run_code
 from assay.api.limits import BodyLimitMiddleware
 from assay.metrics import Metrics
 from assay.scoring import Engine
@@ -66,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.include_router(rewards.router)
+    app.include_router(groups.router)
     app.include_router(openrlhf.router)
     app.include_router(health.router)
     app.include_router(run_code.router)
