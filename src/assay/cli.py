@@ -191,10 +191,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "train", help="GRPO/DAPO client trainer rewarded by Assay (assay train -h)", add_help=False
     )
+    sub.add_parser(
+        "doctor", help="diagnose RL failure modes of a run directory (assay doctor -h)", add_help=False
+    )
     return parser
 
 
-_DELEGATED = {"bench": "assay.bench.command", "train": "assay.rl_client.command"}
+_DELEGATED = {
+    "bench": "assay.bench.command",
+    "train": "assay.rl_client.command",
+    "doctor": "assay.doctor.command",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
