@@ -156,7 +156,7 @@ class GroupWindow:
             "distinct_answers_mean": statistics.fmean(s.distinct_answers for s in window),
             "duplicate_fraction": sum(s.duplicate_responses for s in window)
             / max(1, sum(s.n for s in window)),
-            "groups": float(len(window)),
+            "in_window": float(len(window)),
         }
 
 
