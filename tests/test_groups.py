@@ -142,6 +142,15 @@ def test_a_hanging_item_times_out_alone_and_its_group_still_scores(client: TestC
     assert out[0]["stats"]["n_scored"] == 2 and out[0]["stats"]["mean"] == 0.5
 
 
+def test_an_item_past_its_own_deadline_is_a_timeout_even_when_its_group_finished(client: TestClient) -> None:
+    """Scored with a quick item in one worker task, the slow item still answers what the per-item path
+    would: its own deadline passed, so `timeout` (with no reward), not its late verdict."""
+    late = {"id": "late", "task": "overstay", "response": "x", "reference": "x"}
+    out = client.post("/v1/groups", json={"groups": [{"items": [late, _math(0, "4")]}]}).json()["groups"][0]
+    assert [(r["status"], r["reward"]) for r in out["results"]] == [("timeout", None), ("ok", 1.0)]
+    assert "0.05s deadline" in out["results"][0]["reason"]
+
+
 def test_metrics_export_the_zero_advantage_fraction(client: TestClient) -> None:
     groups = [{"items": [_math(0, "4"), _math(1, "4")]}, {"items": [_math(2, "4"), _math(3, "5")]}]
     client.post("/v1/groups", json={"groups": groups})

@@ -183,9 +183,8 @@ class Engine:
         """A group's process-run items go to one worker task: one round trip instead of G, and the items
         share that worker's caches (the math gold is parsed once per reference). Whatever that task
         cannot answer (deadline, dead worker) and every other item takes the per-item path."""
-        shared: list[tuple[int, Item]] = []
+        shared: list[tuple[int, Item, float]] = []  # (position, item, its own deadline)
         jobs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-        deadline = 0.0
         for index, raw in enumerate(raw_items):
             try:
                 item = parse_item(raw)
@@ -194,15 +193,18 @@ class Engine:
             except ItemError:
                 continue  # the per-item path gives it its `invalid` result
             if scorer_cls.runs_in == "process":
-                shared.append((index, item))
+                shared.append((index, item, self._scorer(scorer_cls).deadline_s(item, options)))
                 jobs.append((item.task, item.model_dump(mode="json"), options.model_dump(mode="json")))
-                deadline = max(deadline, self._scorer(scorer_cls).deadline_s(item, options))
         results: list[Result | None] = [None] * len(raw_items)
         if len(jobs) > 1 and self._pool is not None:
             # Twice the longest item deadline for the whole task: a group of quick items fits easily;
             # a slow one is rescored alone below, under its own deadline.
-            batch = await self._pool.run_many(jobs, 2.0 * deadline)
-            for (index, item), result in zip(shared, batch or [], strict=False):
+            batch = await self._pool.run_many(jobs, 2.0 * max(d for _, _, d in shared))
+            for (index, item, deadline), result in zip(shared, batch or [], strict=False):
+                if result.elapsed_ms > deadline * 1000.0:  # as the per-item path would have answered
+                    result = Result.timeout(
+                        f"no verdict within the {deadline:g}s deadline", elapsed_ms=result.elapsed_ms
+                    )
                 result = await self._second_opinion(item, result)
                 results[index] = self._labelled(raw_items[index], result, result.elapsed_ms)
         rest = [i for i, r in enumerate(results) if r is None]
