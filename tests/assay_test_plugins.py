@@ -66,6 +66,20 @@ class GateScorer(Scorer):
         return Result.verdict(item.response == item.reference, "gate opened")
 
 
+class OverstayScorer(Scorer):
+    """A process-run scorer that finishes, but after its own short deadline."""
+
+    name: ClassVar[str] = "overstay"
+    runs_in = "process"
+
+    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+        return 0.05
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        time.sleep(0.2)  # sleep-ok: the workload overstays its deadline, then answers
+        return Result.verdict(True, "answered late")
+
+
 class SlowThreadScorer(Scorer):
     """A thread-run scorer that overstays its deadline."""
 
@@ -115,5 +129,13 @@ class HoldScorer(Scorer):
 
 PLUGINS = [
     f"assay_test_plugins:{cls.__name__}"
-    for cls in (HangScorer, CrashScorer, BuggyScorer, GateScorer, SlowThreadScorer, SlowAsyncScorer)
+    for cls in (
+        HangScorer,
+        CrashScorer,
+        BuggyScorer,
+        GateScorer,
+        OverstayScorer,
+        SlowThreadScorer,
+        SlowAsyncScorer,
+    )
 ]

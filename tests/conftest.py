@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,3 +52,12 @@ def live_server(make_settings: Callable[..., Settings]) -> Iterator[Callable[...
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One real `assay train --demo` run (2-3 minutes on CPU), shared by every test that reads its run
+    directory (the demo's own test and the doctor's), so the suite pays for it once."""
+    out = tmp_path_factory.mktemp("demo") / "run"
+    command = [sys.executable, "-m", "assay.rl_client", "--demo", "--out", str(out), "--seed", "1", "-q"]
+    return out, subprocess.run(command, capture_output=True, text=True, timeout=590)

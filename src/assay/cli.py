@@ -1,8 +1,10 @@
-"""The `assay` command: serve | score | bench | train.
+"""The `assay` command: serve | score | bench | train | doctor.
 
 `assay score` reads JSON Lines items (a file or `-`), writes JSON Lines results in the same order, shows
 progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
-own; it never stops the run.
+own; it never stops the run. With `--group-by FIELD`, items sharing a value of FIELD are scored as one
+group (as POST /v1/groups) and each group's statistics go to `--group-stats` (default: stderr); a FIELD
+that is not an item field is taken off the item before scoring.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def _summary(results: Counter[str], correct: int, reward_sum: float) -> str:
 
 
 def _score(args: argparse.Namespace) -> int:
+    if args.group_by is not None:
+        return _score_grouped(args)
     from tqdm import tqdm
 
     from assay.scoring import Engine
@@ -74,6 +78,60 @@ def _score(args: argparse.Namespace) -> int:
             sink.flush()
             progress.update(len(chunk))
     print(_summary(counts, correct, reward_sum), file=sys.stderr)
+    return 0
+
+
+def _group_key(raw: Any, field: str) -> tuple[Any, Any]:
+    """(group value, the item to score): a non-item field is removed so the item stays valid."""
+    from assay.types import Item
+
+    if not isinstance(raw, dict):
+        return None, raw
+    value = raw.get(field)
+    item = raw if field in Item.FIELDS else {k: v for k, v in raw.items() if k != field}
+    return (
+        value if isinstance(value, str | int | float | bool) or value is None else json.dumps(value)
+    ), item
+
+
+def _score_grouped(args: argparse.Namespace) -> int:
+    """`assay score --group-by FIELD`: results in input order, one statistics line per group. A line
+    that is not JSON keeps its own `invalid` result and belongs to no group."""
+    from assay.scoring import Engine
+
+    with ExitStack() as stack:
+        source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))
+        lines = [raw for _, raw in _read_items(source)]
+        members: dict[Any, list[tuple[int, Any]]] = {}
+        for index, raw in enumerate(lines):
+            if not isinstance(raw, Result):
+                key, item = _group_key(raw, args.group_by)
+                members.setdefault(key, []).append((index, item))
+        groups = [{"id": key, "items": [item for _, item in rows]} for key, rows in members.items()]
+        outcomes = stack.enter_context(Engine(Settings())).score_groups(groups)
+        results = [raw if isinstance(raw, Result) else None for raw in lines]
+        for rows, outcome in zip(members.values(), outcomes, strict=True):
+            for (index, _), result in zip(rows, outcome.results, strict=True):
+                results[index] = result
+        done = [r for r in results if r is not None]
+        sink = (
+            sys.stdout
+            if args.output == "-"
+            else stack.enter_context(open(args.output, "w", encoding="utf-8"))
+        )
+        sink.writelines(r.model_dump_json() + "\n" for r in done)
+        stats_sink = (
+            sys.stderr
+            if args.group_stats is None
+            else stack.enter_context(open(args.group_stats, "w", encoding="utf-8"))
+        )
+        for key, outcome in zip(members, outcomes, strict=True):
+            stats_sink.write(json.dumps({"id": key, "stats": outcome.stats.model_dump(mode="json")}) + "\n")
+    counts = Counter(r.status.value for r in done)
+    print(
+        _summary(counts, sum(r.correct is True for r in done), sum(r.reward or 0.0 for r in done)),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -126,6 +184,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("-o", "--output", default="-", help="results as JSON Lines (default: stdout)")
     score.add_argument("--chunk-size", type=int, default=512, help="items scored per round")
     score.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    score.add_argument("--group-by", metavar="FIELD", help="score items sharing FIELD's value as a group")
+    score.add_argument(
+        "--group-stats", metavar="PATH", help="per-group statistics as JSON Lines (default: stderr)"
+    )
     score.set_defaults(run=_score)
 
     sub.add_parser(
@@ -134,10 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "train", help="GRPO/DAPO client trainer rewarded by Assay (assay train -h)", add_help=False
     )
+    sub.add_parser(
+        "doctor", help="diagnose RL failure modes of a run directory (assay doctor -h)", add_help=False
+    )
     return parser
 
 
-_DELEGATED = {"bench": "assay.bench.command", "train": "assay.rl_client.command"}
+_DELEGATED = {
+    "bench": "assay.bench.command",
+    "train": "assay.rl_client.command",
+    "doctor": "assay.doctor.command",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,6 +26,7 @@ from assay.errors import (
     ServiceError,
     UnreachableError,
 )
+from assay.groups import GroupOutcome
 from assay.types import Item, Result
 
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
@@ -149,6 +150,37 @@ class AssayClient:
             batches.append(current)
         return batches
 
+    def _parse_groups(self, response: httpx.Response, sent: list[dict[str, Any]]) -> list[GroupOutcome]:
+        if response.status_code != 200:
+            raise ServiceError(
+                f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
+            )
+        try:
+            outcomes = [GroupOutcome.model_validate(g) for g in response.json()["groups"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ResponseError(f"Assay's answer does not follow the contract: {exc}") from exc
+        if [len(o.results) for o in outcomes] != [len(g["items"]) for g in sent]:
+            raise ResponseError(
+                f"Assay returned {len(outcomes)} groups that do not match the {len(sent)} sent"
+            )
+        return outcomes
+
+    def group_chunks(self, groups: Iterable[Any]) -> list[list[dict[str, Any]]]:
+        """Whole groups per request, at most `batch_size` items each (a larger group goes alone)."""
+        chunks: list[list[dict[str, Any]]] = []
+        size = 0
+        for group in groups:
+            gid, items = (group.get("id"), group["items"]) if isinstance(group, dict) else (None, group)
+            wire = {"id": gid, "items": [_as_json(i) for i in items]}
+            if not chunks or size + len(items) > min(
+                self.batch_size, self.max_batch_items or self.batch_size
+            ):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(wire)
+            size += len(items)
+        return chunks
+
     def _chunks(self, items: Iterable[Any]) -> list[list[Any]]:
         return self._pack([_as_json(i) for i in items])
 
@@ -212,6 +244,14 @@ class AssayClient:
     def score(self, items: Iterable[Any]) -> list[Result]:
         """Score items (dicts or `Item`s); one Result per item, in order."""
         return [r for chunk in self._chunks(items) for r in self._score_chunk(chunk)]
+
+    def score_groups(self, groups: Iterable[Any]) -> list[GroupOutcome]:
+        """Score groups (`{"id", "items"}` or lists of items) through POST /v1/groups; one outcome per
+        group, in order, each with its results and statistics (assay.groups.GroupStats)."""
+        outcomes: list[GroupOutcome] = []
+        for chunk in self.group_chunks(groups):
+            outcomes.extend(self._parse_groups(self._send("POST", "/v1/groups", {"groups": chunk}), chunk))
+        return outcomes
 
     def tasks(self) -> list[dict[str, Any]]:
         response = self._send("GET", "/v1/tasks")
@@ -280,6 +320,17 @@ class AssayClient:
 
         parts = await asyncio.gather(*(one(c) for c in self._chunks(items)))
         return [r for part in parts for r in part]
+
+    async def ascore_groups(self, groups: Iterable[Any]) -> list[GroupOutcome]:
+        """Async `score_groups`: requests go out concurrently (at most `concurrency` at once)."""
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(chunk: list[dict[str, Any]]) -> list[GroupOutcome]:
+            async with gate:
+                return self._parse_groups(await self._asend("POST", "/v1/groups", {"groups": chunk}), chunk)
+
+        parts = await asyncio.gather(*(one(c) for c in self.group_chunks(groups)))
+        return [g for part in parts for g in part]
 
     async def aclose(self) -> None:
         if self._async is not None:

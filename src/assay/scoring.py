@@ -16,7 +16,7 @@ import contextvars
 import threading
 import time
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from assay.errors import AssayError, ItemError, QueueFullError
+from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.scheduling import FairGate, SlotWaitTimeout
@@ -93,6 +94,8 @@ class Engine:
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, FairGate]] = (
             weakref.WeakKeyDictionary()
         )
+        self.group_window = GroupWindow()  # recent groups' statistics, exported as gauges
+        self.metrics.registry.register(GroupGauges(self.group_window))
         self.metrics.watch_counter(
             "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", self._judge_cache_stats
         )
@@ -147,7 +150,6 @@ class Engine:
 
     async def _score_one(self, raw: Any, lane: Hashable) -> Result:
         started = time.perf_counter()
-        task = raw.get("task") if isinstance(raw, dict) else None
         try:
             item = parse_item(raw)
             scorer_cls = self.registry.lookup(item.task)
@@ -157,7 +159,11 @@ class Engine:
         else:
             result = await self._run(scorer_cls, item, options, lane)
             result = await self._second_opinion(item, result)
-        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        return self._labelled(raw, result, (time.perf_counter() - started) * 1000.0)
+
+    def _labelled(self, raw: Any, result: Result, elapsed_ms: float) -> Result:
+        """Fill id, task and elapsed time (escaping what the item echoes back) and count the item."""
+        task = raw.get("task") if isinstance(raw, dict) else None
         result = result.model_copy(
             update={
                 "id": _raw_id(raw),
@@ -169,6 +175,84 @@ class Engine:
         self.metrics.items.labels(task=label, status=result.status.value).inc()
         self.metrics.item_seconds.labels(task=label).observe(elapsed_ms / 1000.0)
         return result
+
+    # -- groups (POST /v1/groups) ----------------------------------------------------------------
+    async def score_groups_async(
+        self, groups: Sequence[Any], lane: Hashable | None = None
+    ) -> list[GroupOutcome]:
+        """Score groups (each `{"id", "items"}` or a list of items); results in item order plus the
+        group's statistics (assay.groups). Admission is the caller's, as for `score_async`, and the
+        groups of one call share a lane, as a batch's items do."""
+        if self._closed:
+            raise RuntimeError("engine is closed")
+        lane = lane if lane is not None else object()
+        parsed = [_group_parts(index, group) for index, group in enumerate(groups)]
+        scored = await asyncio.gather(*(self._score_group(items, lane) for _, items in parsed))
+        outcomes = [
+            GroupOutcome(id=gid, results=results, stats=group_stats(results, responses_of(items)))
+            for (gid, items), results in zip(parsed, scored, strict=True)
+        ]
+        self.group_window.add([o.stats for o in outcomes])
+        return outcomes
+
+    def score_groups(self, groups: Iterable[Any]) -> list[GroupOutcome]:
+        """Synchronous `score_groups_async`, in rounds of at most `queue_size` items (whole groups)."""
+        outcomes: list[GroupOutcome] = []
+        for chunk in _group_rounds(list(groups), self.settings.queue_size):
+            future = asyncio.run_coroutine_threadsafe(self.score_groups_async(chunk), self._background_loop())
+            outcomes.extend(future.result())
+        return outcomes
+
+    async def _score_group(self, raw_items: Sequence[Any], lane: Hashable) -> list[Result]:
+        """A group's process-run items go to one worker task: one round trip instead of G, and the items
+        share that worker's caches (the math gold is parsed once per reference). Whatever that task
+        cannot answer (deadline, dead worker) and every other item takes the per-item path."""
+        shared: list[tuple[int, Item, float]] = []  # (position, item, its own deadline)
+        jobs: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+        for index, raw in enumerate(raw_items):
+            try:
+                item = parse_item(raw)
+                scorer_cls = self.registry.lookup(item.task)
+                options = scorer_cls.parse_options(item.options)
+            except ItemError:
+                continue  # the per-item path gives it its `invalid` result
+            if scorer_cls.runs_in == "process":
+                shared.append((index, item, self._scorer(scorer_cls).deadline_s(item, options)))
+                jobs.append((item.task, item.model_dump(mode="json"), options.model_dump(mode="json")))
+        results: list[Result | None] = [None] * len(raw_items)
+        if len(jobs) > 1 and self._pool is not None:
+            # Twice the longest item deadline for the whole task: a group of quick items fits easily;
+            # a slow one is rescored alone below, under its own deadline.
+            batch = await self._run_group_in_worker(jobs, 2.0 * max(d for _, _, d in shared), lane)
+            for (index, item, deadline), result in zip(shared, batch or [], strict=False):
+                if result.elapsed_ms > deadline * 1000.0:  # as the per-item path would have answered
+                    result = Result.timeout(
+                        f"no verdict within the {deadline:g}s deadline", elapsed_ms=result.elapsed_ms
+                    )
+                result = await self._second_opinion(item, result)
+                results[index] = self._labelled(raw_items[index], result, result.elapsed_ms)
+        rest = [i for i, r in enumerate(results) if r is None]
+        for index, result in zip(
+            rest, await self.score_async([raw_items[i] for i in rest], lane), strict=True
+        ):
+            results[index] = result
+        return [r for r in results if r is not None]
+
+    async def _run_group_in_worker(
+        self, jobs: list[tuple[str, dict[str, Any], dict[str, Any]]], deadline_s: float, lane: Hashable
+    ) -> list[Result] | None:
+        """One worker slot for the whole group, taken fairly like an item's; None sends the items on
+        the per-item path (which reports its own slot wait)."""
+        assert self._pool is not None
+        gate = self._gate("workers")
+        try:
+            await gate.acquire(lane, self.settings.wait_s)
+        except SlotWaitTimeout:
+            return None
+        try:
+            return await self._pool.run_many(jobs, deadline_s)
+        finally:
+            gate.release()
 
     # -- slots -----------------------------------------------------------------------------------
     def _gate(self, kind: str) -> FairGate:
@@ -348,6 +432,31 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _group_parts(index: int, group: Any) -> tuple[str | None, list[Any]]:
+    """(id, items) of a group given as `{"id", "items"}` or as a plain list of items."""
+    if isinstance(group, dict) and isinstance(group.get("items"), list):
+        gid = group.get("id")
+        return (str(gid) if gid is not None else None), group["items"]
+    if isinstance(group, list | tuple):
+        return None, list(group)
+    raise ItemError(f'group {index} must be {{"id": ..., "items": [...]}} or a list of items')
+
+
+def _group_rounds(groups: list[Any], limit: int) -> Iterator[list[Any]]:
+    """Consecutive runs of whole groups holding at most `limit` items (a larger group goes alone)."""
+    chunk: list[Any] = []
+    size = 0
+    for index, group in enumerate(groups):
+        count = len(_group_parts(index, group)[1])
+        if chunk and size + count > limit:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(group)
+        size += count
+    if chunk:
+        yield chunk
 
 
 def score(items: Iterable[Any], settings: Settings | None = None) -> list[Result]:

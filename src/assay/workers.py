@@ -62,6 +62,21 @@ def _worker_pid() -> int:
     return os.getpid()
 
 
+def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Score several items in one worker task (a group: one round trip, and the items share the worker's
+    caches, such as the parsed gold). A scorer that raises gives that item an `error`, not the batch."""
+    out = []
+    for task, item, options in jobs:
+        started = time.perf_counter()
+        try:
+            result = run_item(task, item, options)
+        except Exception as exc:
+            result = Result.error(f"scorer failed: {type(exc).__name__}: {exc}").model_dump(mode="json")
+        result["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
+        out.append(result)
+    return out
+
+
 class WorkerPool:
     """A bounded set of worker processes; `run` scores one item under a hard deadline."""
 
@@ -91,30 +106,55 @@ class WorkerPool:
             context=self._context,
         )
 
-    def _schedule(self, args: tuple[Any, ...], deadline_s: float) -> Future[dict[str, Any]]:
-        """Hand one item to pebble; runs in a thread, because replacing a broken pool forks workers
+    def _schedule(
+        self, args: tuple[Any, ...], deadline_s: float, function: Callable[..., Any] = run_item
+    ) -> Future[Any]:
+        """Hand one task to pebble; runs in a thread, because replacing a broken pool forks workers
         (and, after the forkserver died, a fresh forkserver), which must not stall the event loop."""
         with self._lock:
             try:
-                return self._pool.schedule(run_item, args=args, timeout=deadline_s)
+                return self._pool.schedule(function, args=args, timeout=deadline_s)
             except RuntimeError:
                 # pebble marks a pool broken when workers cannot start (a failing initializer) or when
                 # an idle worker dies (OOM killer, kill -9); a fresh pool is the only way to keep serving.
                 self._pool.stop()
                 self._pool = self._new_pool()
-                future = self._pool.schedule(run_item, args=args, timeout=deadline_s)
+                future = self._pool.schedule(function, args=args, timeout=deadline_s)
         # Counted outside the lock: `_count` takes a lock too, and calling it while holding this
         # non-reentrant one deadlocked the event loop, freezing the whole server (issue 12).
         self._count("crash")
         return future
 
-    async def _submit(self, args: tuple[Any, ...], deadline_s: float) -> Future[dict[str, Any]]:
-        scheduling = asyncio.ensure_future(asyncio.to_thread(self._schedule, args, deadline_s))
+    async def _submit(
+        self, args: tuple[Any, ...], deadline_s: float, function: Callable[..., Any] = run_item
+    ) -> Future[Any]:
+        scheduling = asyncio.ensure_future(asyncio.to_thread(self._schedule, args, deadline_s, function))
         try:
             return await asyncio.shield(scheduling)
         except asyncio.CancelledError:  # the request went away: do not leave the item running
             scheduling.add_done_callback(_cancel_scheduled)
             raise
+
+    async def run_many(
+        self, jobs: list[tuple[str, dict[str, Any], dict[str, Any]]], deadline_s: float
+    ) -> list[Result] | None:
+        """Score `jobs` (task, item, options) in one worker task under one deadline. None when that task
+        timed out or its worker died: the caller then scores the items one by one, so each gets its own
+        deadline and its own status (no item's verdict depends on which group it came in)."""
+        try:
+            future = await self._submit((jobs,), deadline_s, run_items)
+        except Exception:  # even a fresh pool could not start: the per-item path reports it
+            return None
+        try:
+            return [Result.model_validate(r) for r in await asyncio.wrap_future(future)]
+        except FutureTimeout:
+            self._count("timeout")
+            return None
+        except ProcessExpired:
+            self._count("crash")
+            return None
+        except BrokenProcessPool:
+            return None
 
     async def run(
         self, task: str, item: dict[str, Any], options: dict[str, Any], deadline_s: float

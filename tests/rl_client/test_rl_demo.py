@@ -55,11 +55,11 @@ def test_step_log_rewrite_replaces_the_file(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_demo_improves_greedy_accuracy_by_a_tenth(tmp_path: Path) -> None:
+def test_demo_improves_greedy_accuracy_by_a_tenth(
+    demo_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     """The real thing: SFT to ~0.35, then GRPO/DAPO rewarded over HTTP by an in-process service."""
-    out = tmp_path / "demo"
-    command = [sys.executable, "-m", "assay.rl_client", "--demo", "--out", str(out), "--seed", "1", "-q"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=590)
+    out, done = demo_run
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
     for key in ("greedy_accuracy_before", "greedy_accuracy_after", "steps", "reward_requests", "seconds"):

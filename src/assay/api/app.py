@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from assay import __version__
-from assay.api import envelope, health, openrlhf, rewards, run_code
+from assay.api import envelope, groups, health, openrlhf, rewards, run_code
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
@@ -56,6 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(ObserveMiddleware, metrics=metrics, retry_after_s=settings.retry_after_s)
     app.include_router(rewards.router)
+    app.include_router(groups.router)
     app.include_router(openrlhf.router)
     app.include_router(health.router)
     app.include_router(run_code.router)

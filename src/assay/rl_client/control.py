@@ -8,6 +8,10 @@
   (a linear penalty over the last `overlong_cache` tokens before the limit).
 - GRESO-style prompt selection: prompts that were all-correct recently are skipped with high probability;
   prompts near 50% success get extra samples (`PromptSampler`).
+
+Both read Assay's group statistics (`Group.stats`, from POST /v1/groups: `all_equal`, `learning_value`)
+when the group still holds exactly the samples Assay scored, and compute them from the samples otherwise
+(a replayed sample was injected).
 """
 
 from __future__ import annotations
@@ -21,9 +25,15 @@ from typing import Any
 from assay.rl_client.config import ControlConfig
 from assay.rl_client.generate import Group, Problem
 
+# learning_value = 4p(1-p) >= 0.64 exactly when the pass rate p is within 0.2..0.8
+_UNCERTAIN_VALUE = 0.64
+
 
 def informative(group: Group) -> bool:
-    """True when the group's raw scores are not all equal (exact comparison), over scored samples."""
+    """True when the group's raw scores are not all equal (exact comparison), over scored samples:
+    Assay's `all_equal` when it scored these very samples, else computed here."""
+    if group.stats is not None:
+        return not group.stats.all_equal
     return len(set(group.raw_scores())) > 1
 
 
@@ -85,6 +95,7 @@ def fill_batch(next_round: Callable[[int], list[Group]], target: int, cfg: Contr
 class _History:
     pass_rate: float
     solved_at: int | None  # last step at which the whole group was correct
+    value: float | None = None  # Assay's learning_value of the last group (None: not reported)
 
 
 @dataclass
@@ -128,9 +139,10 @@ class PromptSampler:
     def size_for(self, problem: Problem) -> int:
         """More samples where the outcome is most uncertain (last pass rate within 0.2..0.8)."""
         seen = self.history.get(problem.id)
-        if self.cfg.adaptive_group and seen is not None and 0.2 <= seen.pass_rate <= 0.8:
-            return self.group_size + self.cfg.adaptive_extra
-        return self.group_size
+        if not self.cfg.adaptive_group or seen is None:
+            return self.group_size
+        uncertain = seen.value >= _UNCERTAIN_VALUE if seen.value is not None else 0.2 <= seen.pass_rate <= 0.8
+        return self.group_size + self.cfg.adaptive_extra if uncertain else self.group_size
 
     def observe(self, groups: Sequence[Group], step: int) -> None:
         for group in groups:
@@ -138,18 +150,23 @@ class PromptSampler:
             if not scores:
                 continue
             rate = sum(float(s) for s in scores) / len(scores)
+            value = None
+            all_correct = group.all_correct
+            if group.stats is not None:  # GRESO reads Assay's verdict on the group
+                value = group.stats.learning_value
+                all_correct = group.stats.all_equal and 0 < group.stats.n_correct == group.stats.n_scored
             old = self.history.get(group.problem.id)
-            solved = step if group.all_correct else (old.solved_at if old else None)
-            self.history[group.problem.id] = _History(rate, solved)
+            solved = step if all_correct else (old.solved_at if old else None)
+            self.history[group.problem.id] = _History(rate, solved, value)
 
     def state_dict(self) -> dict[str, Any]:
         version, internal, gauss = self.rng.getstate()
         return {
             "rng": [version, list(internal), gauss],
-            "history": {k: [h.pass_rate, h.solved_at] for k, h in self.history.items()},
+            "history": {k: [h.pass_rate, h.solved_at, h.value] for k, h in self.history.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         version, internal, gauss = state["rng"]
         self.rng.setstate((version, tuple(internal), gauss))
-        self.history = {k: _History(v[0], v[1]) for k, v in state["history"].items()}
+        self.history = {k: _History(*v) for k, v in state["history"].items()}

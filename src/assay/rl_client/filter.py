@@ -2,8 +2,10 @@
 
 The reward call runs on a background event loop (`RewardPipe`), so the trainer can generate the next
 chunk of groups while Assay scores the previous one (the reward step often dominates RL step time).
-Sources: `ServiceRewards` (the HTTP service through `AssayClient.ascore`, the default) and
-`EngineRewards` (the in-process `assay.Engine`).
+Sources: `ServiceRewards` (the HTTP service through `AssayClient.ascore_groups`, the default) and
+`EngineRewards` (the in-process `assay.Engine`). Groups are scored as groups (POST /v1/groups): each comes
+back with Assay's statistics (`all_equal`, `learning_value`, ...), which Control reads instead of
+recomputing them. A source that only scores flat items gets the same statistics from `assay.groups`.
 
 A result whose status is not `ok` leaves the sample's reward `None` and its loss weight 0: "we could not
 score it" must never train the policy as "the policy was wrong" (verl and others score it 0.0).
@@ -19,6 +21,7 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 from assay.client import AssayClient
+from assay.groups import GroupOutcome, group_stats
 from assay.rl_client.generate import Group, Sample
 from assay.scoring import Engine
 from assay.types import Result, Status
@@ -49,6 +52,10 @@ class ServiceRewards:
         self.requests += -(-len(items) // self.client.batch_size)
         return await self.client.ascore(items)
 
+    async def ascore_groups(self, groups: list[dict[str, Any]]) -> list[GroupOutcome]:
+        self.requests += len(self.client.group_chunks(groups))
+        return await self.client.ascore_groups(groups)
+
     async def aclose(self) -> None:
         await self.client.aclose()
 
@@ -63,6 +70,10 @@ class EngineRewards:
     async def ascore(self, items: list[dict[str, Any]]) -> list[Result]:
         self.requests += 1
         return await asyncio.to_thread(self.engine.score, items)
+
+    async def ascore_groups(self, groups: list[dict[str, Any]]) -> list[GroupOutcome]:
+        self.requests += 1
+        return await asyncio.to_thread(self.engine.score_groups, groups)
 
     async def aclose(self) -> None:
         return None
@@ -84,6 +95,19 @@ class RewardPipe:
         async def timed() -> list[Result]:
             try:
                 return await self.source.ascore(items)
+            finally:
+                self.latencies.append(time.perf_counter() - started)
+
+        return asyncio.run_coroutine_threadsafe(timed(), self._loop)
+
+    def submit_groups(self, groups: Sequence[Group]) -> Future[list[GroupOutcome]]:
+        """Score `groups` as groups; outcomes (results and statistics) in group order."""
+        payload = group_payload(groups)
+        started = time.perf_counter()
+
+        async def timed() -> list[GroupOutcome]:
+            try:
+                return await _score_groups(self.source, payload)
             finally:
                 self.latencies.append(time.perf_counter() - started)
 
@@ -116,6 +140,36 @@ def reward_items(groups: Sequence[Group]) -> list[dict[str, Any]]:
             if group.problem.mix:  # expanded and combined by `mix.TaskMix` before it reaches Assay
                 items[-1]["mix"] = [list(part) for part in group.problem.mix]
     return items
+
+
+def group_payload(groups: Sequence[Group]) -> list[dict[str, Any]]:
+    """One `{"id", "items"}` per group for POST /v1/groups; the items are `reward_items`'."""
+    return [{"id": g.problem.id, "items": reward_items([g])} for g in groups]
+
+
+async def _score_groups(source: RewardSource, payload: list[dict[str, Any]]) -> list[GroupOutcome]:
+    """The source's own group scoring when it has one, else flat scoring plus `assay.groups` stats."""
+    ascore_groups = getattr(source, "ascore_groups", None)
+    if ascore_groups is not None:
+        outcomes: list[GroupOutcome] = await ascore_groups(payload)
+        return outcomes
+    results = await source.ascore([item for group in payload for item in group["items"]])
+    out, start = [], 0
+    for group in payload:
+        part = results[start : start + len(group["items"])]
+        start += len(part)
+        responses = [item["response"] for item in group["items"]]
+        out.append(GroupOutcome(id=group["id"], results=part, stats=group_stats(part, responses)))
+    return out
+
+
+def apply_outcomes(groups: Sequence[Group], outcomes: Sequence[GroupOutcome]) -> None:
+    """Attach each group's verdicts (as `apply_results`) and Assay's statistics of the group."""
+    if len(groups) != len(outcomes):
+        raise ValueError(f"{len(outcomes)} scored groups for {len(groups)} groups")
+    for group, outcome in zip(groups, outcomes, strict=True):
+        apply_results(group.samples, outcome.results)
+        group.stats = outcome.stats
 
 
 def apply_results(samples: Sequence[Sample], results: Sequence[Result]) -> None:

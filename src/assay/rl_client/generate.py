@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from assay.groups import GroupStats
 from assay.types import Result
 
 
@@ -80,6 +81,7 @@ class Group:
     prompt: str  # the prompt actually sent (with the hint, if any)
     samples: list[Sample] = field(default_factory=list)
     hint: str = ""  # part of the reference put in the prompt; scored responses start with it
+    stats: GroupStats | None = None  # Assay's statistics of exactly these samples (None once changed)
 
     def raw_scores(self) -> list[float | bool]:
         return [s for s in (x.raw_score for x in self.samples) if s is not None]

@@ -1,19 +1,27 @@
 """Observability: one record per step, as JSON Lines, a tqdm progress bar, and PNG curves at the end.
 
 Step records hold reward, accuracy, mean response length, entropy, the fractions of all-correct and
-all-wrong groups, generation rounds, reward latency and loss statistics. Fields that measure time end in
-`_s`; everything else is a deterministic function of the run (the resume test compares those).
-matplotlib is imported only when curves are drawn (Agg backend, no display needed).
+all-wrong groups, generation rounds, reward latency and loss statistics, and the signals `assay doctor`
+reads (`group_signals`: zero-advantage fraction, answer diversity, truncation, replay lag, failure and
+hedge rates). The log runs the doctor's checks after every step and warns when a failure mode trips.
+Fields that measure time end in `_s`; everything else is a deterministic function of the run (the resume
+test compares those). matplotlib is imported only when curves are drawn (Agg backend, no display needed).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
+
+from assay.doctor.monitor import Monitor
+from assay.rl_client.generate import Group
+from assay.types import Status
 
 CURVES = (
     ("accuracy", "sample accuracy"),
@@ -23,9 +31,51 @@ CURVES = (
     ("entropy", "entropy (nats/token)"),
     ("frac_all_correct", "all-correct groups"),
     ("frac_all_wrong", "all-wrong groups"),
+    ("frac_zero_advantage", "zero-advantage groups"),
+    ("distinct_answers_mean", "distinct answers per group"),
+    ("truncation_rate", "truncated responses"),
     ("rounds", "generation rounds"),
     ("reward_latency_s", "reward latency (s)"),
 )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(statistics.fmean(values)) if values else None
+
+
+def group_signals(seen: Sequence[Group], kept: Sequence[Group], version: int) -> dict[str, Any]:
+    """The step's signals for `assay doctor`, over the policy's own samples (before replay injection),
+    except the replay lag, which is over the replayed samples that reached the update."""
+    own = [s for g in seen for s in g.samples if not s.off_policy]
+    results = [s.result for s in own if s.result is not None]
+    # Assay's statistics where it scored the group as it stands; counted here where replay changed it
+    zero = [g.stats.all_equal if g.stats is not None else len(set(g.raw_scores())) <= 1 for g in seen]
+    distinct = [
+        g.stats.distinct_answers
+        if g.stats is not None
+        else len({s.result.extracted for s in g.samples if s.scored and s.result and s.result.extracted})
+        for g in seen
+    ]
+    answers = [r.extracted for r in results if r.status is Status.OK and r.extracted is not None]
+    prompts = {g.problem.id for g in seen}
+    lags = [version - s.version for g in kept for s in g.samples if s.off_policy]
+    count = max(1, len(results))
+    return {
+        "frac_zero_advantage": _mean([float(z) for z in zero]),
+        "distinct_answers_mean": _mean([float(d) for d in distinct]),
+        "truncation_rate": _mean([float(s.completion.truncated) for s in own]),
+        "response_length_max": max((len(s.completion.token_ids) for s in own), default=0),
+        "replay_lag_mean": _mean([float(x) for x in lags]),
+        "replay_lag_max": max(lags, default=None),
+        "invalid_rate": sum(r.status is Status.INVALID for r in results) / count,
+        "timeout_rate": sum(r.status is Status.TIMEOUT for r in results) / count,
+        "error_rate": sum(r.status is Status.ERROR for r in results) / count,
+        "hedge_rate": sum("hedge" in f"{r.reason} {r.details.get('rule', '')}" for r in results) / count,
+        # one answer for many different prompts: a constant-answer hack (needs several prompts to mean it)
+        "constant_answer_share": (
+            Counter(answers).most_common(1)[0][1] / len(answers) if answers and len(prompts) >= 4 else None
+        ),
+    }
 
 
 def timing_free(record: dict[str, Any]) -> dict[str, Any]:
@@ -39,9 +89,11 @@ class StepLog:
     def __init__(self, path: Path | None, total: int, progress: bool = False, initial: int = 0) -> None:
         self.path = path
         self.bar = tqdm(total=total, initial=initial, unit="step", disable=not progress, leave=False)
+        self.monitor = Monitor()  # the doctor's checks, warning as a failure mode trips
 
     def rewrite(self, records: Sequence[dict[str, Any]]) -> None:
         """Make the file hold exactly `records` (after a resume, steps past the checkpoint are dropped)."""
+        self.monitor.reset(records)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
@@ -51,6 +103,7 @@ class StepLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(record) + "\n")
+        self.monitor.update(record)
         self.bar.update(1)
         self.bar.set_postfix(
             acc=f"{record.get('accuracy', 0):.2f}", rounds=record.get("rounds", 0), refresh=False

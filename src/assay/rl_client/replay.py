@@ -59,6 +59,7 @@ class ReplayBuffer:
         replayed = copy.deepcopy(cached)
         replayed.off_policy = True
         group.samples[-1] = replayed
+        group.stats = None  # the server scored the group without this sample
         return True
 
     def take(self, count: int, version: int) -> list[Group]:

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from assay.groups import GroupOutcome
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, shape
-from assay.rl_client.filter import RewardPipe, apply_results, reward_items
+from assay.rl_client.filter import RewardPipe, apply_outcomes
 from assay.rl_client.generate import Backend, Group, Problem, SamplingParams, hint_for, sample_groups
 from assay.rl_client.partial import PartialRollouts
 from assay.rl_client.replay import ReplayBuffer
-from assay.types import Result
 
 
 @dataclass
@@ -89,7 +89,7 @@ class Rollout:
     ) -> list[Group]:
         """Generate chunk by chunk; each chunk is scored while the next one generates."""
         step = self.cfg.generate.chunk_prompts
-        pending: list[tuple[list[Group], Future[list[Result]]]] = []
+        pending: list[tuple[list[Group], Future[list[GroupOutcome]]]] = []
         for start in range(0, len(problems), step):
             chunk_hints = hints[start : start + step] if hints is not None else None
             groups = sample_groups(
@@ -101,22 +101,22 @@ class Rollout:
                 chunk_hints,
                 self.cfg.generate.hint_template,
             )
-            pending.append((groups, self.pipe.submit(reward_items(groups))))
+            pending.append((groups, self.pipe.submit_groups(groups)))
         scored: list[Group] = []
         for groups, future in pending:
             waited = time.perf_counter()
-            results = future.result()
+            outcomes = future.result()
             self.stats.reward_wait_s += time.perf_counter() - waited
-            apply_results([s for g in groups for s in g.samples], results)
+            apply_outcomes(groups, outcomes)
             scored.extend(groups)
         return scored
 
     def _score(self, groups: list[Group]) -> list[Group]:
         if groups:
             waited = time.perf_counter()
-            results = self.pipe.submit(reward_items(groups)).result()
+            outcomes = self.pipe.submit_groups(groups).result()
             self.stats.reward_wait_s += time.perf_counter() - waited
-            apply_results([s for g in groups for s in g.samples], results)
+            apply_outcomes(groups, outcomes)
         return groups
 
     def _with_hints(self, groups: list[Group], version: int) -> list[Group]:

@@ -23,7 +23,7 @@ from assay.rl_client.control import PromptSampler, fill_batch
 from assay.rl_client.filter import RewardPipe, RewardSource
 from assay.rl_client.generate import Backend, Group, Problem, Sample
 from assay.rl_client.loss import group_advantages, policy_loss
-from assay.rl_client.observe import StepLog
+from assay.rl_client.observe import StepLog, group_signals
 from assay.rl_client.policy import collate, token_logprobs
 from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.rollout import Rollout, RoundStats
@@ -90,6 +90,7 @@ class Trainer:
         self.step += 1
         self.backend.sync_weights(self.model)
         record = self._record(fill.seen, kept, fill.rounds, len(extra), update)
+        record.update(group_signals(fill.seen, kept, version))  # what `assay doctor` reads
         record["reward_latency_s"] = _mean(self.pipe.latencies[latencies_before:])
         record["reward_wait_s"] = self.rollout.stats.reward_wait_s
         if self.evaluate is not None and self.cfg.eval_every and self.step % self.cfg.eval_every == 0:

@@ -1,0 +1,76 @@
+"""POST /v1/groups: score GRPO/DAPO groups and say which can teach the policy anything.
+
+Same items, results and limits as /v1/rewards (413 past the queue size, 429 when the queue is full), plus
+statistics over each group's `ok` items (assay.groups): zero advantage, pass@k, learning value, answer
+diversity, response lengths.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from assay.api.protocol import ErrorEnvelope
+from assay.api.state import engine_of
+from assay.groups import GroupOutcome
+
+router = APIRouter(tags=["groups"])
+
+_EXAMPLE_GROUP: dict[str, Any] = {
+    "id": "q17",
+    "items": [
+        {"id": "q17-s0", "task": "math", "response": "so \\boxed{\\frac12}", "reference": "0.5"},
+        {"id": "q17-s1", "task": "math", "response": "the answer is 2", "reference": "0.5"},
+    ],
+}
+
+_ERRORS: dict[int | str, dict[str, object]] = {
+    413: {"model": ErrorEnvelope, "description": "Body too large, or more items than the queue holds."},
+    422: {"model": ErrorEnvelope, "description": 'The body is not {"groups": [{"id", "items": [...]}]}.'},
+    429: {"model": ErrorEnvelope, "description": "Queue full; retry after the Retry-After header."},
+}
+
+
+class GroupIn(BaseModel):
+    """One group: the responses to one prompt. Items stay untyped so a malformed one is `invalid`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(None, description="Echoed back (integers are echoed as text).")
+    items: list[Any] = Field(description="Items as in /v1/rewards.")
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class GroupsRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"groups": [_EXAMPLE_GROUP]}]})
+
+    groups: list[GroupIn]
+
+
+class GroupsResponse(BaseModel):
+    groups: list[GroupOutcome] = Field(description="One entry per group, in order; results in item order.")
+
+
+@router.post("/v1/groups", response_model=GroupsResponse, responses=_ERRORS)
+async def groups(body: GroupsRequest, request: Request) -> GroupsResponse:
+    """Score groups of responses; each comes back with its results and its statistics."""
+    engine = engine_of(request)
+    count = sum(len(g.items) for g in body.groups)
+    if count > engine.settings.queue_size:
+        raise HTTPException(
+            413,
+            f"{count} items in {len(body.groups)} groups exceed the queue size {engine.settings.queue_size}"
+            " (ASSAY_QUEUE_SIZE); split the request",
+        )
+    engine.admit(count)
+    try:
+        outcomes = await engine.score_groups_async([{"id": g.id, "items": g.items} for g in body.groups])
+    finally:
+        engine.release(count)
+    return GroupsResponse(groups=outcomes)

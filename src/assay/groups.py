@@ -1,0 +1,173 @@
+"""Statistics over a group: the G scored responses a GRPO/DAPO trainer samples for one prompt.
+
+The trainer's Control stage needs to know whether a group can teach anything. What is computed, and why:
+
+- `all_equal`: every `ok` item has the same raw score, so every advantage is zero (DAPO drops such
+  groups). The raw score is `correct` where the task gives one, else the reward, and equality is exact:
+  float tolerance would call a graded group with a real spread constant, and shaped rewards would call a
+  constant group informative (filter on raw correctness, never on a shaped reward).
+- `learning_value`: 4 * Var(raw score) clipped to [0, 1]. For binary correctness with pass rate p this is
+  4p(1-p): 0 for a solved or hopeless prompt, 1 at p = 0.5, where VCRL finds a prompt most useful. For
+  graded rewards in [0, 1] it is the variance scaled by its largest possible value (1/4).
+- `pass_at_k`: the unbiased estimator 1 - C(n-c, k) / C(n, k) of Chen et al. (2021) over the items with a
+  bool `correct` (n of them, c correct), for k = 1, 2, 4, ... up to n, and n itself.
+- `distinct_answers` (distinct `extracted` values) and `duplicate_responses` (responses identical to an
+  earlier one): exploration collapse shows here before it shows in the reward.
+- Response length mean and max, in characters (the server sees text, not tokens).
+
+Reward statistics count only `ok` items: an item we could not score is neither right nor wrong. Response
+statistics count every item that carries a response.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import deque
+from collections.abc import Iterator, Sequence
+from threading import Lock
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from pydantic import BaseModel, Field
+
+from assay.types import Result, Status
+
+
+class GroupStats(BaseModel):
+    """What `POST /v1/groups` reports about one group."""
+
+    n: int = Field(description="Items in the group.")
+    n_scored: int = Field(description="Items scored `ok`; the reward statistics are over these.")
+    n_correct: int = Field(0, description="Items with `correct: true`.")
+    mean: float | None = Field(None, description="Mean reward of the ok items (null when none).")
+    std: float | None = Field(None, description="Population standard deviation of the ok rewards.")
+    all_equal: bool = Field(
+        description="Every ok item has the same raw score (exact), so every advantage is zero."
+    )
+    pass_at_k: dict[str, float] = Field(
+        default_factory=dict,
+        description="Unbiased pass@k for k = 1, 2, 4, ... up to n and n itself (empty for graded tasks).",
+    )
+    learning_value: float = Field(
+        description="4 * variance of the raw scores, in [0, 1]: 4p(1-p) for pass rate p; 1 at p = 0.5."
+    )
+    distinct_answers: int = Field(0, description="Distinct `extracted` answers among the ok items.")
+    duplicate_responses: int = Field(0, description="Responses identical to an earlier one in the group.")
+    response_length_mean: float | None = Field(None, description="Mean response length in characters.")
+    response_length_max: int | None = Field(None, description="Longest response in characters.")
+
+
+def raw_score(result: Result) -> float | None:
+    """`correct` as 0/1 where the task gives it, else the reward; None unless the result is ok."""
+    if result.status is not Status.OK or result.reward is None:
+        return None
+    return float(result.correct) if result.correct is not None else float(result.reward)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from n samples of which c are correct (Chen et al. 2021, "Evaluating Large
+    Language Models Trained on Code"), computed exactly on integers."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def _ks(n: int) -> list[int]:
+    ks = [1 << i for i in range(n.bit_length()) if 1 << i <= n]
+    return ks + ([n] if n and ks[-1] != n else [])
+
+
+def learning_value(scores: Sequence[float]) -> float:
+    """4 * population variance, clipped to [0, 1] (see the module docstring)."""
+    if len(scores) < 2:
+        return 0.0
+    return min(1.0, 4.0 * statistics.pvariance(scores))
+
+
+def group_stats(results: Sequence[Result], responses: Sequence[str | None] | None = None) -> GroupStats:
+    """Statistics of one group's results; `responses` (same order) feed the length and duplicate counts."""
+    ok = [r for r in results if r.status is Status.OK and r.reward is not None]
+    rewards = [float(r.reward) for r in ok if r.reward is not None]
+    scores = [s for s in (raw_score(r) for r in ok) if s is not None]
+    verdicts = [r.correct for r in ok if r.correct is not None]
+    n_correct = sum(verdicts)
+    texts = [t for t in (responses or []) if isinstance(t, str)]
+    lengths = [len(t) for t in texts]
+    return GroupStats(
+        n=len(results),
+        n_scored=len(ok),
+        n_correct=n_correct,
+        mean=statistics.fmean(rewards) if rewards else None,
+        std=statistics.pstdev(rewards) if rewards else None,
+        all_equal=len(set(scores)) <= 1,
+        pass_at_k={str(k): pass_at_k(len(verdicts), n_correct, k) for k in _ks(len(verdicts))},
+        learning_value=learning_value(scores),
+        distinct_answers=len({r.extracted for r in ok if r.extracted is not None}),
+        duplicate_responses=len(texts) - len(set(texts)),
+        response_length_mean=statistics.fmean(lengths) if lengths else None,
+        response_length_max=max(lengths) if lengths else None,
+    )
+
+
+def responses_of(items: Sequence[Any]) -> list[str | None]:
+    """The `response` of each raw item, None where an item is not an object with a text response."""
+    out: list[str | None] = []
+    for item in items:
+        value = item.get("response") if isinstance(item, dict) else getattr(item, "response", None)
+        out.append(value if isinstance(value, str) else None)
+    return out
+
+
+class GroupOutcome(BaseModel):
+    """One scored group: its id, its results in item order, and their statistics."""
+
+    id: str | None = None
+    results: list[Result]
+    stats: GroupStats
+
+
+class GroupWindow:
+    """The last `size` groups' statistics, for the /metrics gauges (zero-advantage fraction and friends).
+
+    A window rather than a running total: the doctor and a dashboard care about what the trainer is
+    sending now, not averaged over the life of the server."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._stats: deque[GroupStats] = deque(maxlen=size)
+        self._lock = Lock()
+
+    def add(self, stats: Sequence[GroupStats]) -> None:
+        with self._lock:
+            self._stats.extend(stats)
+
+    def summary(self) -> dict[str, float]:
+        """Fractions and means over the window; empty before the first group."""
+        with self._lock:
+            window = list(self._stats)
+        if not window:
+            return {}
+        return {
+            "zero_advantage_fraction": sum(s.all_equal for s in window) / len(window),
+            "learning_value_mean": statistics.fmean(s.learning_value for s in window),
+            "distinct_answers_mean": statistics.fmean(s.distinct_answers for s in window),
+            "duplicate_fraction": sum(s.duplicate_responses for s in window)
+            / max(1, sum(s.n for s in window)),
+            "in_window": float(len(window)),
+        }
+
+
+class GroupGauges(Collector):
+    """Exports a `GroupWindow` as gauges at scrape time (`assay_groups_<name>`)."""
+
+    def __init__(self, window: GroupWindow) -> None:
+        self._window = window
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        for name, value in self._window.summary().items():
+            yield GaugeMetricFamily(
+                f"assay_groups_{name}", f"{name.replace('_', ' ')} over the last groups scored", value=value
+            )
