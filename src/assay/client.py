@@ -1,20 +1,20 @@
 """`AssayClient`: the Python client of the Assay service (sync and async), used by rl_client and users.
 
-It splits large batches, retries 429/502/503/504 and connection failures with jittered exponential
-back-off that honours `Retry-After`, and returns `Result` objects in item order. When the service keeps
-failing it raises `ClientError`: it never invents rewards.
+It splits large batches, retries 429/502/503/504 and connection failures with the shared back-off
+policy (backoff.py: full jitter, `Retry-After` honoured), and returns `Result` objects in item order.
+When the service keeps failing it raises `ClientError`: it never invents rewards.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import httpx
 
+from assay.backoff import Backoff, parse_retry_after
 from assay.errors import ClientError
 from assay.types import Item, Result
 
@@ -57,6 +57,7 @@ class AssayClient:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.concurrency = concurrency
+        self._backoff = Backoff(max_retries, backoff_s, max_backoff_s)
         self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._transport = transport
         self._async_transport = async_transport
@@ -65,15 +66,9 @@ class AssayClient:
         self._async: httpx.AsyncClient | None = None
 
     # -- retry policy ----------------------------------------------------------------------------
-    def retry_delay(self, attempt: int, retry_after: str | None) -> float:
-        """Seconds to wait before retry number `attempt` (0-based): Retry-After when the server gave
-        one, else full-jitter exponential back-off."""
-        if retry_after is not None:
-            try:
-                return min(self.max_backoff_s, max(0.0, float(retry_after)))
-            except ValueError:
-                pass  # an HTTP-date; fall back to back-off
-        return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2**attempt))
+    def retry_delay(self, attempt: int, retry_after: str | None) -> float | None:
+        """Seconds to wait before retry number `attempt` (0-based), or None: stop (see backoff.py)."""
+        return self._backoff.delay(attempt, parse_retry_after(retry_after))
 
     def _parse(self, response: httpx.Response, expected: int) -> list[Result]:
         if response.status_code != 200:
@@ -102,13 +97,17 @@ class AssayClient:
             try:
                 response = self._client().post(path, json=payload)
             except httpx.TransportError as exc:
-                if attempt == self.max_retries:
+                delay = self.retry_delay(attempt, None)
+                if delay is None:
                     raise ClientError(f"cannot reach Assay at {self.base_url}: {exc}") from exc
-                self._sleep(self.retry_delay(attempt, None))
+                self._sleep(delay)
                 continue
-            if response.status_code not in _RETRY_STATUS or attempt == self.max_retries:
+            if response.status_code not in _RETRY_STATUS:
                 return response
-            self._sleep(self.retry_delay(attempt, response.headers.get("retry-after")))
+            delay = self.retry_delay(attempt, response.headers.get("retry-after"))
+            if delay is None:
+                return response
+            self._sleep(delay)
         raise AssertionError("unreachable")
 
     def score(self, items: Iterable[Any]) -> list[Result]:
@@ -149,13 +148,17 @@ class AssayClient:
             try:
                 response = await self._aclient().post(path, json=payload)
             except httpx.TransportError as exc:
-                if attempt == self.max_retries:
+                delay = self.retry_delay(attempt, None)
+                if delay is None:
                     raise ClientError(f"cannot reach Assay at {self.base_url}: {exc}") from exc
-                await asyncio.sleep(self.retry_delay(attempt, None))
+                await asyncio.sleep(delay)
                 continue
-            if response.status_code not in _RETRY_STATUS or attempt == self.max_retries:
+            if response.status_code not in _RETRY_STATUS:
                 return response
-            await asyncio.sleep(self.retry_delay(attempt, response.headers.get("retry-after")))
+            delay = self.retry_delay(attempt, response.headers.get("retry-after"))
+            if delay is None:
+                return response
+            await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
     async def ascore(self, items: Iterable[Any]) -> list[Result]:

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay.errors import ItemError, QueueFullError
+from assay.judges.quality import JudgeQualityCollector
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
@@ -82,6 +83,9 @@ class Engine:
         self._closed = False
         self.metrics.watch_counter(
             "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", self._judge_cache_stats
+        )
+        self.metrics.registry.register(
+            JudgeQualityCollector(lambda: getattr(self._local.get("judge"), "quality", None))
         )
 
     # -- admission -------------------------------------------------------------------------------
