@@ -5,9 +5,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU wheel (an unpinned torch would pull a multi-GB CUDA build).
-TEST_EXTRAS := dev,bench,sql,docker,prm,train
+TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl
 
-.PHONY: serve test lint typecheck system-deps vllm-env clean
+.PHONY: serve test lint typecheck system-deps vllm-env trainer-clients clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,11 @@ system-deps:
 vllm-env:
 	bash scripts/setup_vllm_venv.sh
 
-test: $(VENV)/.test system-deps vllm-env
+# verl's and OpenRLHF's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
+trainer-clients: $(VENV)/.test
+	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
+
+test: $(VENV)/.test system-deps vllm-env trainer-clients
 	$(VENV)/bin/pytest
 
 lint: $(VENV)/.test
