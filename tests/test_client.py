@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from typing import Any
 
@@ -132,3 +134,18 @@ def test_sync_scoring_and_task_listing_against_a_live_server(live_server: Callab
         names = [t["name"] for t in client.tasks()]
     assert result.correct is True
     assert "math" in names
+
+
+def test_one_connection_pool_when_threads_first_call_at_once() -> None:
+    # verl calls one shared client from its reward loop's threads: two pools meant one leaked socket.
+    client = AssayClient(transport=httpx.MockTransport(_echo_results))
+    start = threading.Barrier(8)
+
+    def first_use(_: int) -> httpx.Client:
+        start.wait()
+        return client._client()
+
+    with ThreadPoolExecutor(8) as pool:
+        pools = list(pool.map(first_use, range(8)))
+    assert all(p is pools[0] for p in pools)
+    client.close()

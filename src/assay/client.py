@@ -8,6 +8,7 @@ When the service keeps failing it raises `ClientError`: it never invents rewards
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -63,6 +64,7 @@ class AssayClient:
         self._async_transport = async_transport
         self._sleep = sleep
         self._sync: httpx.Client | None = None
+        self._sync_lock = threading.Lock()  # trainers (verl) call one client from many threads
         self._async: httpx.AsyncClient | None = None
 
     # -- retry policy ----------------------------------------------------------------------------
@@ -86,11 +88,12 @@ class AssayClient:
 
     # -- sync ------------------------------------------------------------------------------------
     def _client(self) -> httpx.Client:
-        if self._sync is None:
-            self._sync = httpx.Client(
-                base_url=self.base_url, timeout=self._timeout, transport=self._transport
-            )
-        return self._sync
+        with self._sync_lock:  # two first calls at once built two pools and leaked one's connection
+            if self._sync is None:
+                self._sync = httpx.Client(
+                    base_url=self.base_url, timeout=self._timeout, transport=self._transport
+                )
+            return self._sync
 
     def _post(self, path: str, payload: dict[str, Any]) -> httpx.Response:
         for attempt in range(self.max_retries + 1):

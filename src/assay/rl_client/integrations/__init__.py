@@ -11,13 +11,15 @@ rather than return a made-up 0.0 (verl and others score a reward timeout as 0: a
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
 
 from assay.client import AssayClient
 from assay.types import Result
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+_clients: dict[str, AssayClient] = {}
+_clients_lock = threading.Lock()
 
 
 class RewardUnavailable(RuntimeError):
@@ -29,10 +31,15 @@ def assay_url(url: str | None = None) -> str:
     return url or os.environ.get("ASSAY_URL") or DEFAULT_URL
 
 
-@functools.lru_cache(maxsize=16)
 def shared_client(url: str) -> AssayClient:
-    """One client (connection pool) per URL per process: reward hooks are called once per sample."""
-    return AssayClient(url)
+    """One client (connection pool) per URL per process: reward hooks are called once per sample, and
+    verl calls them from several threads at once (`functools.lru_cache` does not lock around the call,
+    so two first calls built two clients and one was dropped with its connection open)."""
+    with _clients_lock:
+        client = _clients.get(url)
+        if client is None:
+            client = _clients[url] = AssayClient(url)
+        return client
 
 
 def reward_or_raise(result: Result) -> float:
