@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
-agent = pytest.importorskip("openrlhf.utils.agent")
+try:
+    import openrlhf.utils.agent as agent
+except ImportError as exc:  # make test installs it; a missing trainer must fail, never skip silently
+    pytest.fail(f"{exc}: run scripts/setup_trainer_clients.sh (make test does)", pytrace=False)
 
 PROMPT = "<|im_start|>user\nWhat is 6*7?<|im_end|>\n<|im_start|>assistant\n"
 

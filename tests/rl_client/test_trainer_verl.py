@@ -21,14 +21,18 @@ from assay.rl_client.integrations import RewardUnavailable
 from assay.rl_client.integrations import verl as adapter
 from assay.sandbox.bwrap import find_bwrap
 
-torch = pytest.importorskip("torch")
-with warnings.catch_warnings():  # verl imports Ray's deprecated state API; not ours to fix
-    warnings.simplefilter("ignore", DeprecationWarning)
-    sandbox_fusion = pytest.importorskip("verl.utils.reward_score.sandbox_fusion.utils")
-    from omegaconf import OmegaConf
-    from verl import DataProto
-    from verl.trainer.ppo.reward import load_reward_manager
-    from verl.workers.reward_manager.batch import BatchRewardManager
+try:
+    import torch
+
+    with warnings.catch_warnings():  # verl imports Ray's deprecated state API; not ours to fix
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import verl.utils.reward_score.sandbox_fusion.utils as sandbox_fusion
+        from omegaconf import OmegaConf
+        from verl import DataProto
+        from verl.trainer.ppo.reward import load_reward_manager
+        from verl.workers.reward_manager.batch import BatchRewardManager
+except ImportError as exc:  # make test installs it; a missing trainer must fail, never skip silently
+    pytest.fail(f"{exc}: run scripts/setup_trainer_clients.sh (make test does)", pytrace=False)
 
 ADAPTER = str(Path(adapter.__file__).resolve())
 
