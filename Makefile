@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU index: PyPI's torch wheel for Linux is the multi-GB CUDA build.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-TEST_EXTRAS := dev,bench,sql,docker,prm,train
+TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl
 # `make check`: lint, types and the tests that take seconds, not minutes (under 2 minutes in all on a
 # 2-core machine); `make test` runs everything.
 # Pure logic only: the tests that start worker pools, servers or sandboxes run in `make test`.
@@ -15,7 +15,7 @@ FAST_PATHS := tests/verifiers/math tests/judges tests/test_types.py tests/test_r
 	tests/rl_client/test_rl_replay.py
 FAST_TESTS := -m "not slow and not docker and not postgres and not gpu" $(FAST_PATHS)
 
-.PHONY: serve test check lint typecheck dist system-deps vllm-env sandbox-runtime clean
+.PHONY: serve test check lint typecheck dist system-deps vllm-env sandbox-runtime trainer-clients clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,7 +55,11 @@ $(SANDBOX_RUNTIME)/.built: scripts/sandbox-runtime.txt | $(VENV)/bin/python
 		--target $(SANDBOX_RUNTIME) -r scripts/sandbox-runtime.txt
 	touch $@
 
-test: $(VENV)/.test system-deps vllm-env sandbox-runtime
+# verl's and OpenRLHF's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
+trainer-clients: $(VENV)/.test
+	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
+
+test: $(VENV)/.test system-deps vllm-env sandbox-runtime trainer-clients
 	$(VENV)/bin/pytest
 
 lint: $(VENV)/.test

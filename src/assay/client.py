@@ -1,23 +1,25 @@
 """`AssayClient`: the Python client of the Assay service (sync and async), used by rl_client and users.
 
-It splits large batches, retries 429/502/503/504 and connection failures with jittered exponential
-back-off that honours `Retry-After` (a server draining for a restart answers 503 + Retry-After), and
-returns `Result` objects in item order. A 413 teaches it the server's limits (`GET /v1/limits`, or by
-halving against servers without that endpoint) and it sends smaller batches instead of giving up. Every
-failure is a `ClientError` subclass (see `assay.errors`); it never invents rewards.
+It splits large batches, retries 429/502/503/504 and connection failures with the shared back-off
+policy (backoff.py: full jitter, `Retry-After` honoured; a server draining for a restart answers 503 +
+Retry-After), and returns `Result` objects in item order. A 413 teaches it the server's limits
+(`GET /v1/limits`, or by halving against servers without that endpoint) and it sends smaller batches
+instead of giving up. Every failure is a `ClientError` subclass (see `assay.errors`); it never invents
+rewards.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import httpx
 
+from assay.backoff import Backoff, parse_retry_after
 from assay.errors import (
     ClientError,
     PayloadError,
@@ -84,11 +86,13 @@ class AssayClient:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self.concurrency = concurrency
+        self._backoff = Backoff(max_retries, backoff_s, max_backoff_s)
         self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._transport = transport
         self._async_transport = async_transport
         self._sleep = sleep
         self._sync: httpx.Client | None = None
+        self._sync_lock = threading.Lock()  # trainers (verl) call one client from many threads
         self._async: httpx.AsyncClient | None = None
         # The server's limits, learned after its first 413 (None: not known).
         self.max_batch_items: int | None = None
@@ -96,22 +100,17 @@ class AssayClient:
         self._limits_asked = False
 
     # -- retry policy ----------------------------------------------------------------------------
-    def retry_delay(self, attempt: int, retry_after: str | None) -> float:
-        """Seconds to wait before retry number `attempt` (0-based): Retry-After when the server gave
-        one, else full-jitter exponential back-off."""
-        if retry_after is not None:
-            try:
-                return min(self.max_backoff_s, max(0.0, float(retry_after)))
-            except ValueError:
-                pass  # an HTTP-date; fall back to back-off
-        return random.uniform(0, min(self.max_backoff_s, self.backoff_s * 2**attempt))
+    def retry_delay(self, attempt: int, retry_after: str | None) -> float | None:
+        """Seconds to wait before retry number `attempt` (0-based), or None: stop (see backoff.py)."""
+        return self._backoff.delay(attempt, parse_retry_after(retry_after))
 
     def _outcome(self, attempt: int, sent: httpx.Response | BaseException) -> float | None:
         """None: `sent` is final. Else the seconds to wait before the next attempt."""
         if isinstance(sent, httpx.TransportError):
-            if attempt == self.max_retries:
+            delay = None if attempt == self.max_retries else self.retry_delay(attempt, None)
+            if delay is None:
                 raise UnreachableError(f"cannot reach Assay at {self.base_url}: {sent}") from sent
-            return self.retry_delay(attempt, None)
+            return delay
         if isinstance(sent, BaseException):
             raise ClientError(f"request to Assay at {self.base_url} failed: {sent}") from sent
         if sent.status_code not in _RETRY_STATUS or attempt == self.max_retries:
@@ -209,11 +208,12 @@ class AssayClient:
 
     # -- sync ------------------------------------------------------------------------------------
     def _client(self) -> httpx.Client:
-        if self._sync is None:
-            self._sync = httpx.Client(
-                base_url=self.base_url, timeout=self._timeout, transport=self._transport
-            )
-        return self._sync
+        with self._sync_lock:  # two first calls at once built two pools and leaked one's connection
+            if self._sync is None:
+                self._sync = httpx.Client(
+                    base_url=self.base_url, timeout=self._timeout, transport=self._transport
+                )
+            return self._sync
 
     def _send(self, method: str, path: str, payload: Any = None) -> httpx.Response:
         content = None if payload is None else encode_json(payload)

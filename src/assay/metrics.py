@@ -64,6 +64,13 @@ class Metrics:
         self.rejected = Counter(
             "assay_rejected_items", "Items refused because the queue was full.", registry=self.registry
         )
+        self.openrlhf_unscored = Counter(
+            "assay_openrlhf_unscored_items",
+            "OpenRLHF /get_reward items that could not be scored, by status and what was done"
+            " (refused: the batch was refused; zero: sent as 0.0).",
+            ["status", "action"],
+            registry=self.registry,
+        )
 
     def watch_counter(
         self, name: str, documentation: str, label: str, read: Callable[[], Mapping[str, float]]

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from assay.errors import AssayError, ItemError, QueueFullError
 from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_stats, responses_of
+from assay.judges.quality import JudgeQualityCollector
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.scheduling import FairGate, SlotWaitTimeout
@@ -98,6 +99,9 @@ class Engine:
         self.metrics.registry.register(GroupGauges(self.group_window))
         self.metrics.watch_counter(
             "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", self._judge_cache_stats
+        )
+        self.metrics.registry.register(
+            JudgeQualityCollector(lambda: getattr(self._local.get("judge"), "quality", None))
         )
 
     # -- admission -------------------------------------------------------------------------------
@@ -274,15 +278,21 @@ class Engine:
         return self.settings.wait_s, "ASSAY_WAIT_S"
 
     async def run_in_slot(
-        self, kind: str, lane: Hashable, call: Callable[[], T], deadline_s: float | None = None
+        self,
+        kind: str,
+        lane: Hashable,
+        call: Callable[[], T],
+        deadline_s: float | None = None,
+        wait_s: float | None = None,
     ) -> T:
-        """Run a blocking `call` in a thread once a `kind` slot is free (fair, bounded wait), under a
-        deadline that starts once the slot is ours. Raises SlotWaitTimeout or TimeoutError.
+        """Run a blocking `call` in a thread once a `kind` slot is free (fair wait, bounded by `wait_s`
+        or the kind's setting), under a deadline that starts once the slot is ours. Raises
+        SlotWaitTimeout or TimeoutError.
 
         The slot is held until the thread really returns, even when the caller stops waiting for it,
         so a slow call never lets more threads than slots at the resource."""
         gate = self._gate(kind)
-        await gate.acquire(lane, self._wait_bound(kind)[0])
+        await gate.acquire(lane, wait_s if wait_s is not None else self._wait_bound(kind)[0])
         try:
             context = contextvars.copy_context()
             running = asyncio.get_running_loop().run_in_executor(self._threads, context.run, call)

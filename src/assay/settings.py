@@ -142,7 +142,18 @@ class JudgeSettings(_Section):
     retries: int = Field(3, ge=0, description="Retries on 429, 5xx and refused connections.")
     backoff_s: float = Field(0.5, ge=0, description="Base of the jittered exponential backoff.")
     max_backoff_s: float = Field(10.0, ge=0, description="Longest single wait, Retry-After included.")
-    deadline_s: float = Field(120.0, gt=0, description="Per-item deadline for judge items; past it: timeout.")
+    deadline_s: float = Field(
+        120.0,
+        gt=0,
+        description="Per-item deadline for judge items (the judge's own time, not waits for a request slot).",
+    )
+    wait_s: float = Field(
+        600.0, gt=0, description="Longest a judge item waits in all for free request slots; past it: timeout."
+    )
+    structured_output: bool = Field(
+        True,
+        description="Ask for a JSON-schema-constrained verdict (vLLM, OpenAI); false: backends without it.",
+    )
     cache_path: Path | None = Field(None, description="SQLite file caching judge answers; unset: no cache.")
     temperature: float = Field(0.0, ge=0, description="Sampling temperature of single judgements.")
     sample_temperature: float = Field(0.7, ge=0, description="Temperature when an ensemble draws samples.")

@@ -65,6 +65,38 @@ def _wait_healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> None
     pytest.fail(f"vLLM did not answer /health within {VLLM_START_S:g}s:\n{log.read_text()[-3000:]}")
 
 
+@contextlib.contextmanager
+def serve_vllm(model_dir: Path, tmp: Path, *extra: str) -> Iterator[VllmServer]:
+    """A real vLLM OpenAI server for `model_dir`, stopped with SIGTERM on exit."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "VLLM_CACHE_ROOT": str(tmp / "vllm-cache"),
+    }
+    command = [
+        str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+        "--enforce-eager", "--distributed-executor-backend", "uni",
+        "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "4096", *extra,
+    ]  # fmt: skip
+    log = tmp / "vllm.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        _wait_healthy(process, f"http://127.0.0.1:{port}", log)
+        yield VllmServer(f"http://127.0.0.1:{port}/v1", str(model_dir))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @pytest.fixture(scope="session")
 def vllm_server() -> Iterator[VllmServer]:
     """A real vLLM OpenAI server for a tiny random Qwen2 chat model, stopped with SIGTERM at the end."""
@@ -72,30 +104,5 @@ def vllm_server() -> Iterator[VllmServer]:
         pytest.fail(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
     with tempfile.TemporaryDirectory(prefix="assay-vllm-") as tmp:
         model_dir = build_chat_model(VLLM_PYTHON, Path(tmp) / "tiny-chat")
-        port = _free_port()
-        env = {
-            **os.environ,
-            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-            "VLLM_CPU_KVCACHE_SPACE": "1",
-            "HF_HUB_OFFLINE": "1",
-            "VLLM_NO_USAGE_STATS": "1",
-            "VLLM_CACHE_ROOT": str(Path(tmp) / "vllm-cache"),
-        }
-        command = [
-            str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-            "--enforce-eager", "--distributed-executor-backend", "uni",
-            "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "4096",
-        ]  # fmt: skip
-        log = Path(tmp) / "vllm.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
-        try:
-            _wait_healthy(process, f"http://127.0.0.1:{port}", log)
-            yield VllmServer(f"http://127.0.0.1:{port}/v1", str(model_dir))
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        with serve_vllm(model_dir, Path(tmp)) as server:
+            yield server

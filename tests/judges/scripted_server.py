@@ -17,6 +17,9 @@ The request's `model` picks the script, so one server plays every judge:
     seeded      pointwise score 1 + seed % 5
     equiv       second opinion: [[YES]] when candidate and gold are the same number, else [[NO]]
     count       like `fixed-3`, after a short pause, recording how many requests were in flight at once
+    json        like `fair`, answering the JSON the request's `response_format` asks for
+    prose       like `fair` in pairwise, but in prose as small models write it ("Response B is better.")
+    paced       like `fair`, after 0.3 s (a slow but healthy backend)
 
 Logprobs (`logprobs: true`) come back in the chat-completions format, one token per digit and one per
 run of other characters, so the tokens add up to the text as they do from real servers. Every request is
@@ -165,6 +168,8 @@ class ScriptedJudges:
             return 200, {}, b"<html>gateway says hi</html>"
         if model == "echo-auth":
             return 401, {}, json.dumps({"error": f"bad key in {headers.get('authorization')}"}).encode()
+        if model == "paced":
+            await asyncio.sleep(0.3)  # simulated latency of a slow, healthy backend
         if model == "count":
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -182,10 +187,20 @@ class ScriptedJudges:
             same = value is not None and value == _number(_section(user, "Gold answer") or "")
             return ("[[YES]]" if same else "[[NO]]"), None
         first, second = _section(user, "Answer A"), _section(user, "Answer B")
+        if model == "json" and body.get("response_format"):
+            return _json_answer(first, second, _section(user, "Response")), None
         if first is not None and second is not None:
             return _pairwise(model, first, second), None
         response = _section(user, "Response") or ""
         return _pointwise(model, response, body.get("seed"))
+
+
+def _json_answer(first: str | None, second: str | None, response: str | None) -> str:
+    if first is not None and second is not None:
+        good_a, good_b = "correct" in first, "correct" in second
+        verdict = "tie" if good_a == good_b else ("A" if good_a else "B")
+        return json.dumps({"verdict": verdict})
+    return json.dumps({"score": 5 if "correct" in (response or "") else 2})
 
 
 def _pairwise(model: str, first: str, second: str) -> str:
@@ -193,6 +208,13 @@ def _pairwise(model: str, first: str, second: str) -> str:
         return "Answer A is clearly better. [[A]]"
     if model == "longer":
         return "The more detailed answer wins. " + ("[[A]]" if len(first) > len(second) else "[[B]]")
+    if model == "prose":
+        good_a, good_b = "correct" in first, "correct" in second
+        return (
+            "Both are equally good."
+            if good_a == good_b
+            else ("A is better" if good_a else "Response B is better.")
+        )
     good_a, good_b = "correct" in first, "correct" in second
     verdict = "[[C]]" if good_a == good_b else ("[[A]]" if good_a else "[[B]]")
     return f"Comparing content. {verdict}"

@@ -51,7 +51,10 @@ def test_the_judge_may_call_a_tie(harness: Harness) -> None:
     result = harness.score(scorer, prompt=QUESTION, response=GOOD, response_b=GOOD + "!", mode="pairwise")
     assert result.reward == 0.5
     assert result.details["consistent"] is True
-    assert "[[C]] for a tie" in harness.judges.requests_for("fair")[-1]["body"]["messages"][-1]["content"]
+    assert (
+        '{"verdict": "tie"} for a tie'
+        in harness.judges.requests_for("fair")[-1]["body"]["messages"][-1]["content"]
+    )
 
 
 def test_a_pairwise_answer_without_a_verdict_is_an_error_with_the_raw_text(harness: Harness) -> None:

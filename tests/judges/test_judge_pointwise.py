@@ -59,7 +59,7 @@ def test_the_reference_and_rubric_reach_the_prompt(harness: Harness) -> None:
     user = harness.judges.requests_for("fair")[-1]["body"]["messages"][-1]["content"]
     assert "### Reference answer\nfour\n### End of Reference answer" in user
     assert "Is the arithmetic right?\nScore 1: " in user
-    assert "[RESULT] <score>" in user
+    assert 'Answer with JSON only: {"score": N}, where N is one integer from 1 to 5.' in user
 
 
 def test_a_custom_scale_with_descriptions_is_normalised_to_0_1(harness: Harness) -> None:

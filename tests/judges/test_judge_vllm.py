@@ -47,6 +47,7 @@ def test_pointwise_judging_through_vllm_ends_as_the_parser_dictates(
         max_tokens=MAX_TOKENS,
         top_logprobs=5,
         timeout_s=120,
+        structured_output=False,  # the marker path; test_judge_smollm2.py covers constrained output
     )
     result = harness.score(scorer, prompt=QUESTION, response=ANSWER)
     said = _direct(
@@ -67,7 +68,11 @@ def test_pairwise_judging_through_vllm_ends_as_the_parser_dictates(
     vllm_server: VllmServer, harness: Harness
 ) -> None:
     scorer = harness.scorer(
-        base_url=vllm_server.base_url, model=vllm_server.model, max_tokens=MAX_TOKENS, timeout_s=120
+        base_url=vllm_server.base_url,
+        model=vllm_server.model,
+        max_tokens=MAX_TOKENS,
+        timeout_s=120,
+        structured_output=False,  # the marker path; test_judge_smollm2.py covers constrained output
     )
     result = harness.score(scorer, prompt=QUESTION, response=ANSWER, response_b=OTHER, mode="pairwise")
     said = [

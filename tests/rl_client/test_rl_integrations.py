@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Any
 
@@ -100,3 +102,16 @@ def test_slime_custom_reward_functions(server: Any) -> None:
 def test_shared_client_is_one_per_url() -> None:
     assert shared_client("http://a.test:1") is shared_client("http://a.test:1")
     assert isinstance(shared_client("http://b.test:1"), AssayClient)
+
+
+def test_shared_client_is_one_per_url_across_threads() -> None:
+    # verl's reward loop calls compute_score from several executor threads at once.
+    start = threading.Barrier(8)
+
+    def first_call() -> AssayClient:
+        start.wait()
+        return shared_client("http://threads.test:1")
+
+    with ThreadPoolExecutor(8) as pool:
+        clients = list(pool.map(lambda _: first_call(), range(8)))
+    assert all(c is clients[0] for c in clients)

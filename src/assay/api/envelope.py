@@ -25,6 +25,7 @@ _TYPES = {
     422: "validation_error",
     429: "queue_full",
     503: "unavailable",
+    504: "busy",
 }
 
 

@@ -6,9 +6,16 @@ prefix. Its client turns the lists into tensors, so there is no room for a null 
 batch with an item that could not be scored is refused as a whole (503 for timeout/error, which OpenRLHF
 retries; 422 for an invalid item), rather than hiding a failure as 0. `ASSAY_OPENRLHF_UNSCORED=zero`
 opts into 0.0 for such items, with `extra_logs["scored"]` marking them.
+
+OpenRLHF 0.11.2 swallows a refusal: it retries 5 times, logs "Failed to fetch reward" at INFO, and fails
+later with "'NoneType' object has no attribute 'size'". So the reason is made legible here: one warning
+per unscored item in the server log (`assay.openrlhf` logger) and `assay_openrlhf_unscored_items` in
+/metrics, by status and action.
 """
 
 from __future__ import annotations
+
+import logging
 
 from fastapi import APIRouter, HTTPException, Request
 
@@ -17,6 +24,8 @@ from assay.api.state import engine_of, scored_batch
 from assay.types import Result, Status
 
 router = APIRouter(tags=["compatibility"])
+log = logging.getLogger("assay.openrlhf")
+_LOGGED_ITEMS = 20  # per batch; a summary line covers the rest
 
 
 def strip_prompt(query: str, prompt: str | None) -> str:
@@ -27,6 +36,25 @@ def strip_prompt(query: str, prompt: str | None) -> str:
         return query[len(prompt) :]
     at = query.rfind(prompt)
     return query[at + len(prompt) :] if at >= 0 else query
+
+
+def _report_unscored(request: Request, results: list[Result], action: str) -> None:
+    """A log line per unscored item (the reason OpenRLHF never shows) and the metric, by status."""
+    bad = [(i, r) for i, r in enumerate(results) if r.status is not Status.OK]
+    counter = engine_of(request).metrics.openrlhf_unscored
+    for logged, (index, result) in enumerate(bad):
+        counter.labels(status=result.status.value, action=action).inc()
+        if logged < _LOGGED_ITEMS:
+            log.warning(
+                "/get_reward item %d of %d %s (%s): %s",
+                index,
+                len(results),
+                "refused the batch" if action == "refused" else "sent as 0.0",
+                result.status.value,
+                result.reason,
+            )
+    if len(bad) > _LOGGED_ITEMS:
+        log.warning("/get_reward: %d more unscored items in this batch", len(bad) - _LOGGED_ITEMS)
 
 
 def _refusal(results: list[Result]) -> HTTPException:
@@ -65,8 +93,11 @@ async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFRespons
         for i, (q, p, lab) in enumerate(zip(body.query, prompts, labels, strict=True))
     ]
     results = await scored_batch(request, items)
-    if settings.openrlhf_unscored == "error" and any(r.status is not Status.OK for r in results):
-        raise _refusal(results)
+    if any(r.status is not Status.OK for r in results):
+        refuse = settings.openrlhf_unscored == "error"
+        _report_unscored(request, results, "refused" if refuse else "zero")
+        if refuse:
+            raise _refusal(results)
     rewards = [r.reward if r.reward is not None else 0.0 for r in results]
     return OpenRLHFResponse(
         rewards=rewards,

@@ -6,9 +6,15 @@ fields (`code`, `language`, `stdin`, `compile_timeout`, `run_timeout`, `memory_l
 `run_result`: {status: Finished/TimeLimitExceeded/Error, execution_time, return_code, stdout, stderr},
 `executor_pod_name`, `files`). Programs run in the code scorer's sandbox pool. `files`/`fetch_files`
 must be empty (no file transfer yet); a non-empty one is answered `Failed` with a message. As in
-SandboxFusion, `run_timeout` and `compile_timeout` are wall-clock seconds. An unknown language is HTTP 422
-naming the supported ones. A busy sandbox (every slot busy and the wait queue full) is HTTP 429 with
-Retry-After, saying so.
+SandboxFusion, `run_timeout` and `compile_timeout` are wall-clock seconds, and `null` limits (verl sends
+them) mean the server's defaults. An unknown language is HTTP 422 naming the supported ones.
+
+Overload: SandboxFusion's clients give a request `compile_timeout + run_timeout + 10` seconds (verl's
+`API_TIMEOUT`), retry only on HTTP 504 (verl: 3 attempts, 1 s and 2 s apart) and score any other error,
+a 429 included, as failed tests. So a request waits for a sandbox slot (through the engine's fair gate,
+shared with code items) at most `SLOT_WAIT_S`, inside the 10 s the client allows beyond the program's
+own limits, and when no slot frees in time, or the queue is full, it is answered 504 with Retry-After
+and the error envelope ("sandbox busy"), which those clients retry: never a made-up "Failed".
 """
 
 from __future__ import annotations
@@ -17,10 +23,13 @@ from functools import partial
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from assay.api.protocol import POST_ERRORS
+from assay.api.envelope import error_response
+from assay.api.protocol import POST_ERRORS, ErrorEnvelope
 from assay.api.state import until_disconnected
+from assay.errors import QueueFullError
 from assay.sandbox import TIME_LIMIT, Execution, RunOutcome, SandboxBusy, SandboxError, lookup
 from assay.sandbox.languages import language_names
 from assay.scheduling import SlotWaitTimeout
@@ -28,13 +37,16 @@ from assay.types import find_surrogate
 
 router = APIRouter(tags=["compat"])
 
+SLOT_WAIT_S = 8.0  # longest wait for a slot: below the 10 s SandboxFusion clients add to the limits
+_DEFAULT_TIMEOUT_S = 10.0  # SandboxFusion's default compile and run timeouts
+
 
 class RunCodeRequest(BaseModel):
     code: str
     language: str = "python"
     stdin: str | None = None
-    compile_timeout: float = Field(10.0, gt=0, le=120)
-    run_timeout: float = Field(10.0, gt=0, le=120)
+    compile_timeout: float | None = Field(_DEFAULT_TIMEOUT_S, gt=0, le=120, description="null: 10 s.")
+    run_timeout: float | None = Field(_DEFAULT_TIMEOUT_S, gt=0, le=120, description="null: 10 s.")
     memory_limit_MB: int | None = Field(
         -1, ge=-1, le=16384, description="MiB, at most 16384; -1, 0 or null: the server's default."
     )
@@ -103,13 +115,23 @@ def _response(execution: Execution) -> RunCodeResponse:
     )
 
 
-def _busy(engine: Any, why: str) -> HTTPException:
-    retry = str(max(1, round(engine.settings.retry_after_s)))
-    return HTTPException(429, f"sandbox busy: {why}", headers={"Retry-After": retry})
+def _busy(reason: str, retry_after_s: float) -> JSONResponse:
+    """504 with Retry-After: the one answer SandboxFusion's clients (verl) retry."""
+    retry = str(max(1, round(retry_after_s)))
+    return error_response(504, f"sandbox busy: {reason}; retry after {retry}s", {"Retry-After": retry})
 
 
-@router.post("/run_code", response_model=RunCodeResponse, responses=POST_ERRORS)
-async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
+_ERRORS = {
+    **POST_ERRORS,
+    504: {
+        "description": "No sandbox slot within the wait; retry (SandboxFusion clients do).",
+        "model": ErrorEnvelope,
+    },
+}
+
+
+@router.post("/run_code", response_model=RunCodeResponse, responses=_ERRORS)
+async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse | JSONResponse:
     """Compile and run one program on one stdin, SandboxFusion style (`run_timeout` is wall-clock)."""
     if body.files or body.fetch_files:
         return RunCodeResponse(status="Failed", message="files and fetch_files are not supported by Assay")
@@ -123,9 +145,13 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
     scorer: Any = engine.scorer("code")
     code_settings = engine.settings.code
     memory_mb = body.memory_limit_MB if (body.memory_limit_MB or 0) > 0 else None
-    if engine.crowded("sandbox", code_settings.max_waiting):  # SandboxFusion clients expect a 429
-        raise _busy(engine, "every sandbox slot is taken and the wait queue is full")
-    engine.admit(1)
+    retry_after_s = engine.settings.retry_after_s
+    if engine.crowded("sandbox", code_settings.max_waiting):
+        return _busy("every sandbox slot is taken and the wait queue is full", retry_after_s)
+    try:
+        engine.admit(1)
+    except QueueFullError as exc:
+        return _busy(str(exc), exc.retry_after_s)
     try:
         # Through the engine's fair sandbox gate, so /run_code and code items share slots fairly.
         execution = await until_disconnected(
@@ -138,14 +164,15 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
                     language,
                     body.code,
                     (body.stdin or "").encode(),
-                    wall_s=body.run_timeout,
+                    wall_s=body.run_timeout or _DEFAULT_TIMEOUT_S,
                     memory_mb=memory_mb,
-                    compile_wall_s=body.compile_timeout,
+                    compile_wall_s=body.compile_timeout or _DEFAULT_TIMEOUT_S,
                 ),
+                wait_s=min(SLOT_WAIT_S, code_settings.wait_s),
             ),
         )
     except (SandboxBusy, SlotWaitTimeout) as exc:
-        raise _busy(engine, str(exc)) from exc
+        return _busy(str(exc), retry_after_s)
     except SandboxError as exc:
         return RunCodeResponse(status="SandboxError", message=str(exc))
     finally:

@@ -5,9 +5,10 @@ What it guarantees:
 - a total time limit per request (`asyncio.timeout`; httpx's own read timeout is per read, so a server
   trickling bytes would evade it), which ends as `JudgeTimeout`, never retried (a slow backend would
   only get slower with more load);
-- retries on 429, 5xx and refused connections, with full-jitter exponential backoff; a `Retry-After`
-  header is honoured (seconds or an HTTP date) plus a small jitter so that clients do not return in
-  lock-step; a `Retry-After` beyond `max_backoff_s` ends the retries instead of being cut short;
+- retries on 429, 5xx and refused connections with the shared policy (assay/backoff.py: full jitter,
+  `Retry-After` honoured plus a small jitter, a `Retry-After` beyond `max_backoff_s` ends the retries);
+- the wait for a free request slot is reported to the item's clock (clock.py), so an item's deadline
+  counts the judge's time, not the queue;
 - the API key is a `SecretStr`, sent only in the Authorization header and redacted from any response
   text quoted in an error (a backend may echo the header back).
 
@@ -17,10 +18,7 @@ Every failure is a `JudgeFailure` (see failures.py); the scorer turns it into a 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import math
 import random
-import time
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -29,6 +27,8 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
+from assay.backoff import Backoff, parse_retry_after
+from assay.judges.clock import judging, waiting_for_slot
 from assay.judges.failures import JudgeBadResponse, JudgeRejected, JudgeTimeout, JudgeUnavailable
 from assay.settings import JudgeSettings
 
@@ -90,24 +90,6 @@ class ChatRequest:
             body["seed"] = self.seed
         body.update(self.extra)
         return body
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date); None if absent or bad."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if math.isnan(seconds) or math.isinf(seconds):
-        return None
-    return max(0.0, seconds)
 
 
 def parse_completion(data: Any) -> Completion:
@@ -184,11 +166,10 @@ class JudgeClient:
         )
         self._semaphore = asyncio.Semaphore(concurrency)
         self._timeout_s = timeout_s
-        self._retries = retries
-        self._backoff_s = backoff_s
-        self._max_backoff_s = max_backoff_s
+        self._backoff = Backoff(
+            retries, backoff_s, max_backoff_s, rng if rng is not None else random.Random()
+        )
         self._sleep = sleep
-        self._rng = rng if rng is not None else random.Random()
 
     @classmethod
     def from_settings(cls, settings: JudgeSettings, **overrides: Any) -> JudgeClient:
@@ -210,46 +191,46 @@ class JudgeClient:
 
     async def complete(self, request: ChatRequest) -> Completion:
         """One completion, retried on transient failures; raises a JudgeFailure otherwise."""
-        url = f"{self.base_url}/chat/completions"
-        payload = request.payload()
-        problem = ""
-        for attempt in range(self._retries + 1):
-            retry_after: float | None = None
-            try:
-                async with self._semaphore, asyncio.timeout(self._timeout_s):
-                    response = await self._http.post(url, json=payload)
-            except TimeoutError as exc:
-                raise JudgeTimeout(
-                    f"the judge backend did not answer within {self._timeout_s:g}s", backend=self.public_url
-                ) from exc
-            except httpx.TransportError as exc:
-                problem = f"cannot reach the judge backend at {self.public_url} ({type(exc).__name__})"
-            else:
-                if response.status_code == 200:
-                    return self._read(response)
-                if response.status_code != 429 and response.status_code < 500:
-                    raise JudgeRejected(
-                        f"the judge backend refused the request: HTTP {response.status_code}: "
-                        f"{self._snippet(response.text)}",
-                        backend=self.public_url,
-                    )
-                problem = f"the judge backend answered HTTP {response.status_code}"
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
-            if attempt == self._retries:
-                break
-            if retry_after is not None and retry_after > self._max_backoff_s:
-                problem += (
-                    f" and asked to retry after {retry_after:g}s (max_backoff_s={self._max_backoff_s:g})"
-                )
-                break
-            await self._sleep(self._delay(attempt, retry_after))
-        raise JudgeUnavailable(f"{problem}; gave up after {attempt + 1} attempts", backend=self.public_url)
+        attempt = 0
+        while True:
+            problem, retry_after, completion = await self._attempt(request)
+            if completion is not None:
+                return completion
+            delay = self._backoff.delay(attempt, retry_after)
+            if delay is None:
+                why = self._backoff.why_stopped(attempt, retry_after)
+                raise JudgeUnavailable(f"{problem}; {why}", backend=self.public_url)
+            await self._sleep(delay)
+            attempt += 1
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        """Full jitter (uniform up to the exponential cap), or Retry-After plus a little jitter."""
-        if retry_after is not None:
-            return retry_after + self._rng.uniform(0, min(self._backoff_s, 1.0))
-        return self._rng.uniform(0, min(self._max_backoff_s, self._backoff_s * 2**attempt))
+    async def _attempt(self, request: ChatRequest) -> tuple[str, float | None, Completion | None]:
+        """One request: (problem, Retry-After, None) when worth retrying, or (_, _, completion)."""
+        with waiting_for_slot():
+            await self._semaphore.acquire()
+        try:
+            with judging():
+                async with asyncio.timeout(self._timeout_s):
+                    response = await self._http.post(
+                        f"{self.base_url}/chat/completions", json=request.payload()
+                    )
+        except TimeoutError as exc:
+            raise JudgeTimeout(
+                f"the judge backend did not answer within {self._timeout_s:g}s", backend=self.public_url
+            ) from exc
+        except httpx.TransportError as exc:
+            return f"cannot reach the judge backend at {self.public_url} ({type(exc).__name__})", None, None
+        finally:
+            self._semaphore.release()
+        if response.status_code == 200:
+            return "", None, self._read(response)
+        if response.status_code != 429 and response.status_code < 500:
+            raise JudgeRejected(
+                f"the judge backend refused the request: HTTP {response.status_code}: "
+                f"{self._snippet(response.text)}",
+                backend=self.public_url,
+            )
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        return f"the judge backend answered HTTP {response.status_code}", retry_after, None
 
     def _read(self, response: httpx.Response) -> Completion:
         try:

@@ -10,14 +10,19 @@ asked, which is cheaper and exposed to position bias.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from assay.judges.judge import Judge
+from assay.judges.client import Completion
+from assay.judges.failures import JudgeFailure
+from assay.judges.judge import Answer, Judge
 from assay.judges.parsing import parse_verdict
 from assay.judges.prompts import VERDICT_A, VERDICT_B, VERDICT_TIE, render_pairwise
+from assay.judges.structured import pairwise_format
 
 _TEXT_CHARS = 300
+_RAW_CHARS = 2000
 _REWARD = {"response": 1.0, "tie": 0.5, "response_b": 0.0}
 
 
@@ -68,31 +73,59 @@ async def compare(
     temperature: float,
     sample: int | None = None,
 ) -> PairwiseVote:
-    """Judge the pair in one or both orders; raises a JudgeFailure if a verdict cannot be had."""
+    """Judge the pair in one or both orders; raises a JudgeFailure if a verdict cannot be had (with
+    both orders' raw text when the judge answered)."""
     orders = [(response, response_b, {VERDICT_A: "response", VERDICT_B: "response_b"})]
     if swap:
         orders.append((response_b, response, {VERDICT_A: "response_b", VERDICT_B: "response"}))
-    answers = await asyncio.gather(
+    outcomes = await asyncio.gather(
         *(
             judge.ask(
                 model,
-                render_pairwise(prompt, first, second, reference, criteria),
+                render_pairwise(
+                    prompt, first, second, reference, criteria, structured=judge.structured_output
+                ),
+                _reader({**names, VERDICT_TIE: "tie"}),
                 temperature=temperature,
                 seed=sample,
                 logprobs=False,
+                response_format=pairwise_format(),
             )
-            for first, second, _ in orders
-        )
+            for first, second, names in orders
+        ),
+        return_exceptions=True,
     )
-    winners = [
-        parse_verdict(answer.completion.text, {**names, VERDICT_TIE: "tie"})
-        for answer, (_, _, names) in zip(answers, orders, strict=True)
-    ]
+    answers = [o for o in outcomes if isinstance(o, Answer)]
+    if len(answers) < len(outcomes):
+        raise _failure(outcomes)
     return PairwiseVote(
         model,
         sample,
-        winners[0],
-        winners[1] if swap else None,
+        answers[0].value,
+        answers[1].value if swap else None,
         sum(a.cached for a in answers),
         tuple(a.completion.text for a in answers),
     )
+
+
+def _reader(verdicts: dict[str, str]) -> Callable[[Completion], str]:
+    return lambda completion: parse_verdict(completion.text, verdicts)
+
+
+def _failure(outcomes: list[Any]) -> BaseException:
+    """The first failure, carrying what the judge said in each order (its text, or why there is none)."""
+    failures = [o for o in outcomes if isinstance(o, BaseException)]
+    first = failures[0]
+    if not isinstance(first, JudgeFailure):
+        return first  # a bug, not a judge failure: the pipeline reports it
+    texts = []
+    for outcome in outcomes:
+        if isinstance(outcome, Answer):
+            texts.append(outcome.completion.text[:_RAW_CHARS])
+        elif isinstance(outcome, JudgeFailure):
+            texts.append(outcome.details.get("raw") or f"({type(outcome).__name__}: {outcome})")
+        else:
+            texts.append(f"({type(outcome).__name__})")
+    first.details["orders"] = ["response first", "response_b first"][: len(outcomes)]
+    first.details["texts"] = texts
+    return first

@@ -1,6 +1,7 @@
 """Reading a score or a verdict out of a judge's text, and G-Eval's probability-weighted score.
 
-Scores: the last `[RESULT] N` wins; failing that, the last "score: N" / "rating: N", then the last
+Scores: a constrained JSON answer (`{"score": N}`, structured.py) is read first; else the last `[RESULT] N`
+wins; failing that, the last "score: N" / "rating: N", then the last
 "N/high", then a text that is only a number. Anything else, or a number outside the scale, raises
 `JudgeUnparseable` with the raw text: a guessed score would be a reward made up by the parser.
 
@@ -9,6 +10,10 @@ score at that position (`top_logprobs`), renormalise them over the valid scores 
 score. It separates "certainly 4" from "4 or 2, undecided" and breaks ties between responses. It needs
 each score to be a single token, so it applies to scales within 0..9 only; otherwise, or when the backend
 returns no logprobs, or when the score token cannot be located, the parsed score is used as is.
+
+Pairwise verdicts: a JSON answer (`{"verdict": "A"}`), else the last `[[A]]`-style marker, else prose as
+small judges write it ("A is better", "Response B is better", "I prefer answer A", "it's a tie"): the
+last such phrase wins. Anything else is `JudgeUnparseable`, never a guess.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 
 from assay.judges.client import Completion
 from assay.judges.failures import JudgeUnparseable
+from assay.judges.structured import json_field
 
 _NUMBER = r"(-?\d+(?:\.\d+)?)"
 _SCORE_PATTERNS = (
@@ -37,6 +43,14 @@ class ParsedScore:
 
 def parse_score(text: str, low: int, high: int) -> ParsedScore:
     """The judge's score on the `low..high` scale, or JudgeUnparseable with the raw text."""
+    constrained = json_field(text, "score")
+    if constrained is not None:
+        value, start, end = constrained
+        if isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high:
+            return ParsedScore(float(value), start, end)
+        raise JudgeUnparseable(
+            f"the judge's JSON score {value!r} is not on {low}..{high}", raw=text[:_RAW_CHARS]
+        )
     patterns = [*_SCORE_PATTERNS, re.compile(_NUMBER + rf"\s*/\s*{high}\b")]
     for pattern in patterns:
         matches = list(pattern.finditer(text))
@@ -90,11 +104,42 @@ def expected(distribution: dict[int, float]) -> float:
     return sum(score * p for score, p in distribution.items())
 
 
+_JSON_VERDICTS = {"A": "[[A]]", "B": "[[B]]", "TIE": "[[C]]"}
+# The letters are case-sensitive (so "a better answer" is not a verdict); the words around them are not.
+_WHO = r"(?:\b(?i:answer|response|assistant|output)\s+)?(?<!\w)\(?([AB])\)?(?!\w)"
+_PROSE = (  # (pattern, marker or None: the letter it captured)
+    (
+        re.compile(_WHO + r"(?i:\s+is\s+(?:the\s+|much\s+|clearly\s+)?(?:better|best|preferred|superior))\b"),
+        None,
+    ),
+    (re.compile(r"\b(?i:prefer(?:red)?\s+(?:is\s+)?)" + _WHO), None),
+    (re.compile(_WHO + r"(?i:\s+(?:wins|is\s+the\s+winner))\b"), None),
+    (re.compile(r"(?i)\b(?:it'?s\s+a\s+tie|(?:both|they)\s+are\s+equally\s+(?:good|bad))\b"), "[[C]]"),
+)
+
+
 def parse_verdict(text: str, verdicts: dict[str, str]) -> str:
-    """The last verdict marker in the text (e.g. `[[A]]`) mapped through `verdicts`, or JudgeUnparseable."""
+    """The judge's verdict mapped through `verdicts` (marker -> name), or JudgeUnparseable."""
+    pairwise = "[[A]]" in verdicts
+    constrained = json_field(text, "verdict") if pairwise else None
+    if constrained is not None and str(constrained[0]).upper() in _JSON_VERDICTS:
+        return verdicts[_JSON_VERDICTS[str(constrained[0]).upper()]]
     names = "|".join(re.escape(marker[2:-2]) for marker in verdicts)
     matches = list(re.finditer(rf"\[\[\s*({names})\s*\]\]", text, re.IGNORECASE))
-    if not matches:
+    if matches:
+        return verdicts[f"[[{matches[-1].group(1).upper()}]]"]
+    found = _prose_verdict(text) if pairwise else None
+    if found is None or found not in verdicts:
         raise JudgeUnparseable("the judge's answer holds no verdict", raw=text[:_RAW_CHARS])
-    found = f"[[{matches[-1].group(1).upper()}]]"
     return verdicts[found]
+
+
+def _prose_verdict(text: str) -> str | None:
+    """The marker of the last verdict phrase in prose ("A is better"), or None."""
+    last: tuple[int, str] | None = None
+    for pattern, marker in _PROSE:
+        for match in pattern.finditer(text):
+            found = marker or f"[[{match.group(1).upper()}]]"
+            if last is None or match.start() >= last[0]:
+                last = (match.start(), found)
+    return None if last is None else last[1]

@@ -1,6 +1,7 @@
 """Pointwise grading: one response against a rubric (and a reference answer when given) -> a score.
 
-The judge writes feedback and ends with `[RESULT] N` (prompts.py). The score is the G-Eval expectation
+The judge writes feedback and ends with `[RESULT] N` (prompts.py), or, where the backend constrains its
+output (structured.py), answers `{"score": N}`. The score is the G-Eval expectation
 over the score tokens' probabilities when the backend returns logprobs, else the parsed score
 (parsing.py). A text without a parseable score raises `JudgeUnparseable` (status `error`, raw text kept).
 """
@@ -13,6 +14,7 @@ from typing import Any
 from assay.judges.judge import Judge
 from assay.judges.parsing import expected, parse_score, weighted_score
 from assay.judges.prompts import Rubric, render_pointwise
+from assay.judges.structured import score_format
 
 _TEXT_CHARS = 500
 
@@ -56,10 +58,17 @@ async def grade(
     sample: int | None = None,
 ) -> PointwiseVote:
     """Ask one judge model for a grade; raises a JudgeFailure if it cannot be had."""
-    rendered = render_pointwise(prompt, response, rubric, reference)
-    answer = await judge.ask(model, rendered, temperature=temperature, seed=sample, logprobs=use_logprobs)
-    text = answer.completion.text
-    parsed = parse_score(text, rubric.low, rubric.high)
+    rendered = render_pointwise(prompt, response, rubric, reference, structured=judge.structured_output)
+    answer = await judge.ask(
+        model,
+        rendered,
+        lambda c: parse_score(c.text, rubric.low, rubric.high),
+        temperature=temperature,
+        seed=sample,
+        logprobs=use_logprobs,
+        response_format=score_format(rubric.low, rubric.high),
+    )
+    text, parsed = answer.completion.text, answer.value
     probs = weighted_score(answer.completion, parsed, rubric.low, rubric.high) if use_logprobs else None
     score = expected(probs) if probs is not None else parsed.value
     reward = (score - rubric.low) / (rubric.high - rubric.low)

@@ -89,8 +89,18 @@ _POINTWISE_TASK = (
 _REFERENCE_NOTE = ", comparing it with the reference answer, which deserves the top score"
 
 
-def render_pointwise(prompt: str, response: str, rubric: Rubric, reference: str | None) -> Rendered:
-    task = _POINTWISE_TASK.format(
+_POINTWISE_JSON = (
+    "Grade the response to the instruction below against the rubric{reference_note}. Answer with JSON "
+    'only: {{"score": N}}, where N is one integer from {low} to {high}.'
+)
+
+
+def render_pointwise(
+    prompt: str, response: str, rubric: Rubric, reference: str | None, structured: bool = False
+) -> Rendered:
+    """The grading prompt; `structured`: the backend constrains the answer to `{"score": N}`."""
+    template = _POINTWISE_JSON if structured else _POINTWISE_TASK
+    task = template.format(
         reference_note=_REFERENCE_NOTE if reference is not None else "",
         low=rubric.low,
         high=rubric.high,
@@ -101,10 +111,10 @@ def render_pointwise(prompt: str, response: str, rubric: Rubric, reference: str 
     if reference is not None:
         parts.append(_section("Reference answer", reference))
     parts.append(_section("Rubric", f"{rubric.criteria}\n{scores}"))
-    parts.append("Feedback:")
-    name = "pointwise-ref" if reference is not None else "pointwise"
+    parts.append("Score:" if structured else "Feedback:")
+    name = ("pointwise-ref" if reference is not None else "pointwise") + ("-json" if structured else "")
     return Rendered(
-        _template_id(name, _SYSTEM, _POINTWISE_TASK, _REFERENCE_NOTE),
+        _template_id(name, _SYSTEM, template, _REFERENCE_NOTE),
         (("system", _SYSTEM), ("user", "\n\n".join(parts))),
     )
 
@@ -118,10 +128,25 @@ _PAIRWISE_TASK = (
 _PAIRWISE_REFERENCE_NOTE = " (a reference answer is given; prefer the answer that agrees with it)"
 
 
+_PAIRWISE_JSON = (
+    "Compare the two answers to the instruction below{reference_note}. Decide which answer is better, "
+    "or whether they are equally good. The order of the answers is arbitrary and must not influence you.\n"
+    'Answer with JSON only: {{"verdict": "A"}} if answer A is better, {{"verdict": "B"}} if answer B is '
+    'better, {{"verdict": "tie"}} for a tie.'
+)
+
+
 def render_pairwise(
-    prompt: str, first: str, second: str, reference: str | None, criteria: str | None = None
+    prompt: str,
+    first: str,
+    second: str,
+    reference: str | None,
+    criteria: str | None = None,
+    structured: bool = False,
 ) -> Rendered:
-    task = _PAIRWISE_TASK.format(
+    """The comparison prompt; `structured`: the backend constrains the answer to `{"verdict": ...}`."""
+    template = _PAIRWISE_JSON if structured else _PAIRWISE_TASK
+    task = template.format(
         reference_note=_PAIRWISE_REFERENCE_NOTE if reference is not None else "",
         a=VERDICT_A,
         b=VERDICT_B,
@@ -132,10 +157,11 @@ def render_pairwise(
         parts.append(_section("Reference answer", reference))
     if criteria is not None:
         parts.append(_section("Criteria", criteria))
-    parts += [_section("Answer A", first), _section("Answer B", second), "Explanation:"]
-    name = "pairwise-ref" if reference is not None else "pairwise"
+    last = "Verdict:" if structured else "Explanation:"
+    parts += [_section("Answer A", first), _section("Answer B", second), last]
+    name = ("pairwise-ref" if reference is not None else "pairwise") + ("-json" if structured else "")
     return Rendered(
-        _template_id(name, _SYSTEM, _PAIRWISE_TASK, _PAIRWISE_REFERENCE_NOTE),
+        _template_id(name, _SYSTEM, template, _PAIRWISE_REFERENCE_NOTE),
         (("system", _SYSTEM), ("user", "\n\n".join(parts))),
     )
 

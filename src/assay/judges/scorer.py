@@ -9,12 +9,16 @@ rejected request or a garbled answer are `error` (with the judge's raw text when
 backend is `timeout`. An ensemble is all or nothing: if one vote fails the item fails, rather than being
 scored silently by fewer judges than asked.
 
-Runs on the event loop (`runs_in = "async"`); the pipeline bounds each item with `deadline_s`. One HTTP
+Runs on the event loop (`runs_in = "async"`). An item's deadline (`judge.deadline_s`) counts the judge's
+own time, not the item's wait for a request slot (clock.py); the pipeline's outer bound adds `judge.wait_s`
+for that wait. `quality` keeps per-model order consistency, tie, position and parse-failure rates for
+/metrics (quality.py). One HTTP
 client per event loop (an httpx client is bound to the loop it was made on), built on first use and
 closed by `close()` (from outside the loop) or `await aclose()` (from inside it, e.g. an app's shutdown).
-The length regressions (length.py) observe every judged item of their judge configuration, so that
-`length_control` has data when an item asks for it; they live in memory, per scorer. `cache_stats` (and
-the `on_cache_event` callback) expose cache hits and misses to metrics.
+The length regressions (length.py) observe every freshly judged item of their judge configuration (a
+cache replay is not a new judgement), so that `length_control` has data when an item asks for it; they
+live in memory, per scorer. `cache_stats` (and the `on_cache_event` callback) expose cache hits and
+misses to metrics.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pydantic import Field, model_validator
 
 from assay.judges.cache import CacheStats, JudgeCache
 from assay.judges.client import JudgeClient
+from assay.judges.clock import ItemClock
 from assay.judges.ensemble import Aggregated, aggregate
 from assay.judges.failures import JudgeFailure, JudgeNotConfigured, failure_result
 from assay.judges.judge import Judge
@@ -39,6 +44,7 @@ from assay.judges.length import LengthRegression
 from assay.judges.pairwise import PairwiseVote, compare
 from assay.judges.pointwise import PointwiseVote, grade
 from assay.judges.prompts import Rubric
+from assay.judges.quality import JudgeQuality
 from assay.registry import Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
@@ -116,6 +122,7 @@ class JudgeScorer(Scorer):
         self._cache: JudgeCache | None = None
         self._on_cache_event = on_cache_event
         self._lengths: dict[tuple[str, ...], LengthRegression] = {}
+        self.quality = JudgeQuality()
 
     @property
     def cache_stats(self) -> CacheStats:
@@ -123,7 +130,8 @@ class JudgeScorer(Scorer):
         return self._cache.stats if self._cache is not None else CacheStats()
 
     def deadline_s(self, item: Item, options: TaskOptions) -> float:
-        return self.settings.judge.deadline_s
+        """The pipeline's outer bound: the judge's own deadline (enforced in `ascore`) plus its waits."""
+        return self.settings.judge.deadline_s + self.settings.judge.wait_s
 
     def score(self, item: Item, options: TaskOptions) -> Result:
         raise NotImplementedError("the judge runs on the event loop: use ascore")
@@ -133,14 +141,24 @@ class JudgeScorer(Scorer):
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
+        clock = ItemClock(self.settings.judge.deadline_s)
         try:
             models = self._models(options)
             judge = self.judge()
-            if (item.mode or "pointwise") == "pairwise":
-                return await self._pairwise(judge, item, options, models)
-            return await self._pointwise(judge, item, options, models)
+            async with clock.running_item():
+                if (item.mode or "pointwise") == "pairwise":
+                    return await self._pairwise(judge, item, options, models)
+                return await self._pointwise(judge, item, options, models)
         except JudgeFailure as exc:
             return failure_result(exc)
+        except TimeoutError:
+            waited = (
+                f" (plus {clock.waited_s:.3g}s waiting for a request slot)" if clock.waited_s >= 0.001 else ""
+            )
+            return Result.timeout(
+                f"no verdict within the {clock.deadline_s:g}s deadline{waited}",
+                details={"waited_s": round(clock.waited_s, 3)},
+            )
 
     # -- backend -----------------------------------------------------------------------------------
     def _models(self, options: JudgeOptions) -> list[str]:
@@ -170,7 +188,14 @@ class JudgeScorer(Scorer):
         if client is None:
             client = self._clients[loop] = JudgeClient.from_settings(self.settings.judge)
         config = self.settings.judge
-        return Judge(client, self._open_cache(), config.max_tokens, config.top_logprobs)
+        return Judge(
+            client,
+            self._open_cache(),
+            config.max_tokens,
+            config.top_logprobs,
+            config.structured_output,
+            self.quality,
+        )
 
     def _open_cache(self) -> JudgeCache | None:
         path: Path | None = self.settings.judge.cache_path
@@ -237,12 +262,16 @@ class JudgeScorer(Scorer):
             )
             for model, sample in _draws(models, options.samples)
         )
+        for vote in votes:
+            if not vote.cached:  # a replay says nothing new about the judge
+                self.quality.pairwise(vote.model, [w for w in (vote.first, vote.second) if w is not None])
         rewards = [v.reward for v in votes]
         combined = aggregate(rewards, rewards, options.aggregate)
         details: dict[str, Any] = {
             "mode": "pairwise",
             "swap": options.swap,
             "consistent": all(v.consistent for v in votes),
+            "orders_disagree": sum(not v.consistent for v in votes),
             "votes": [v.details() for v in votes],
             "lengths": {"response": len(item.response), "response_b": len(item.response_b)},
         }
@@ -266,6 +295,7 @@ class JudgeScorer(Scorer):
         if combined.votes > 1:
             details["ensemble"] = combined.details(options.aggregate)
         details["cached"] = sum(int(v["cached"]) for v in details["votes"])
+        fresh = details["cached"] == 0  # only new judgements feed the length regression
         key = (item.mode or "pointwise", *models)
         regression = self._lengths.setdefault(
             key, LengthRegression(self.settings.judge.length_window, self.settings.judge.length_min_samples)
@@ -278,8 +308,9 @@ class JudgeScorer(Scorer):
             if adjustment.adjusted != reward:
                 reason += f"; length-controlled {reward:.3g} -> {adjustment.adjusted:.3g}"
             reward = adjustment.adjusted
-            regression.observe(len(item.response), baseline, adjustment.raw)
-        else:
+            if fresh:
+                regression.observe(len(item.response), baseline, adjustment.raw)
+        elif fresh:
             regression.observe(len(item.response), baseline, reward)
         return Result.graded(min(1.0, max(0.0, reward)), reason, details=details)
 

@@ -56,9 +56,13 @@ async def second_opinion(
     judge = Judge(client, cache, config.max_tokens, top_logprobs=0)
     try:
         answer = await judge.ask(
-            config.model, render_equivalence(candidate, reference), temperature=0.0, logprobs=False
+            config.model,
+            render_equivalence(candidate, reference),
+            lambda c: parse_verdict(c.text, {VERDICT_YES: "yes", VERDICT_NO: "no"}),
+            temperature=0.0,
+            logprobs=False,
         )
-        verdict = parse_verdict(answer.completion.text, {VERDICT_YES: "yes", VERDICT_NO: "no"})
+        verdict = answer.value
     except JudgeFailure as exc:
         status = "timeout" if isinstance(exc, JudgeTimeout) else "error"
         return _with(result, "rule", {"asked": True, "status": status, "reason": str(exc), **exc.details})

@@ -1,7 +1,10 @@
 """Adapters that put Assay behind other trainers' reward hooks (no torch, no trainer imports needed).
+Each module names the trainer version its tests ran (tests/rl_client/test_trainer_*.py run the trainers'
+own code) and the settings a user must match.
 
 - `trl.AssayReward`: a TRL `reward_funcs` callable; a non-ok result is None, which TRL skips.
-- `verl.compute_score` / `compute_score_batch`: verl's custom reward function signatures.
+- `verl.compute_score`: verl 0.9's custom reward function (`naive` manager); `compute_score_batch` for the
+  legacy batch manager.
 - `openrlhf`: OpenRLHF posts to Assay's `POST /get_reward` directly; helpers build its request shape.
 - `slime.reward`: slime's `--custom-rm-path` function (one sample or a group).
 
@@ -11,13 +14,15 @@ rather than return a made-up 0.0 (verl and others score a reward timeout as 0: a
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
 
 from assay.client import AssayClient
 from assay.types import Result
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+_clients: dict[str, AssayClient] = {}
+_clients_lock = threading.Lock()
 
 
 class RewardUnavailable(RuntimeError):
@@ -29,10 +34,15 @@ def assay_url(url: str | None = None) -> str:
     return url or os.environ.get("ASSAY_URL") or DEFAULT_URL
 
 
-@functools.lru_cache(maxsize=16)
 def shared_client(url: str) -> AssayClient:
-    """One client (connection pool) per URL per process: reward hooks are called once per sample."""
-    return AssayClient(url)
+    """One client (connection pool) per URL per process: reward hooks are called once per sample, and
+    verl calls them from several threads at once (`functools.lru_cache` does not lock around the call,
+    so two first calls built two clients and one was dropped with its connection open)."""
+    with _clients_lock:
+        client = _clients.get(url)
+        if client is None:
+            client = _clients[url] = AssayClient(url)
+        return client
 
 
 def reward_or_raise(result: Result) -> float:

@@ -1,4 +1,5 @@
-"""OpenRLHF against Assay: no adapter needed, point its remote reward at `POST /get_reward`.
+"""OpenRLHF against Assay (tested with OpenRLHF 0.11.2's own rollout code): no adapter needed, point its
+remote reward at `POST /get_reward`.
 
     openrlhf.cli.train_ppo_ray ... --remote_rm_url http://127.0.0.1:8000/get_reward --label_key answer
 
@@ -7,7 +8,9 @@ OpenRLHF posts `{"query": [prompt + response, decoded with special tokens], "pro
 `ASSAY_OPENRLHF_TASK` (math by default). OpenRLHF turns rewards into tensors, so there is no room for
 "unscored": by default a batch with an unscorable item is refused (503 with Retry-After for a timeout or
 error, which OpenRLHF retries; 422 for an invalid item). `ASSAY_OPENRLHF_UNSCORED=zero` sends 0.0 instead,
-with `extra_logs["scored"]` marking those items.
+with `extra_logs["scored"]` marking those items. OpenRLHF only logs a refusal at INFO and fails later
+with "'NoneType' object has no attribute 'size'": read the reason in Assay's log (`assay.openrlhf`) and
+`assay_openrlhf_unscored_items_total` in /metrics. The README says which mode to pick.
 
 `remote_reward` below does what OpenRLHF's client does, for scripts and tests.
 """

@@ -8,6 +8,7 @@ slime loads the function from that dotted path and awaits `reward(args, sample, 
 `args.assay_url` if present, else `ASSAY_URL`; the task is `args.assay_task` or math. A non-ok result raises
 `RewardUnavailable` (slime has no "unscored" reward). slime's built-in `remote_rm` expects a bare number
 back from a different request shape, so use this function rather than `--rm-type remote_rm`.
+Not tested against slime's own code: THUDM's slime is not on PyPI (the PyPI `slime` is unrelated).
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
-"""A TRL `reward_funcs` callable backed by Assay.
+"""A TRL `reward_funcs` callable backed by Assay (tested with TRL 1.16's `GRPOTrainer`).
 
     from assay.rl_client.integrations.trl import AssayReward
     trainer = GRPOTrainer(model=..., reward_funcs=[AssayReward("http://127.0.0.1:8000")], ...)
 
 TRL calls `reward_func(prompts=..., completions=..., **dataset_columns)`; the gold answer comes from the
 dataset column named by `reference_key` (default `answer`). Completions are strings, or message lists in
-conversational mode. A result that is not ok becomes None: TRL ignores None for that sample instead of
-training on a made-up score.
+conversational mode. A result that is not ok becomes None: TRL turns it into NaN and masks that sample
+(nanmean/nansum) instead of training on a made-up score. The URL is `url`, else `ASSAY_URL`; with
+`accelerate launch` every process reads the same environment.
 """
 
 from __future__ import annotations

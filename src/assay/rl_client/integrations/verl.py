@@ -1,33 +1,49 @@
-"""verl custom reward functions backed by Assay.
+"""verl custom reward functions backed by Assay (tested with verl 0.9.1).
 
-    custom_reward_function:
-      path: <site-packages>/assay/rl_client/integrations/verl.py
-      name: compute_score            # NaiveRewardManager: one call per sample
-      # name: compute_score_batch    # BatchRewardManager: one call per batch (much faster)
-      reward_kwargs: {url: "http://assay:8000", task: math}
+    reward:
+      reward_manager: {name: naive}          # verl 0.9's default; see "which manager" below
+      custom_reward_function:
+        path: <site-packages>/assay/rl_client/integrations/verl.py
+        name: compute_score
+        reward_kwargs: {url: "http://assay:8000", task: math}
 
-The URL also comes from `ASSAY_URL` (set it in the Ray workers' runtime_env). The task is `task`, else
-`extra_info["assay_task"]`, else math. The answer is a dict (`score` plus `acc` and Assay's status), which
-verl logs as extra reward info. verl has no "unscored" value, so a non-ok result raises
-`RewardUnavailable` instead of becoming 0.0.
+The URL also comes from `ASSAY_URL`: verl calls reward functions inside Ray workers, so set it in the
+job's runtime env (`ray job submit --runtime-env-json '{"env_vars": {"ASSAY_URL": "http://assay:8000"}}'`)
+or pass `url` in `reward_kwargs`. The task is `task`, else `extra_info["assay_task"]`, else math. The
+answer is a dict (`score` plus `acc` and Assay's status), which verl logs as extra reward info.
+
+verl has no "unscored" value (no manager masks a None or NaN reward), so a non-ok result raises
+`RewardUnavailable` instead of becoming 0.0. Which manager:
+- `naive` (default): one `compute_score` call per sample, run concurrently in the reward loop's threads;
+  a raised `RewardUnavailable` stops the step with Assay's reason. Use this one.
+- `rate_limited`: made for paid judge APIs; it catches every exception and scores the sample 0.0 (with
+  `reward_extra_info["error"]`), which is exactly the silent bias Assay exists to avoid. Do not use it
+  with Assay: Assay bounds its own concurrency and answers overload with a retry hint the client follows.
+- verl 0.9 has no `batch` manager in its reward loop; `compute_score_batch` serves the legacy
+  `verl.workers.reward_manager.BatchRewardManager` (verl <= 0.8), which passes numpy arrays.
+
+Code tasks through verl's own SandboxFusion reward (`reward.sandbox_fusion.url: http://assay:8000/run_code`)
+need no adapter. Keep `sandbox_fusion.max_concurrent` at or below Assay's `ASSAY_CODE__SLOTS` times its
+replicas: above it requests queue for a slot, and one that cannot get one within a few seconds is answered
+504, which verl retries only three times before scoring the program as failed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from assay.rl_client.integrations import assay_url, reward_or_raise, shared_client
 from assay.types import Result
 
 
-def _item(
-    solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None, task: str | None
-) -> dict[str, Any]:
-    extra = extra_info or {}
+def _item(solution_str: str, ground_truth: Any, extra_info: Any, task: str | None) -> dict[str, Any]:
+    # verl hands `extra_info` over as a dict, None, or an element of a numpy object array: never test an
+    # array's truth value, only whether this one is a mapping.
+    extra = extra_info if isinstance(extra_info, Mapping) else {}
     return {
         "task": task or extra.get("assay_task") or "math",
-        "response": solution_str,
+        "response": str(solution_str),
         "reference": None if ground_truth is None else str(ground_truth),
     }
 
@@ -50,7 +66,7 @@ def compute_score(
     task: str | None = None,
     **_: Any,
 ) -> dict[str, Any]:
-    """verl's per-sample signature."""
+    """verl's per-sample signature (the `naive` reward manager)."""
     [result] = shared_client(assay_url(url)).score([_item(solution_str, ground_truth, extra_info, task)])
     return _score(result)
 
@@ -65,7 +81,7 @@ def compute_score_batch(
     task: str | None = None,
     **_: Any,
 ) -> list[dict[str, Any]]:
-    """verl's batch signature (BatchRewardManager): one HTTP request per batch chunk."""
-    extras: Sequence[dict[str, Any] | None] = extra_infos or [None] * len(solution_strs)
+    """The legacy batch signature: one HTTP request per batch. Arguments may be lists or numpy arrays."""
+    extras: list[Any] = [None] * len(solution_strs) if extra_infos is None else list(extra_infos)
     items = [_item(s, g, e, task) for s, g, e in zip(solution_strs, ground_truths, extras, strict=True)]
     return [_score(r) for r in shared_client(assay_url(url)).score(items)]

