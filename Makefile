@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU wheel (an unpinned torch would pull a multi-GB CUDA build).
-TEST_EXTRAS := dev,bench,sql,docker,prm,train
+TEST_EXTRAS := dev,bench,sql,docker,prm,train,ray
 
 .PHONY: serve test lint typecheck system-deps vllm-env clean
 

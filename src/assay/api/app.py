@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 
@@ -30,15 +31,18 @@ def _route_name(request: Request) -> str:
     return str(getattr(route, "path", "unmatched"))
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Any] = Engine
+) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
-    requests finish (uvicorn drains connections on SIGTERM before the lifespan ends)."""
+    requests finish (uvicorn drains connections on SIGTERM before the lifespan ends). `engine_factory`
+    swaps in an engine with the same surface (`assay.distributed` scores on Ray Serve deployments)."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = Engine(settings, metrics)
+        engine = engine_factory(settings, metrics)
         app.state.engine = engine
         try:
             yield
