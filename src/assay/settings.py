@@ -187,7 +187,9 @@ class PrmSettings(_Section):
 class RayDeploymentSettings(_Section):
     """One Ray Serve deployment (one kind of work): its replicas, autoscaling and resources per replica."""
 
-    replicas: int = Field(1, ge=1, description="Replicas at start; the autoscaler's floor.")
+    replicas: int = Field(
+        1, ge=0, description="Replicas at start; the autoscaler's floor. 0: not deployed (its items: error)."
+    )
     max_replicas: int = Field(
         1, ge=1, description="Autoscaling ceiling on ongoing requests; at or below replicas: a fixed count."
     )
@@ -212,7 +214,6 @@ class RayDeploymentSettings(_Section):
     resources: dict[str, float] = Field(
         default_factory=dict, description="Custom Ray resources per replica (pins replicas to node types)."
     )
-    workers: int = Field(1, gt=0, description="Engine worker processes per replica (math and sql).")
 
 
 class RayScorerSettings(RayDeploymentSettings):

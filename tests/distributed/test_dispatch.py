@@ -88,6 +88,32 @@ def test_a_short_answer_from_a_replica_is_a_failure_not_a_shifted_batch() -> Non
     assert all(r.status is Status.ERROR and "returned 1 results for 2 items" in r.reason for r in results)
 
 
+def test_items_of_a_kind_without_deployment_are_errors_that_say_so() -> None:
+    calls = FakeDeployments()
+    dispatcher = Dispatcher(calls, chunk_size=4, retries=1, kinds=["scorers"])
+    results = asyncio.run(dispatcher.score(_items("prm math")))
+    assert results[0].status is Status.ERROR and results[0].id == "0"
+    assert "no prm deployment on this cluster (ASSAY_RAY__PRM__REPLICAS is 0)" in results[0].reason
+    assert results[1].status is Status.OK
+    assert [kind for kind, _ in calls.calls] == ["scorers"]
+
+
+def test_deployment_options_are_fixed_replicas_or_autoscaling_on_ongoing_requests() -> None:
+    from assay.distributed.deployments import deployment_options
+    from assay.distributed.dispatch import deployed_kinds
+    from assay.settings import RayDeploymentSettings, Settings
+
+    fixed = deployment_options(RayDeploymentSettings(replicas=3, num_gpus=1, max_queued_requests=7))
+    assert fixed["num_replicas"] == 3 and "autoscaling_config" not in fixed
+    assert fixed["ray_actor_options"]["num_gpus"] == 1 and fixed["max_queued_requests"] == 7
+    scaling = deployment_options(RayDeploymentSettings(replicas=1, max_replicas=8, target_ongoing_requests=3))
+    assert "num_replicas" not in scaling
+    config = scaling["autoscaling_config"]
+    assert (config["min_replicas"], config["max_replicas"], config["target_ongoing_requests"]) == (1, 8, 3)
+    settings = Settings(ray={"prm": {"replicas": 0}, "judge": {"replicas": 2}})
+    assert deployed_kinds(settings) == ["scorers", "code", "judge"]
+
+
 def test_a_full_deployment_queue_is_queue_full_and_not_retried() -> None:
     full = QueueFullError(5, 5, 2.0)
     calls = FakeDeployments(failures={"judge": 5}, error=RuntimeError("backpressure"))
@@ -101,9 +127,10 @@ def test_a_full_deployment_queue_is_queue_full_and_not_retried() -> None:
 
 
 def test_ray_backpressure_maps_to_queue_full_with_retry_after() -> None:
-    from ray.serve.exceptions import BackPressureError
+    from assay.distributed.faults import queue_full, require_ray
 
-    from assay.distributed.faults import queue_full
+    require_ray()  # imports Ray Serve without its own deprecation warnings
+    from ray.serve.exceptions import BackPressureError
 
     mapped = queue_full(BackPressureError(num_queued_requests=9, max_queued_requests=8), 3.0)
     assert isinstance(mapped, QueueFullError) and mapped.retry_after_s == 3.0

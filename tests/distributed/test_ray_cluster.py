@@ -21,16 +21,21 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-import ray
-from ray import serve
-from ray.cluster_utils import Cluster
 
-from assay.distributed import reward_handle
-from assay.distributed.deployments import deploy
-from assay.scoring import Engine
-from assay.settings import Settings
-from assay.types import Result, Status
-from assay.verifiers.sql import devdata
+from assay.distributed.faults import require_ray
+
+require_ray()  # Ray Serve's import warns about its own pydantic use; warnings are errors here
+
+import ray  # noqa: E402
+from ray import serve  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from assay.distributed import reward_handle  # noqa: E402
+from assay.distributed.deployments import deploy  # noqa: E402
+from assay.scoring import Engine  # noqa: E402
+from assay.settings import RaySettings, Settings  # noqa: E402
+from assay.types import Result, Status  # noqa: E402
+from assay.verifiers.sql import devdata  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -69,8 +74,12 @@ class RayCluster:
         self.closed = False
 
     def processes(self) -> set[int]:
-        """Every live process this test process started, with their children (raylets, workers, pools)."""
-        return {p.pid for p in psutil.Process().children(recursive=True)}
+        """Every live process of the cluster: Ray's own (GCS, raylets, monitors) and all below them
+        (replicas, their worker pools and sandboxes). Not this process's own multiprocessing helpers."""
+        ray_roots = [
+            p for p in psutil.Process().children() if any("site-packages/ray/" in a for a in p.cmdline())
+        ]
+        return {q.pid for p in ray_roots for q in [p, *p.children(recursive=True)]}
 
     def shutdown(self) -> set[int]:
         """Tear everything down; returns the pids that were running, for the caller to check."""
@@ -189,6 +198,26 @@ def test_a_mixed_batch_scores_as_the_single_process_engine(app: str, settings: S
     assert handle.stats.retried == 0
 
 
+def test_the_verl_and_openrlhf_adapters_score_through_the_handle_when_asked(app: str) -> None:
+    from assay.distributed import shared_reward_handle
+    from assay.rl_client.integrations import RewardUnavailable, openrlhf, verl
+
+    shared_reward_handle.cache_clear()  # default settings: attaches to the running "assay" application
+    scores = verl.compute_score_batch(["d", "d"], ["so \\boxed{2}", "so \\boxed{3}"], ["2", "2"], ray=True)
+    assert [(s["score"], s["acc"], s["assay_status"]) for s in scores] == [
+        (1.0, True, "ok"),
+        (0.0, False, "ok"),
+    ]
+    assert openrlhf.ray_rewards(
+        ["Q: 1+1? A: \\boxed{2}", "Q: 2+2? 5"], ["Q: 1+1?", "Q: 2+2?"], ["2", "4"]
+    ) == [
+        1.0,
+        0.0,
+    ]
+    with pytest.raises(RewardUnavailable, match="invalid"):
+        verl.compute_score("d", "\\boxed{2}", "2", task="no-such-task", ray=True)
+
+
 def test_the_http_contract_and_error_envelope_are_those_of_assay_serve(app: str) -> None:
     with httpx.Client(base_url=app, timeout=60) as http:
         bad = http.post("/v1/rewards", json={"itemz": []})
@@ -289,27 +318,20 @@ def test_the_scorers_scale_from_one_to_three_replicas_under_load(
 ) -> None:
     gate, marks = tmp_path / "gate", tmp_path / "marks"
     marks.mkdir()
-    scaling = settings.model_copy(
-        update={
-            "ray": settings.ray.model_copy(
-                update={
-                    "app_name": "assay-scale",
-                    "chunk_size": 1,
-                    "scorers": settings.ray.scorers.model_copy(
-                        update={
-                            "replicas": 1,
-                            "max_replicas": 3,
-                            "target_ongoing_requests": 1,
-                            "upscale_delay_s": 0,
-                            "look_back_s": 12,
-                            "resources": {"head": 1},
-                            "num_cpus": 0,
-                        }
-                    ),
-                }
-            )
-        }
+    ray_section = settings.ray.model_dump()
+    ray_section.update(app_name="assay-scale", chunk_size=1)
+    for kind in ("code", "judge", "prm"):
+        ray_section[kind]["replicas"] = 0  # a lean application: the CPU scorers and the ingress only
+    ray_section["scorers"].update(
+        replicas=1,
+        max_replicas=3,
+        target_ongoing_requests=1,
+        upscale_delay_s=0,
+        look_back_s=12,
+        resources={"head": 1},
+        num_cpus=0,
     )
+    scaling = settings.model_copy(update={"ray": RaySettings.model_validate(ray_section)})
     handle = reward_handle(scaling)
     assert _running_replicas("assay-scale", "scorers") == 1
     load = _gated(8, gate, marks, prefix="s")  # bounded load: 8 held items

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import MissingExtraError
+from assay.distributed.faults import require_ray
 from assay.settings import Settings
 
 if TYPE_CHECKING:
@@ -22,16 +22,9 @@ if TYPE_CHECKING:
 __all__ = ["RewardHandle", "reward_handle", "serve", "shared_reward_handle"]
 
 
-def _require_ray() -> None:
-    try:
-        import ray.serve  # noqa: F401
-    except ImportError as exc:
-        raise MissingExtraError("ray[serve]", "ray") from exc
-
-
 def reward_handle(settings: Settings | None = None, *, deploy: bool = True) -> RewardHandle:
     """A callable `handle(items) -> list[Result]` on the cluster's Assay deployments (no HTTP)."""
-    _require_ray()
+    require_ray()
     from assay.distributed.handle import reward_handle as make
 
     return make(settings, deploy=deploy)
@@ -45,7 +38,7 @@ def shared_reward_handle() -> RewardHandle:
 
 def serve(settings: Settings, address: str | None = None) -> int:
     """`assay serve --ray`: deploy on Ray (a local instance without an address) and serve until Ctrl-C."""
-    _require_ray()
+    require_ray()
     from assay.distributed.server import serve_forever
 
     return serve_forever(settings, address)
@@ -53,7 +46,7 @@ def serve(settings: Settings, address: str | None = None) -> int:
 
 def __getattr__(name: str) -> Any:
     if name == "RewardHandle":
-        _require_ray()
+        require_ray()
         from assay.distributed.handle import RewardHandle
 
         return RewardHandle

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.distributed.dispatch import KINDS
+from assay.distributed.dispatch import deployed_kinds
+from assay.distributed.faults import require_ray
 from assay.settings import RayDeploymentSettings, Settings
 
 
@@ -24,7 +25,7 @@ class ScorerReplica:
     def __init__(self, settings: Settings, kind: str) -> None:
         from assay.scoring import Engine
 
-        workers = getattr(settings.ray, kind).workers
+        workers = getattr(getattr(settings.ray, kind), "workers", 1)  # math and sql run on scorers only
         self._engine = Engine(settings.model_copy(update={"workers": workers}))
 
     async def score(self, items: list[Any]) -> list[Any]:
@@ -82,6 +83,7 @@ def deployment_options(section: RayDeploymentSettings) -> dict[str, Any]:
 
 def build_app(settings: Settings) -> Any:
     """The bound application (not yet running): `serve.run(build_app(settings), ...)`."""
+    require_ray()
     from ray import serve
 
     replica: Any = serve.deployment(ScorerReplica)
@@ -89,7 +91,7 @@ def build_app(settings: Settings) -> Any:
         kind: replica.options(name=kind, **deployment_options(getattr(settings.ray, kind))).bind(
             settings, kind
         )
-        for kind in KINDS
+        for kind in deployed_kinds(settings)
     }
     ingress: Any = serve.deployment(serve.ingress()(Ingress), name="ingress")
     ingress = ingress.options(
@@ -121,3 +123,9 @@ def deploy(settings: Settings, http: bool = True) -> None:
         route_prefix="/" if http else None,
         blocking=False,
     )
+
+
+def app_builder(args: dict[str, Any]) -> Any:
+    """Serve's application-builder entry for config files and KubeRay's RayService:
+    `import_path: assay.distributed.deployments:app_builder`, `args` are Settings fields (over ASSAY_*)."""
+    return build_app(Settings(**args))

@@ -17,12 +17,13 @@ Nothing here imports Ray: the call is injected, so this logic is tested without 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import QueueFullError
 from assay.scoring import _raw_id
+from assay.settings import Settings
 from assay.types import Result
 
 KINDS = ("scorers", "code", "judge", "prm")
@@ -46,11 +47,17 @@ class DispatchStats:
     lost_items: int = 0
 
 
+def deployed_kinds(settings: Settings) -> list[str]:
+    """The kinds of work with a deployment (a kind with 0 replicas is not deployed)."""
+    return [kind for kind in KINDS if getattr(settings.ray, kind).replicas > 0]
+
+
 def _given_up(raw: Any, kind: str, attempts: int, exc: BaseException) -> Result:
     task = raw.get("task") if isinstance(raw, dict) else None
     message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    reason = f"the {kind} deployment failed this item {attempts} time(s): {type(exc).__name__}: {message}"
     return Result.error(
-        f"the {kind} deployment failed this item {attempts} time(s): {type(exc).__name__}: {message}",
+        reason if attempts else message,
         id=_raw_id(raw),
         task=task if isinstance(task, str) else None,
     )
@@ -65,8 +72,10 @@ class Dispatcher:
         chunk_size: int,
         retries: int,
         backpressure: Callable[[BaseException], QueueFullError | None] = lambda exc: None,
+        kinds: Collection[str] = KINDS,
     ) -> None:
         self._call = call
+        self._kinds = frozenset(kinds)
         self._chunk_size = chunk_size
         self._retries = retries
         self._backpressure = backpressure
@@ -98,6 +107,9 @@ class Dispatcher:
         return [r for r in results if r is not None]
 
     async def _chunk(self, kind: str, items: list[Any]) -> list[Result]:
+        if kind not in self._kinds:
+            reason = f"no {kind} deployment on this cluster (ASSAY_RAY__{kind.upper()}__REPLICAS is 0)"
+            return [_given_up(raw, kind, 0, LookupError(reason)) for raw in items]
         self.stats.chunks += 1
         failure: BaseException = RuntimeError("not attempted")
         for attempt in range(self._retries + 1):

@@ -49,6 +49,7 @@ class RayEngine:
             settings.ray.chunk_size,
             settings.ray.retries,
             lambda exc: queue_full(exc, settings.retry_after_s),
+            kinds=self._handles,
         )
         self._pending = 0
         self._lock = threading.Lock()

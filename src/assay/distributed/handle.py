@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from assay.distributed.dispatch import KINDS, Dispatcher, DispatchStats
+from assay.distributed.dispatch import Dispatcher, DispatchStats, deployed_kinds
 from assay.distributed.faults import queue_full
 from assay.settings import Settings
 from assay.types import Result
@@ -32,6 +32,7 @@ class RewardHandle:
             settings.ray.chunk_size,
             settings.ray.retries,
             lambda exc: queue_full(exc, settings.retry_after_s),
+            kinds=self._handles,
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -74,5 +75,6 @@ def reward_handle(settings: Settings | None = None, *, deploy: bool = True) -> R
     running = settings.ray.app_name in serve.status().applications
     if deploy and not running:
         deploy_app(settings, http=False)
-    handles = {kind: serve.get_deployment_handle(kind, app_name=settings.ray.app_name) for kind in KINDS}
+    app = settings.ray.app_name
+    handles = {kind: serve.get_deployment_handle(kind, app_name=app) for kind in deployed_kinds(settings)}
     return RewardHandle(settings, handles)
