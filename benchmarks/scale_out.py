@@ -1,12 +1,14 @@
 """Items/s against replica count on Ray Serve: latency-bound work (a judge) and CPU-bound work (math).
 
-    .venv/bin/python benchmarks/scale_out.py [--replicas 1 2 4 8] [--latency 0.2] [--items 320]
+    .venv/bin/python benchmarks/scale_out.py [--replicas 1 2 4 8] [--latency 0.5] [--rounds 10]
 
 Latency-bound: judge items against a scripted OpenAI-compatible server on loopback that answers every
-request after a fixed delay (`--latency`). Each judge replica keeps `judge.concurrency` requests in
-flight, so one replica does at most concurrency / latency items/s and N replicas should do N times that.
-CPU-bound: math items (tests/cases/math.jsonl, repeated) on CPU-scorer replicas with one worker process
-each; on this 2-core machine they cannot scale past 2, which the table shows.
+request after a fixed delay (`--latency`; real LLM judges take seconds). Each judge replica keeps
+`judge.concurrency` (4) requests in flight, so one replica does at most 4 / latency items/s and N
+replicas should do N times that. Each measurement sends `rounds` x N x 4 items, so every replica count
+runs for about the same time (rounds x latency) and pays the same ramp-up and tail.
+CPU-bound: math items of uniform cost (a fraction against its decimal) on CPU-scorer replicas with one
+worker process each; on a 2-core machine they cannot scale past 2, which the table shows.
 
 Everything runs in one local Ray instance in this run; the baseline of each efficiency figure is the
 1-replica throughput measured in the same run (efficiency = items/s at N / (N x items/s at 1)).
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from pathlib import Path
@@ -60,12 +61,19 @@ def judge_items(n: int) -> list[dict[str, Any]]:
 
 
 def math_items(n: int) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in (ROOT / "tests" / "cases" / "math.jsonl").read_text().splitlines()]
-    cases = [{k: v for k, v in r.items() if k in {"task", "response", "reference"}} for r in rows if r]
-    return [dict(cases[i % len(cases)], id=f"m{i}") for i in range(n)]
+    """Items of the same cost each (a case file mixes millisecond items with ones that hit the deadline)."""
+    return [
+        {
+            "id": f"m{i}",
+            "task": "math",
+            "response": f"Dividing, the answer is \\boxed{{\\frac{{{i + 1}}}{{{2 * i + 4}}}}}.",
+            "reference": str((i + 1) / (2 * i + 4)),
+        }
+        for i in range(n)
+    ]
 
 
-def settings_for(kind: str, replicas: int, judge_url: str, latency_s: float) -> Settings:
+def settings_for(kind: str, replicas: int, judge_url: str) -> Settings:
     light = {"num_cpus": 0, "max_ongoing_requests": 2}
     return Settings(
         workers=1,
@@ -118,9 +126,9 @@ def main() -> None:
     )
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--cpu-replicas", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--latency", type=float, default=0.2, help="judge answer latency, seconds")
-    parser.add_argument("--items", type=int, default=320, help="judge items per measurement")
-    parser.add_argument("--math-items", type=int, default=600, help="math items per measurement")
+    parser.add_argument("--latency", type=float, default=0.5, help="judge answer latency, seconds")
+    parser.add_argument("--rounds", type=int, default=10, help="judge items per measurement: rounds x N x 4")
+    parser.add_argument("--math-items", type=int, default=400, help="math items per measurement")
     args = parser.parse_args()
 
     import ray
@@ -130,14 +138,14 @@ def main() -> None:
     ray.init(num_cpus=16, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
         judge_rows = [
-            (n, measure(settings_for("judge", n, server.base_url, args.latency), judge_items(args.items)))
+            (n, measure(settings_for("judge", n, server.base_url), judge_items(args.rounds * n * 4)))
             for n in args.replicas
         ]
         table("latency-bound (judge)", judge_rows)
         per_replica = 4 / args.latency
         print(f"ideal per replica: concurrency 4 / latency {args.latency}s = {per_replica:.1f} items/s")
         math_rows = [
-            (n, measure(settings_for("math", n, server.base_url, args.latency), math_items(args.math_items)))
+            (n, measure(settings_for("math", n, server.base_url), math_items(args.math_items)))
             for n in args.cpu_replicas
         ]
         table("CPU-bound (math)", math_rows)

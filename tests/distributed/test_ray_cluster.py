@@ -360,7 +360,9 @@ def _survivors(pids: set[int]) -> list[str]:
         try:
             process = psutil.Process(pid)
             if process.status() != psutil.STATUS_ZOMBIE:
-                left.append(f"{pid} {' '.join(process.cmdline())[:120]}")
+                parent = process.parent()
+                owner = f"{parent.pid} {' '.join(parent.cmdline())[:60]}" if parent else "none"
+                left.append(f"{pid} {' '.join(process.cmdline())[:80]} (parent {owner})")
         except psutil.NoSuchProcess:
             continue
     return left
