@@ -76,8 +76,10 @@ class RayCluster:
     def processes(self) -> set[int]:
         """Every live process of the cluster: Ray's own (GCS, raylets, monitors) and all below them
         (replicas, their worker pools and sandboxes). Not this process's own multiprocessing helpers."""
+        # Ray's programs live in its package (gcs_server, raylet, monitor.py ...); match the program only:
+        # this process's own forkserver lists Ray's folders in its sys.path argument.
         ray_roots = [
-            p for p in psutil.Process().children() if any("site-packages/ray/" in a for a in p.cmdline())
+            p for p in psutil.Process().children() if any("site-packages/ray/" in a for a in p.cmdline()[:3])
         ]
         return {q.pid for p in ray_roots for q in [p, *p.children(recursive=True)]}
 
