@@ -130,7 +130,14 @@ def settings(sql_dir: Path) -> Settings:
             "chunk_size": 4,
             "proxy_location": "HeadOnly",
             "ingress_resources": {"head": 1},
-            "scorers": {"replicas": 2, "num_cpus": 0.5, "resources": {"scorer_slot": 1}, "workers": 1},
+            # At most 2 chunks per replica: a 4-chunk batch always reaches both (the node test needs it).
+            "scorers": {
+                "replicas": 2,
+                "num_cpus": 0.5,
+                "resources": {"scorer_slot": 1},
+                "workers": 1,
+                "max_ongoing_requests": 2,
+            },
             "code": on_head,
             "judge": on_head,
             "prm": on_head,
