@@ -150,6 +150,10 @@ def _serve(args: argparse.Namespace) -> int:
     if busy is not None:
         print(f"assay serve: {busy}", file=sys.stderr)
         return 2
+    if args.ray or args.address:
+        from assay.distributed import serve as serve_on_ray
+
+        return serve_on_ray(settings, args.address)
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -177,6 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="bind address (default 127.0.0.1, or ASSAY_HOST)")
     serve.add_argument("--port", type=int, help="port (default 8000, or ASSAY_PORT)")
     serve.add_argument("--workers", type=int, help="scoring worker processes (default: CPU count)")
+    serve.add_argument(
+        "--ray",
+        action="store_true",
+        help="serve with Ray Serve, one deployment per kind of work (assay[ray])",
+    )
+    serve.add_argument(
+        "--address", help="Ray cluster to join (implies --ray; default ASSAY_RAY__ADDRESS, else a local Ray)"
+    )
     serve.set_defaults(run=_serve)
 
     score = sub.add_parser("score", help="score JSON Lines items in-process")

@@ -220,6 +220,92 @@ class PrmSettings(_Section):
     api_key: SecretStr | None = Field(None, description="vllm: sent as a Bearer token; never logged.")
 
 
+class RayDeploymentSettings(_Section):
+    """One Ray Serve deployment (one kind of work): its replicas, autoscaling and resources per replica."""
+
+    replicas: int = Field(
+        1, ge=0, description="Replicas at start; the autoscaler's floor. 0: not deployed (its items: error)."
+    )
+    max_replicas: int = Field(
+        1, ge=1, description="Autoscaling ceiling on ongoing requests; at or below replicas: a fixed count."
+    )
+    target_ongoing_requests: float = Field(
+        2.0, gt=0, description="Ongoing requests per replica the autoscaler aims for."
+    )
+    upscale_delay_s: float = Field(10.0, ge=0, description="Load held this long before adding replicas.")
+    downscale_delay_s: float = Field(300.0, ge=0, description="Idle held this long before removing replicas.")
+    look_back_s: float = Field(
+        30.0,
+        gt=10,
+        description="Window the autoscaler averages ongoing requests over (over Ray's 10 s push).",
+    )
+    max_ongoing_requests: int = Field(
+        4, ge=1, description="Requests (item chunks) one replica works on at once; more wait in the queue."
+    )
+    max_queued_requests: int = Field(
+        256, ge=-1, description="Chunks that may wait for a replica (-1: no bound); beyond it: HTTP 429."
+    )
+    num_cpus: float = Field(1.0, ge=0, description="CPUs Ray reserves per replica.")
+    num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves per replica.")
+    resources: dict[str, float] = Field(
+        default_factory=dict, description="Custom Ray resources per replica (pins replicas to node types)."
+    )
+
+
+class RayScorerSettings(RayDeploymentSettings):
+    """math, sql and plugin tasks: CPU-bound, in each replica's killable process pool."""
+
+    workers: int = Field(2, gt=0, description="Engine worker processes per replica (math and sql).")
+    num_cpus: float = Field(2.0, ge=0, description="CPUs Ray reserves per replica.")
+
+
+class RayCodeSettings(RayDeploymentSettings):
+    """code: each replica holds `code.slots` sandboxes."""
+
+    num_cpus: float = Field(2.0, ge=0, description="CPUs Ray reserves per replica (match code.slots).")
+
+
+class RayJudgeSettings(RayDeploymentSettings):
+    """judge: latency-bound HTTP clients; cheap replicas that each keep many requests in flight."""
+
+    num_cpus: float = Field(0.25, ge=0, description="CPUs Ray reserves per replica.")
+    max_ongoing_requests: int = Field(
+        16, ge=1, description="Requests (item chunks) one replica works on at once; more wait in the queue."
+    )
+
+
+class RayPrmSettings(RayDeploymentSettings):
+    """prm: one model per replica, on a GPU when the cluster has one."""
+
+    num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves per replica (1 for a GPU PRM).")
+
+
+class RaySettings(_Section):
+    """`assay serve --ray` and `assay.distributed.reward_handle`: a Ray Serve deployment per kind of work."""
+
+    address: str | None = Field(
+        None, description='Ray cluster to join ("auto", "ray://host:10001"); unset: start a local Ray.'
+    )
+    app_name: str = Field("assay", min_length=1, description="Ray Serve application name.")
+    chunk_size: int = Field(
+        8, gt=0, description="Items per request to a replica: a batch spreads over replicas in chunks."
+    )
+    retries: int = Field(
+        1, ge=0, description="Times a chunk whose replica died is sent again (then its items are error)."
+    )
+    ingress_replicas: int = Field(1, ge=1, description="Replicas of the HTTP ingress deployment.")
+    proxy_location: Literal["EveryNode", "HeadOnly"] = Field(
+        "EveryNode", description="Where Ray Serve runs HTTP proxies on host:port (EveryNode or HeadOnly)."
+    )
+    ingress_resources: dict[str, float] = Field(
+        default_factory=dict, description="Custom Ray resources per ingress replica."
+    )
+    scorers: RayScorerSettings = Field(default_factory=RayScorerSettings)
+    code: RayCodeSettings = Field(default_factory=RayCodeSettings)
+    judge: RayJudgeSettings = Field(default_factory=RayJudgeSettings)
+    prm: RayPrmSettings = Field(default_factory=RayPrmSettings)
+
+
 class Settings(BaseSettings):
     """Everything Assay can be configured with. Field descriptions are the README's settings table."""
 
@@ -267,6 +353,7 @@ class Settings(BaseSettings):
     code: CodeSettings = Field(default_factory=CodeSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     prm: PrmSettings = Field(default_factory=PrmSettings)
+    ray: RaySettings = Field(default_factory=RaySettings)
 
     @field_validator("log_level")
     @classmethod

@@ -4,8 +4,9 @@ settings passed in: tests build apps from explicit settings, and two apps never 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -25,15 +26,19 @@ Every item gets a result with a `status`: `ok` (with a `reward`), `invalid`, `ti
 """
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Any] = Engine
+) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
-    requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends)."""
+    requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends).
+    `engine_factory` swaps in an engine with the same surface (`assay.distributed` scores on Ray Serve
+    deployments)."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = Engine(settings, metrics)
+        engine = engine_factory(settings, metrics)
         app.state.engine = engine
         # Workers start in the background: /healthz answers at once, /readyz once they are warm.
         starting = asyncio.create_task(health.start(app, engine))

@@ -12,7 +12,9 @@ with `extra_logs["scored"]` marking those items. OpenRLHF only logs a refusal at
 with "'NoneType' object has no attribute 'size'": read the reason in Assay's log (`assay.openrlhf`) and
 `assay_openrlhf_unscored_items_total` in /metrics. The README says which mode to pick.
 
-`remote_reward` below does what OpenRLHF's client does, for scripts and tests.
+`remote_reward` below does what OpenRLHF's client does, for scripts and tests. `ray_rewards` scores the
+same way inside OpenRLHF's own Ray job, without HTTP (opt-in, needs `assay[ray]`): call it from the
+`reward_func` of a custom reward file and turn its list into a tensor.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from assay.rl_client.integrations import RewardUnavailable, assay_url
+from assay.rl_client.integrations import RewardUnavailable, assay_url, reward_or_raise
 
 
 def request_body(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
@@ -43,3 +45,27 @@ def remote_reward(
     if response.status_code != 200:
         raise RewardUnavailable(f"Assay answered {response.status_code}: {response.text[:300]}")
     return [float(r) for r in response.json()["rewards"]]
+
+
+def _response(query: str, prompt: str | None) -> str:
+    """The response part of a query, by the rule `/get_reward` uses (after the prompt, wherever it is)."""
+    if not prompt:
+        return query
+    at = 0 if query.startswith(prompt) else query.rfind(prompt)
+    return query[at + len(prompt) :] if at >= 0 else query
+
+
+def ray_rewards(
+    queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str], task: str = "math"
+) -> list[float]:
+    """Rewards from the Assay deployments on this Ray cluster (`assay.distributed`); in input order.
+
+    An item that could not be scored raises `RewardUnavailable`, as a refused `/get_reward` batch does.
+    """
+    from assay.distributed import shared_reward_handle
+
+    items = [
+        {"id": str(i), "task": task, "prompt": p, "response": _response(q, p), "reference": lab}
+        for i, (q, p, lab) in enumerate(zip(queries, prompts, labels, strict=True))
+    ]
+    return [reward_or_raise(r) for r in shared_reward_handle()(items)]

@@ -8,9 +8,12 @@
         reward_kwargs: {url: "http://assay:8000", task: math}
 
 The URL also comes from `ASSAY_URL`: verl calls reward functions inside Ray workers, so set it in the
-job's runtime env (`ray job submit --runtime-env-json '{"env_vars": {"ASSAY_URL": "http://assay:8000"}}'`)
-or pass `url` in `reward_kwargs`. The task is `task`, else `extra_info["assay_task"]`, else math. The
-answer is a dict (`score` plus `acc` and Assay's status), which verl logs as extra reward info.
+job's runtime env (`ray job submit --runtime-env-json '{"env_vars": {"ASSAY_URL":
+"http://assay:8000"}}'`) or pass `url` in `reward_kwargs`. `reward_kwargs: {ray: true}` scores through
+`assay.distributed.shared_reward_handle()` instead: the Assay deployments on verl's own Ray cluster, no
+HTTP (needs `assay[ray]`; settings from `ASSAY_RAY__*`). The task is `task`, else
+`extra_info["assay_task"]`, else math. The answer is a dict (`score` plus `acc` and Assay's status),
+which verl logs as extra reward info.
 
 verl has no "unscored" value (no manager masks a None or NaN reward), so a non-ok result raises
 `RewardUnavailable` instead of becoming 0.0. Which manager:
@@ -48,6 +51,14 @@ def _item(solution_str: str, ground_truth: Any, extra_info: Any, task: str | Non
     }
 
 
+def _scored(items: list[dict[str, Any]], url: str | None, ray: bool) -> list[Result]:
+    if ray:
+        from assay.distributed import shared_reward_handle
+
+        return shared_reward_handle()(items)
+    return shared_client(assay_url(url)).score(items)
+
+
 def _score(result: Result) -> dict[str, Any]:
     return {
         "score": reward_or_raise(result),
@@ -64,10 +75,11 @@ def compute_score(
     *,
     url: str | None = None,
     task: str | None = None,
+    ray: bool = False,
     **_: Any,
 ) -> dict[str, Any]:
     """verl's per-sample signature (the `naive` reward manager)."""
-    [result] = shared_client(assay_url(url)).score([_item(solution_str, ground_truth, extra_info, task)])
+    [result] = _scored([_item(solution_str, ground_truth, extra_info, task)], url, ray)
     return _score(result)
 
 
@@ -79,9 +91,10 @@ def compute_score_batch(
     *,
     url: str | None = None,
     task: str | None = None,
+    ray: bool = False,
     **_: Any,
 ) -> list[dict[str, Any]]:
     """The legacy batch signature: one HTTP request per batch. Arguments may be lists or numpy arrays."""
     extras: list[Any] = [None] * len(solution_strs) if extra_infos is None else list(extra_infos)
     items = [_item(s, g, e, task) for s, g, e in zip(solution_strs, ground_truths, extras, strict=True)]
-    return [_score(r) for r in shared_client(assay_url(url)).score(items)]
+    return [_score(r) for r in _scored(items, url, ray)]

@@ -1,0 +1,131 @@
+"""The Ray Serve application: one deployment per kind of work, each wrapping the same Engine, and an HTTP
+ingress that serves `create_app`'s routes from them.
+
+    ingress (FastAPI: every route of `assay serve`)
+      ├── scorers   math, sql, plugins: CPU-bound, a killable process pool per replica
+      ├── code      sandbox slots
+      ├── judge     OpenAI-compatible judge clients (latency-bound)
+      └── prm       the process reward model (`num_gpus` per replica)
+
+Each deployment takes its replica count, autoscaling and resources from `Settings.ray.<kind>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay.distributed.dispatch import deployed_kinds
+from assay.distributed.faults import require_ray
+from assay.settings import RayDeploymentSettings, Settings
+
+
+class ScorerReplica:
+    """The body of every per-kind deployment: one Engine, so a replica answers as `assay serve` would."""
+
+    def __init__(self, settings: Settings, kind: str) -> None:
+        from assay.scoring import Engine
+
+        workers = getattr(getattr(settings.ray, kind), "workers", 1)  # math and sql run on scorers only
+        self._engine = Engine(settings.model_copy(update={"workers": workers}))
+
+    async def score(self, items: list[Any]) -> list[Any]:
+        return await self._engine.score_async(items)
+
+    def execute(self, *args: Any) -> Any:
+        """`/run_code`: one program on this replica's sandbox pool (SandboxBusy travels back as raised)."""
+        scorer: Any = self._engine.scorer("code")
+        return scorer.executor.execute(*args)
+
+    async def __del__(self) -> None:
+        await self._engine.aclose(wait=False)
+
+
+class Ingress:
+    """Holds the handles of the per-kind deployments; Serve builds the FastAPI app after `__init__`."""
+
+    def __init__(self, settings: Settings, handles: dict[str, Any]) -> None:
+        self._settings = settings
+        self._handles = handles
+
+    def __serve_build_asgi_app__(self) -> Any:
+        from assay.api import create_app
+        from assay.distributed.engine import RayEngine
+
+        handles = self._handles
+        return create_app(self._settings, engine_factory=lambda s, m: RayEngine(s, m, handles))
+
+
+def deployment_options(section: RayDeploymentSettings) -> dict[str, Any]:
+    """Ray Serve options for one kind: fixed replicas, or autoscaling on ongoing requests."""
+    options: dict[str, Any] = {
+        "max_ongoing_requests": section.max_ongoing_requests,
+        "max_queued_requests": section.max_queued_requests,
+        "ray_actor_options": {
+            "num_cpus": section.num_cpus,
+            "num_gpus": section.num_gpus,
+            "resources": dict(section.resources),
+        },
+    }
+    if section.max_replicas > section.replicas:
+        options["autoscaling_config"] = {
+            "min_replicas": section.replicas,
+            "initial_replicas": section.replicas,
+            "max_replicas": section.max_replicas,
+            "target_ongoing_requests": section.target_ongoing_requests,
+            "upscale_delay_s": section.upscale_delay_s,
+            "downscale_delay_s": section.downscale_delay_s,
+            "look_back_period_s": section.look_back_s,
+        }
+    else:
+        options["num_replicas"] = section.replicas
+    return options
+
+
+def build_app(settings: Settings) -> Any:
+    """The bound application (not yet running): `serve.run(build_app(settings), ...)`."""
+    require_ray()
+    from ray import serve
+
+    replica: Any = serve.deployment(ScorerReplica)
+    kinds = {
+        kind: replica.options(name=kind, **deployment_options(getattr(settings.ray, kind))).bind(
+            settings, kind
+        )
+        for kind in deployed_kinds(settings)
+    }
+    ingress: Any = serve.deployment(serve.ingress()(Ingress), name="ingress")
+    ingress = ingress.options(
+        num_replicas=settings.ray.ingress_replicas,
+        # The ingress admits by `queue_size` and answers 429 itself; Serve must not queue or refuse first.
+        max_ongoing_requests=max(settings.queue_size, 1),
+        max_queued_requests=-1,
+        ray_actor_options={"num_cpus": 0, "resources": dict(settings.ray.ingress_resources)},
+    )
+    return ingress.bind(settings, kinds)
+
+
+def deploy(settings: Settings, http: bool = True) -> None:
+    """Start (or update) the application on the connected Ray cluster; returns once it is running.
+
+    With `http`, Serve's proxy listens on `settings.host:settings.port` at `/`; without, the app has no
+    route and is reached through handles only (`reward_handle`).
+    """
+    from ray import serve
+
+    # The first start fixes Serve's proxies for the cluster; a handle-only deployment starts none.
+    serve.start(
+        proxy_location=settings.ray.proxy_location if http else "Disabled",
+        http_options={"host": settings.host, "port": settings.port},
+    )
+    serve.run(
+        build_app(settings),
+        name=settings.ray.app_name,
+        route_prefix="/" if http else None,
+        blocking=False,
+    )
+
+
+def app_builder(args: dict[str, Any]) -> Any:
+    """Serve's application-builder entry for config files and KubeRay's RayService:
+    `import_path: assay.distributed.deployments:app_builder`, `args` are Settings fields (over ASSAY_*)."""
+    return build_app(Settings(**args))
