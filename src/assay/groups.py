@@ -32,6 +32,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from pydantic import BaseModel, Field
 
+from assay.errors import ItemError
 from assay.types import Result, Status
 
 
@@ -171,3 +172,13 @@ class GroupGauges(Collector):
             yield GaugeMetricFamily(
                 f"assay_groups_{name}", f"{name.replace('_', ' ')} over the last groups scored", value=value
             )
+
+
+def group_parts(index: int, group: Any) -> tuple[str | None, list[Any]]:
+    """(id, items) of a group given as `{"id", "items"}` or as a plain list of items."""
+    if isinstance(group, dict) and isinstance(group.get("items"), list):
+        gid = group.get("id")
+        return (str(gid) if gid is not None else None), group["items"]
+    if isinstance(group, list | tuple):
+        return None, list(group)
+    raise ItemError(f'group {index} must be {{"id": ..., "items": [...]}} or a list of items')

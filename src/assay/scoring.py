@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from assay.errors import AssayError, ItemError, QueueFullError
-from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_stats, responses_of
+from assay.admission import Admission
+from assay.errors import AssayError, ItemError
+from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_parts, group_stats, responses_of
 from assay.judges.quality import JudgeQualityCollector
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
@@ -86,8 +87,7 @@ class Engine:
         self._pool: WorkerPool | None = None
         if any(cls.runs_in == "process" for cls in self.registry.values()):
             self._pool = WorkerPool(self.settings, self.registry, on_restart=self._count_restart)
-        self._pending = 0
-        self._pending_lock = threading.Lock()
+        self._admission = Admission(self.settings, self.metrics)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._closed = False
@@ -107,7 +107,7 @@ class Engine:
     # -- admission -------------------------------------------------------------------------------
     @property
     def pending(self) -> int:
-        return self._pending
+        return self._admission.pending
 
     @property
     def worker_restarts(self) -> int:
@@ -115,17 +115,10 @@ class Engine:
 
     def admit(self, count: int) -> None:
         """Reserve room for `count` items or raise QueueFullError (the API answers 429)."""
-        with self._pending_lock:
-            if self._pending + count > self.settings.queue_size:
-                self.metrics.rejected.inc(count)
-                raise QueueFullError(self._pending, self.settings.queue_size, self.settings.retry_after_s)
-            self._pending += count
-            self.metrics.queue_depth.set(self._pending)
+        self._admission.admit(count)
 
     def release(self, count: int) -> None:
-        with self._pending_lock:
-            self._pending -= count
-            self.metrics.queue_depth.set(self._pending)
+        self._admission.release(count)
 
     def _count_restart(self, cause: str) -> None:
         self.metrics.worker_restarts.labels(cause=cause).inc()
@@ -190,7 +183,7 @@ class Engine:
         if self._closed:
             raise RuntimeError("engine is closed")
         lane = lane if lane is not None else object()
-        parsed = [_group_parts(index, group) for index, group in enumerate(groups)]
+        parsed = [group_parts(index, group) for index, group in enumerate(groups)]
         scored = await asyncio.gather(*(self._score_group(items, lane) for _, items in parsed))
         outcomes = [
             GroupOutcome(id=gid, results=results, stats=group_stats(results, responses_of(items)))
@@ -444,22 +437,12 @@ class Engine:
         self.close()
 
 
-def _group_parts(index: int, group: Any) -> tuple[str | None, list[Any]]:
-    """(id, items) of a group given as `{"id", "items"}` or as a plain list of items."""
-    if isinstance(group, dict) and isinstance(group.get("items"), list):
-        gid = group.get("id")
-        return (str(gid) if gid is not None else None), group["items"]
-    if isinstance(group, list | tuple):
-        return None, list(group)
-    raise ItemError(f'group {index} must be {{"id": ..., "items": [...]}} or a list of items')
-
-
 def _group_rounds(groups: list[Any], limit: int) -> Iterator[list[Any]]:
     """Consecutive runs of whole groups holding at most `limit` items (a larger group goes alone)."""
     chunk: list[Any] = []
     size = 0
     for index, group in enumerate(groups):
-        count = len(_group_parts(index, group)[1])
+        count = len(group_parts(index, group)[1])
         if chunk and size + count > limit:
             yield chunk
             chunk, size = [], 0

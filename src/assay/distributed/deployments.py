@@ -31,10 +31,10 @@ class ScorerReplica:
     async def score(self, items: list[Any]) -> list[Any]:
         return await self._engine.score_async(items)
 
-    def execute(self, *args: Any) -> Any:
+    def run_program(self, *args: Any, **kwargs: Any) -> Any:
         """`/run_code`: one program on this replica's sandbox pool (SandboxBusy travels back as raised)."""
         scorer: Any = self._engine.scorer("code")
-        return scorer.executor.execute(*args)
+        return scorer.run_program(*args, **kwargs)
 
     async def __del__(self) -> None:
         await self._engine.aclose(wait=False)

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.distributed.faults import queue_full
 from assay.errors import QueueFullError
 from assay.scoring import _raw_id
 from assay.settings import Settings
@@ -80,6 +81,18 @@ class Dispatcher:
         self._retries = retries
         self._backpressure = backpressure
         self.stats = DispatchStats()
+
+    @classmethod
+    def on_serve(cls, call: Call, settings: Settings, kinds: Collection[str]) -> Dispatcher:
+        """The dispatcher over Ray Serve deployments: chunking and retries from `settings.ray`, and a
+        deployment's full queue answered as 429."""
+        return cls(
+            call,
+            settings.ray.chunk_size,
+            settings.ray.retries,
+            lambda exc: queue_full(exc, settings.retry_after_s),
+            kinds=kinds,
+        )
 
     async def score(self, raw_items: Sequence[Any]) -> list[Result]:
         """One Result per item, in input order."""

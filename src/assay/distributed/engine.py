@@ -8,32 +8,29 @@ those of `assay serve`. Only `score_async` differs: items travel to the per-kind
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+import asyncio
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
+from assay.admission import Admission
 from assay.distributed.dispatch import Dispatcher
-from assay.distributed.faults import queue_full
-from assay.errors import QueueFullError
+from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.settings import Settings
 from assay.types import Result
 
+T = TypeVar("T")
 
-class _RemoteExecutor:
-    """`executor.execute(...)` of the code scorer, run by a code replica (called from a worker thread)."""
+
+class _RemoteCodeScorer:
+    """`run_program(...)` of the code scorer, run by a code replica (called from a worker thread)."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
-    def execute(self, *args: Any) -> Any:
-        return self._handle.execute.remote(*args).result()
-
-
-class _RemoteCodeScorer:
-    def __init__(self, handle: Any) -> None:
-        self.executor = _RemoteExecutor(handle)
+    def run_program(self, *args: Any, **kwargs: Any) -> Any:
+        return self._handle.run_program.remote(*args, **kwargs).result()
 
 
 class RayEngine:
@@ -44,19 +41,12 @@ class RayEngine:
         self.metrics = metrics
         self.registry = Registry.from_settings(settings)
         self._handles = dict(handles)
-        self.dispatcher = Dispatcher(
-            self._call,
-            settings.ray.chunk_size,
-            settings.ray.retries,
-            lambda exc: queue_full(exc, settings.retry_after_s),
-            kinds=self._handles,
-        )
-        self._pending = 0
-        self._lock = threading.Lock()
+        self.dispatcher = Dispatcher.on_serve(self._call, settings, kinds=self._handles)
+        self._admission = Admission(settings, metrics)
 
     @property
     def pending(self) -> int:
-        return self._pending
+        return self._admission.pending
 
     @property
     def worker_restarts(self) -> int:
@@ -64,23 +54,48 @@ class RayEngine:
 
     def admit(self, count: int) -> None:
         """Reserve room for `count` items or raise QueueFullError (the API answers 429)."""
-        with self._lock:
-            if self._pending + count > self.settings.queue_size:
-                self.metrics.rejected.inc(count)
-                raise QueueFullError(self._pending, self.settings.queue_size, self.settings.retry_after_s)
-            self._pending += count
-            self.metrics.queue_depth.set(self._pending)
+        self._admission.admit(count)
 
     def release(self, count: int) -> None:
-        with self._lock:
-            self._pending -= count
-            self.metrics.queue_depth.set(self._pending)
+        self._admission.release(count)
 
     async def _call(self, kind: str, items: list[Any]) -> list[Result]:
         results: list[Result] = await self._handles[kind].score.remote(items)
         return results
 
-    async def score_async(self, raw_items: Sequence[Any]) -> list[Result]:
+    async def start(self) -> None:
+        """Nothing to warm here: each deployment's replicas start and warm their own engines."""
+
+    def crowded(self, kind: str, max_waiting: int) -> bool:
+        """Never: the code deployment's own queue bounds `/run_code` (its overflow is a 429)."""
+        return False
+
+    async def run_in_slot(
+        self,
+        kind: str,
+        lane: Hashable,
+        call: Callable[[], T],
+        deadline_s: float | None = None,
+        wait_s: float | None = None,
+    ) -> T:
+        """`call` in a thread: the replica it reaches holds the slot and bounds the wait."""
+        return await asyncio.wait_for(asyncio.to_thread(call), deadline_s)
+
+    async def score_groups_async(
+        self, groups: Sequence[Any], lane: Hashable | None = None
+    ) -> list[GroupOutcome]:
+        """Groups scored as one flat batch on the deployments, then split back with their statistics."""
+        parsed = [group_parts(index, group) for index, group in enumerate(groups)]
+        results = iter(await self.score_async([item for _, items in parsed for item in items]))
+        outcomes = []
+        for gid, items in parsed:
+            scored = [next(results) for _ in items]
+            outcomes.append(
+                GroupOutcome(id=gid, results=scored, stats=group_stats(scored, responses_of(items)))
+            )
+        return outcomes
+
+    async def score_async(self, raw_items: Sequence[Any], lane: Hashable | None = None) -> list[Result]:
         """Score a batch on the deployments; results in input order. Admission is the caller's."""
         results = await self.dispatcher.score(raw_items)
         for result in results:

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assay.distributed.dispatch import Dispatcher, DispatchStats, deployed_kinds
-from assay.distributed.faults import queue_full
 from assay.settings import Settings
 from assay.types import Result
 
@@ -27,13 +26,7 @@ class RewardHandle:
     def __init__(self, settings: Settings, handles: Mapping[str, Any]) -> None:
         self.settings = settings
         self._handles = dict(handles)
-        self._dispatcher = Dispatcher(
-            self._call,
-            settings.ray.chunk_size,
-            settings.ray.retries,
-            lambda exc: queue_full(exc, settings.retry_after_s),
-            kinds=self._handles,
-        )
+        self._dispatcher = Dispatcher.on_serve(self._call, settings, kinds=self._handles)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (RewardHandle, (self.settings, self._handles))
