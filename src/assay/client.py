@@ -15,7 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -30,6 +30,8 @@ from assay.errors import (
 )
 from assay.groups import GroupOutcome
 from assay.types import Item, Result
+
+T = TypeVar("T")
 
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
 _JSON = {"content-type": "application/json"}
@@ -59,6 +61,19 @@ def _error_message(response: httpx.Response) -> str:
         return str(response.json()["error"]["message"])
     except (ValueError, KeyError, TypeError):
         return response.text[:500]
+
+
+def _answer(response: httpx.Response, key: str, parse: Callable[[Any], T]) -> T:
+    """`parse` of the `key` field of a 200 answer: ServiceError for an error status, ResponseError for
+    an answer that does not follow the contract."""
+    if response.status_code != 200:
+        raise ServiceError(
+            f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
+        )
+    try:
+        return parse(response.json()[key])
+    except (ValueError, KeyError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        raise ResponseError(f"Assay's answer does not follow the contract: {exc}") from exc
 
 
 class AssayClient:
@@ -119,14 +134,7 @@ class AssayClient:
 
     # -- answers and batches ---------------------------------------------------------------------
     def _parse(self, response: httpx.Response, expected: int) -> list[Result]:
-        if response.status_code != 200:
-            raise ServiceError(
-                f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
-            )
-        try:
-            results = [Result.model_validate(r) for r in response.json()["results"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ResponseError(f"Assay's answer does not follow the contract: {exc}") from exc
+        results = _answer(response, "results", lambda raw: [Result.model_validate(r) for r in raw])
         if len(results) != expected:
             raise ResponseError(f"Assay returned {len(results)} results for {expected} items")
         return results
@@ -150,14 +158,7 @@ class AssayClient:
         return batches
 
     def _parse_groups(self, response: httpx.Response, sent: list[dict[str, Any]]) -> list[GroupOutcome]:
-        if response.status_code != 200:
-            raise ServiceError(
-                f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
-            )
-        try:
-            outcomes = [GroupOutcome.model_validate(g) for g in response.json()["groups"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ResponseError(f"Assay's answer does not follow the contract: {exc}") from exc
+        outcomes = _answer(response, "groups", lambda raw: [GroupOutcome.model_validate(g) for g in raw])
         if [len(o.results) for o in outcomes] != [len(g["items"]) for g in sent]:
             raise ResponseError(
                 f"Assay returned {len(outcomes)} groups that do not match the {len(sent)} sent"
@@ -254,16 +255,7 @@ class AssayClient:
         return outcomes
 
     def tasks(self) -> list[dict[str, Any]]:
-        response = self._send("GET", "/v1/tasks")
-        if response.status_code != 200:
-            raise ServiceError(
-                f"Assay answered {response.status_code}: {_error_message(response)}", response.status_code
-            )
-        try:
-            tasks: list[dict[str, Any]] = response.json()["tasks"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ResponseError(f"Assay's task list does not follow the contract: {exc}") from exc
-        return tasks
+        return _answer(self._send("GET", "/v1/tasks"), "tasks", list)
 
     def close(self) -> None:
         if self._sync is not None:
