@@ -28,6 +28,7 @@ from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, TrainConfig
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
+from assay.rl_client.models import build_char_model
 from assay.rl_client.observe import plot_curves
 from assay.rl_client.trainer import Trainer
 from assay.settings import Settings
@@ -50,6 +51,9 @@ class CharTokenizer:
     @property
     def vocab_size(self) -> int:
         return len(self.alphabet) + 3
+
+    def __len__(self) -> int:
+        return self.vocab_size
 
     def encode(self, text: str) -> list[int]:
         return [BOS] + [self._ids[c] for c in text]
@@ -79,23 +83,7 @@ def addition_problems(seed: int, dev_size: int = 500) -> tuple[list[Problem], li
 
 def build_model(tokenizer: CharTokenizer, seed: int, width: int = 128, layers: int = 2) -> Any:
     """A GPT-2 from a config with random weights (about 0.4M parameters at the defaults)."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    torch.manual_seed(seed)
-    config = GPT2Config(
-        vocab_size=tokenizer.vocab_size,
-        n_positions=16,
-        n_embd=width,
-        n_layer=layers,
-        n_head=4,
-        resid_pdrop=0.0,
-        embd_pdrop=0.0,
-        attn_pdrop=0.0,
-        bos_token_id=BOS,
-        eos_token_id=EOS,
-        pad_token_id=PAD,
-    )
-    return GPT2LMHeadModel(config)
+    return build_char_model(tokenizer, seed, width, layers, positions=16)
 
 
 def greedy_accuracy(backend: HFBackend, problems: Sequence[Problem], max_new_tokens: int = 4) -> float:

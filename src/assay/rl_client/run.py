@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,14 +134,8 @@ def run_grpo(session: Session, progress: bool, started: float) -> dict[str, Any]
         evaluate=evaluator if session.eval else None,
     )  # fmt: skip
     board = _tensorboard(out) if cfg.output.tensorboard else None
-    start_file = out / "eval_start.json"
     try:
-        latest = checkpoints.newest(out / "checkpoints") if cfg.output.resume else None
-        if latest is not None:
-            trainer.load(latest)
-        else:
-            before = evaluator() if session.eval else None
-            start_file.write_text(json.dumps({"dev_accuracy": before}), encoding="utf-8")
+        resume_or_start(session, trainer.load, evaluator)
         budget = cfg.time_budget_s
         while trainer.step < cfg.train.steps and (budget is None or time.perf_counter() - started < budget):
             record = trainer.train_step()
@@ -157,13 +152,39 @@ def run_grpo(session: Session, progress: bool, started: float) -> dict[str, Any]
         trainer.close()
         if board is not None:
             board.close()
-    before = json.loads(start_file.read_text(encoding="utf-8"))["dev_accuracy"]
+    before = start_accuracy(session)
     history = [{"step": 0, "dev_accuracy": before}, *trainer.history]
     if cfg.output.plots:
         plot_curves(
             history, out / "curves.png", title=f"assay train ({cfg.algorithm}, seed {cfg.train.seed})"
         )
     return summary_of(session, before, after, trainer.step, trainer.reward_requests)
+
+
+def resume_or_start(
+    session: Session,
+    load: Callable[[Path], None],
+    evaluate: Callable[[], float | None],
+    fresh: Callable[[], None] | None = None,
+) -> None:
+    """Load the newest checkpoint, or (after `fresh`, for a run starting anew) record the held-out
+    accuracy the run starts from in `eval_start.json`, so a resumed run reports the same starting point
+    as an uninterrupted one."""
+    out = session.out
+    latest = checkpoints.newest(out / "checkpoints") if session.cfg.output.resume else None
+    if latest is not None:
+        load(latest)
+        return
+    if fresh is not None:
+        fresh()
+    before = evaluate() if session.eval else None
+    (out / "eval_start.json").write_text(json.dumps({"dev_accuracy": before}), encoding="utf-8")
+
+
+def start_accuracy(session: Session) -> float | None:
+    """The held-out accuracy recorded when the run started (see `resume_or_start`)."""
+    value = json.loads((session.out / "eval_start.json").read_text(encoding="utf-8"))["dev_accuracy"]
+    return None if value is None else float(value)
 
 
 def _pipe(trainer: Trainer | None) -> Any:

@@ -28,7 +28,7 @@ from assay.rl_client.evaluate import Evaluator
 from assay.rl_client.filter import RewardPipe, apply_results, reward_items
 from assay.rl_client.generate import Group, Problem, SamplingParams, sample_groups
 from assay.rl_client.observe import StepLog, plot_curves
-from assay.rl_client.run import Session, summary_of
+from assay.rl_client.run import Session, resume_or_start, start_accuracy, summary_of
 from assay.rl_client.sft import Pair, fine_tune
 
 
@@ -159,15 +159,8 @@ def _correct(result: Any) -> bool:
 def run_star(session: Session, progress: bool, started: float) -> dict[str, Any]:
     cfg, out = session.cfg, session.out
     star = StarRun(session, progress)
-    start_file = out / "eval_start.json"
     try:
-        latest = checkpoints.newest(out / "checkpoints") if cfg.output.resume else None
-        if latest is not None:
-            star.load(latest)
-        else:
-            star.log.rewrite([])
-            before = star.evaluator() if session.eval else None
-            start_file.write_text(json.dumps({"dev_accuracy": before}), encoding="utf-8")
+        resume_or_start(session, star.load, star.evaluator, fresh=lambda: star.log.rewrite([]))
         budget = cfg.time_budget_s
         while star.iteration < cfg.star.iterations and (
             budget is None or time.perf_counter() - started < budget
@@ -177,7 +170,7 @@ def run_star(session: Session, progress: bool, started: float) -> dict[str, Any]
         after = star.evaluator() if session.eval else None
     finally:
         star.close()
-    before = json.loads(start_file.read_text(encoding="utf-8"))["dev_accuracy"]
+    before = start_accuracy(session)
     if cfg.output.plots:
         history = [{"step": 0, "dev_accuracy": before}, *star.history]
         plot_curves(history, out / "curves.png", title=f"assay train (star, seed {cfg.train.seed})")
