@@ -34,7 +34,18 @@ def _run(*command: str | Path, cwd: Path | None = None) -> str:
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = tmp_path_factory.mktemp("source") / "assay"
-    ignore = shutil.ignore_patterns(".venv*", ".git", "*cache*", "build", "dist", "*.egg-info", "__pycache__")
+    # Caches by name: a "*cache*" pattern would also drop source modules such as judges/cache.py.
+    ignore = shutil.ignore_patterns(
+        ".venv*",
+        ".sandbox-runtime",
+        ".git",
+        ".*_cache",
+        ".hypothesis",
+        "build",
+        "dist",
+        "*.egg-info",
+        "__pycache__",
+    )
     shutil.copytree(ROOT, source, ignore=ignore, symlinks=True)
     out = tmp_path_factory.mktemp("dist")
     _run(*BUILD, out, source, cwd=source)
