@@ -14,6 +14,7 @@ rather than return a made-up 0.0 (verl and others score a reward timeout as 0: a
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 
@@ -41,8 +42,19 @@ def shared_client(url: str) -> AssayClient:
     with _clients_lock:
         client = _clients.get(url)
         if client is None:
+            if not _clients:
+                atexit.register(close_shared_clients)  # else their sockets are left open at exit
             client = _clients[url] = AssayClient(url)
         return client
+
+
+def close_shared_clients() -> None:
+    """Close every client `shared_client` made (their connections); later calls make new ones."""
+    with _clients_lock:
+        clients = list(_clients.values())
+        _clients.clear()
+    for client in clients:
+        client.close()
 
 
 def reward_or_raise(result: Result) -> float:
