@@ -6,14 +6,17 @@ from __future__ import annotations
 import os
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 
 from assay.api import create_app
-from assay.settings import Settings
+from assay.settings import CodeSettings, Settings
+from assay.verifiers.code import CodeScorer
 
 TESTS = Path(__file__).parent
 
@@ -27,6 +30,18 @@ def bwrap_works() -> bool:
     except Exception:
         return False
     return os.geteuid() == 0 or Path("/proc/sys/user/max_user_namespaces").read_text().strip() != "0"
+
+
+def code_scorer(**code: Any) -> Iterator[CodeScorer]:
+    """A code scorer with its own sandbox slots under `CodeSettings(**code)`, for a fixture to
+    `yield from`; closed after. Skips where bubblewrap cannot run."""
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    instance = CodeScorer(Settings(code=CodeSettings(**code)))
+    try:
+        yield instance
+    finally:
+        instance.close()
 
 
 def free_port() -> int:

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from assay_testing import code_scorer
 from hypothesis import given
 from hypothesis import strategies as st
 
 from assay.sandbox import lookup
-from assay.sandbox.bwrap import find_bwrap
-from assay.settings import CodeSettings, Settings
 from assay.types import Item
 from assay.verifiers.code import CodeScorer, extract_code
 
@@ -142,13 +141,7 @@ def render(case: Case, code: str) -> str:
 
 @pytest.fixture(scope="module")
 def scorer() -> Iterator[CodeScorer]:
-    try:
-        find_bwrap()
-    except Exception:
-        pytest.skip("bubblewrap cannot run here")
-    instance = CodeScorer(Settings(code=CodeSettings(slots=1, tmpfs_mb=64, processes=32, memory_mb=256)))
-    yield instance
-    instance.close()
+    yield from code_scorer(slots=1, tmpfs_mb=64, processes=32, memory_mb=256)
 
 
 def reward(scorer: CodeScorer, response: str, tests: list[dict[str, Any]]) -> float | None:

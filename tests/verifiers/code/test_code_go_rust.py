@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from assay_testing import code_scorer
 
 from assay.sandbox import lookup
-from assay.sandbox.bwrap import find_bwrap
-from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result
 from assay.verifiers.code import CodeScorer
 
@@ -41,13 +40,7 @@ def available(language: str) -> bool:
 
 @pytest.fixture(scope="module")
 def scorer() -> Iterator[CodeScorer]:
-    try:
-        find_bwrap()
-    except Exception:
-        pytest.skip("bubblewrap cannot run here")
-    instance = CodeScorer(Settings(code=CodeSettings(slots=1, tmpfs_mb=128, time_limit_s=1, memory_mb=256)))
-    yield instance
-    instance.close()
+    yield from code_scorer(slots=1, tmpfs_mb=128, time_limit_s=1, memory_mb=256)
 
 
 def score(scorer: CodeScorer, language: str, program: str) -> Result:

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from assay_testing import code_scorer
 
-from assay.sandbox.bwrap import find_bwrap
-from assay.settings import CodeSettings, Settings
 from assay.types import Item
 from assay.verifiers.code import CodeScorer
 
@@ -26,13 +25,7 @@ def problems() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def scorer() -> Iterator[CodeScorer]:
-    try:
-        find_bwrap()
-    except Exception:
-        pytest.skip("bubblewrap cannot run here")
-    instance = CodeScorer(Settings(code=CodeSettings(time_limit_s=3, memory_mb=512)))
-    yield instance
-    instance.close()
+    yield from code_scorer(time_limit_s=3, memory_mb=512)
 
 
 def rewards(scorer: CodeScorer, problems: list[dict[str, Any]], body: str | None) -> list[float | None]:

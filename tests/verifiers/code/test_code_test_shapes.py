@@ -6,9 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from assay_testing import code_scorer
 
-from assay.sandbox.bwrap import find_bwrap
-from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result
 from assay.verifiers.code import CodeScorer
 
@@ -22,14 +21,7 @@ HELPER_THEN_ENTRY = "def helper(x):\n    return x\n\n\ndef add(a, b):\n    retur
 
 @pytest.fixture(scope="module")
 def scorer() -> Iterator[CodeScorer]:
-    try:
-        find_bwrap()
-    except Exception:
-        pytest.skip("bubblewrap cannot run here")
-    code = CodeSettings(slots=1, tmpfs_mb=64, processes=32, memory_mb=256, max_stderr_bytes=4096)
-    instance = CodeScorer(Settings(code=code))
-    yield instance
-    instance.close()
+    yield from code_scorer(slots=1, tmpfs_mb=64, processes=32, memory_mb=256, max_stderr_bytes=4096)
 
 
 def score(scorer: CodeScorer, program: str, tests: list[dict[str, Any]]) -> Result:
