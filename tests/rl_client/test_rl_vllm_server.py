@@ -25,6 +25,7 @@ from assay.rl_client.generate import Completion, Problem, SamplingParams, sample
 from assay.rl_client.models import TextTokenizer
 from assay.rl_client.run import run
 from assay.rl_client.run_config import ServerSection, validate
+from rl_client.vllm_driver import hf_logprobs
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -55,18 +56,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[VLLMServe
             backend.close()
 
 
-def _hf_logprobs(model: Any, completion: Completion) -> list[float]:
-    ids = torch.tensor([completion.prompt_ids + completion.token_ids])
-    with torch.no_grad():
-        logits = model(ids).logits[0].float()
-    start = len(completion.prompt_ids) - 1
-    logp = torch.log_softmax(logits[start : start + len(completion.token_ids)], dim=-1)
-    return [float(v) for v in logp.gather(1, torch.tensor(completion.token_ids)[:, None])[:, 0]]
-
-
 def _assert_match(completions: list[Completion], model: Any) -> None:
     for c in completions:
-        reference = _hf_logprobs(model, c)
+        reference = hf_logprobs(model, c)
         assert len(c.logprobs) == len(c.token_ids) == len(reference)
         if not c.truncated:
             reference, values = reference[:-1], c.logprobs[:-1]  # the end token's value is not returned

@@ -1,6 +1,6 @@
 """Drives `VLLMBackend` on a real vLLM (the CPU build in `.venv-vllm`) for `test_rl_vllm_real.py`.
 
-Run as a script, never imported by pytest (Assay's environment has no vLLM):
+Run as a script (Assay's environment has no vLLM; the server-mode test only borrows `hf_logprobs`):
 
     PYTHONPATH=src .venv-vllm/bin/python tests/rl_client/vllm_driver.py MODEL_DIR OUT_JSON
 
