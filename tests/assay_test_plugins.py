@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from assay.registry import Scorer
+from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 
 
@@ -72,7 +73,8 @@ class OverstayScorer(Scorer):
     name: ClassVar[str] = "overstay"
     runs_in = "process"
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: TaskOptions) -> float:
         return 0.05
 
     def score(self, item: Item, options: TaskOptions) -> Result:
@@ -86,7 +88,7 @@ class SlowThreadScorer(Scorer):
     name: ClassVar[str] = "slow_thread"
     runs_in = "thread"
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    def deadline_s(self, item: Item, options: TaskOptions) -> float:  # the older, instance form
         return 0.1
 
     def score(self, item: Item, options: TaskOptions) -> Result:
@@ -100,7 +102,8 @@ class SlowAsyncScorer(Scorer):
     name: ClassVar[str] = "slow_async"
     runs_in = "async"
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: TaskOptions) -> float:
         return 0.2
 
     async def ascore(self, item: Item, options: TaskOptions) -> Result:
@@ -125,6 +128,28 @@ class HoldScorer(Scorer):
         Path(options.flag).touch()
         while True:
             time.sleep(0.05)  # sleep-ok: the workload holds its worker until it is killed
+
+
+class MathReviewer(Scorer):
+    """Takes a second look at every math verdict: notes it, or fails ("boom") or stalls ("stall")."""
+
+    name: ClassVar[str] = "math_reviewer"
+    runs_in = "async"
+
+    @classmethod
+    def reviews(cls, settings: Settings) -> tuple[str, ...]:
+        return ("math",)
+
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: TaskOptions) -> float:
+        return 0.3
+
+    async def review(self, item: Item, result: Result) -> Result:
+        if "boom" in (item.response or ""):
+            raise RuntimeError("the reviewer broke")
+        if "stall" in (item.response or ""):
+            await asyncio.sleep(30)
+        return result.model_copy(update={"details": {**result.details, "seen_by": self.name}})
 
 
 PLUGINS = [

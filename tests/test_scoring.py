@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from assay_test_plugins import PLUGINS
 
 import assay
 from assay.errors import QueueFullError
@@ -190,3 +191,25 @@ def test_a_sandbox_gate_is_crowded_only_when_every_slot_is_taken(
 
     with Engine(make_settings(code={"slots": 1})) as engine:
         assert asyncio.run(run(engine)) == (False, True)
+
+
+def test_a_reviewer_sees_its_tasks_verdicts_and_its_failures_never_lose_one(
+    make_settings: Callable[..., Settings],
+) -> None:
+    items = [
+        {"task": "math", "response": "\\boxed{4}", "reference": "4"},
+        {"task": "math", "response": "boom \\boxed{3}", "reference": "4"},
+        {"task": "math", "response": "stall \\boxed{4}", "reference": "4"},
+        {"task": "overstay", "response": "x"},
+    ]
+    settings = make_settings(plugins=[*PLUGINS, "assay_test_plugins:MathReviewer"])
+    with Engine(settings) as engine:
+        seen, broke, stalled, other = engine.score(items)
+    assert (seen.correct, seen.details["seen_by"]) == (True, "math_reviewer")
+    assert (broke.correct, broke.reward) == (False, 0.0)  # the verdict as the rules gave it
+    assert broke.details["review"] == {
+        "by": "math_reviewer", "status": "error", "reason": "RuntimeError: the reviewer broke"
+    }  # fmt: skip
+    assert (stalled.correct, stalled.details["review"]["status"]) == (True, "timeout")
+    assert "0.3s" in stalled.details["review"]["reason"]
+    assert "review" not in other.details and "seen_by" not in other.details  # not a task it reviews

@@ -57,6 +57,14 @@ def test_verdict_maps_correctness_to_reward() -> None:
     assert Result.graded(0.3).correct is None
 
 
+def test_partial_credit_keeps_the_verdict_and_stays_in_range() -> None:
+    result = Result.partial(False, 0.25, "1/4 tests passed")
+    assert (result.status, result.correct, result.reward) == (Status.OK, False, 0.25)
+    for reward in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+            Result.partial(False, reward)
+
+
 def test_result_json_has_exactly_the_contract_fields() -> None:
     fields = set(json.loads(Result.verdict(True).model_dump_json()))
     assert fields == {

@@ -8,6 +8,9 @@ where the pipeline runs it:
 - "thread":  in a thread (waits on something that enforces its own deadline: code sandboxes).
 - "async":   `ascore` on the event loop (network-bound: judges, prm over HTTP).
 
+A scorer may also review other tasks' verdicts (`reviews`, `review`): the judge's second opinion on math
+answers the rules rejected is one, registered by the judges package through its scorer.
+
 Built-in tasks are listed in `BUILTIN_TASKS`; third-party tasks register through the `assay.tasks`
 entry-point group; `Settings.plugins` adds "module:Class" paths (tests, private deployments).
 """
@@ -58,9 +61,27 @@ class Scorer(Generic[OptionsT]):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: OptionsT) -> float:
+        """How long the pipeline waits for this item before answering `timeout`. A class method, so the
+        engine reads it without building the scorer (a process-run one lives in the worker processes)."""
+        return settings.deadline_s
+
     def deadline_s(self, item: Item, options: OptionsT) -> float:
-        """How long the pipeline waits for this item before answering `timeout`."""
-        return self.settings.deadline_s
+        """`deadline_for` under this scorer's settings. Scorers written before `deadline_for` override
+        this one; the engine still honours them, by building such a scorer where it runs."""
+        return self.deadline_for(self.settings, item, options)
+
+    @classmethod
+    def reviews(cls, settings: Settings) -> tuple[str, ...]:
+        """The tasks whose verdicts this scorer takes a second look at (`review`) under `settings`."""
+        return ()
+
+    async def review(self, item: Item, result: Result) -> Result:
+        """A second look at `result`, the verdict on `item` of a task in `reviews`; returns the result
+        to keep. It runs on the event loop after the item is scored, bounded by this scorer's own
+        `deadline_for` (past it the first verdict stands), and must not raise for a failure of its own."""
+        return result
 
     def score(self, item: Item, options: OptionsT) -> Result:
         raise NotImplementedError

@@ -4,6 +4,7 @@ raw item -> validate (`invalid` with a reason) -> look up task and options ("did
          -> wait for a worker process or sandbox slot, fairly across requests (`assay.scheduling`)
          -> run where the task says (killable process pool / thread / event loop) under a deadline
             that starts when the item starts running
+         -> a second look by a scorer that reviews the task (`Scorer.reviews`), under its deadline
          -> a `Result` with id, task and elapsed time filled in, in input order.
 
 Nothing here turns a failure into a reward: a deadline is `timeout`, a crash is `error`.
@@ -32,7 +33,7 @@ from assay.registry import Registry, Scorer
 from assay.scheduling import FairGate, SlotWaitTimeout
 from assay.settings import Settings
 from assay.suggest import did_you_mean
-from assay.types import Item, Result, Status, TaskOptions
+from assay.types import Item, Result, TaskOptions
 from assay.workers import WorkerPool
 
 # A thread cannot be killed; a thread-run scorer enforces its own deadline (the sandbox kills the
@@ -88,6 +89,10 @@ class Engine:
         if any(cls.runs_in == "process" for cls in self.registry.values()):
             self._pool = WorkerPool(self.settings, self.registry, on_restart=self._count_restart)
         self._admission = Admission(self.settings, self.metrics)
+        self._reviewers: dict[str, list[type[Scorer]]] = {}
+        for reviewer_cls in self.registry.values():
+            for task in reviewer_cls.reviews(self.settings):
+                self._reviewers.setdefault(task, []).append(reviewer_cls)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: threading.Thread | None = None
         self._closed = False
@@ -154,8 +159,7 @@ class Engine:
         except ItemError as exc:
             result = Result.invalid(str(exc))
         else:
-            result = await self._run(scorer_cls, item, options, lane)
-            result = await self._second_opinion(item, result)
+            result = await self._review(item, await self._run(scorer_cls, item, options, lane))
         return self._labelled(raw, result, (time.perf_counter() - started) * 1000.0)
 
     def _labelled(self, raw: Any, result: Result, elapsed_ms: float) -> Result:
@@ -214,7 +218,7 @@ class Engine:
             except ItemError:
                 continue  # the per-item path gives it its `invalid` result
             if scorer_cls.runs_in == "process":
-                shared.append((index, item, self._scorer(scorer_cls).deadline_s(item, options)))
+                shared.append((index, item, self._deadline(scorer_cls, item, options)))
                 jobs.append((item.task, item.model_dump(mode="json"), options.model_dump(mode="json")))
         results: list[Result | None] = [None] * len(raw_items)
         if len(jobs) > 1 and self._pool is not None:
@@ -226,7 +230,7 @@ class Engine:
                     result = Result.timeout(
                         f"no verdict within the {deadline:g}s deadline", elapsed_ms=result.elapsed_ms
                     )
-                result = await self._second_opinion(item, result)
+                result = await self._review(item, result)
                 results[index] = self._labelled(raw_items[index], result, result.elapsed_ms)
         rest = [i for i, r in enumerate(results) if r is None]
         for index, result in zip(
@@ -295,6 +299,11 @@ class Engine:
         running.add_done_callback(lambda _: gate.release())
         return await asyncio.wait_for(asyncio.shield(running), deadline_s)
 
+    async def run_sandboxed(self, call: Callable[[], T], wait_s: float) -> T:
+        """A blocking sandbox `call` (a /run_code program) once a sandbox slot is free: the route shares
+        the slots fairly with code items, its wait bounded by `wait_s` (raises SlotWaitTimeout)."""
+        return await self.run_in_slot("sandbox", object(), call, wait_s=wait_s)
+
     def _waited_too_long(self, exc: SlotWaitTimeout) -> Result:
         setting = self._wait_bound(exc.gate)[1]
         return Result.timeout(
@@ -306,7 +315,7 @@ class Engine:
         self, scorer_cls: type[Scorer], item: Item, options: TaskOptions, lane: Hashable
     ) -> Result:
         assert self._pool is not None
-        deadline = self._scorer(scorer_cls).deadline_s(item, options)
+        deadline = self._deadline(scorer_cls, item, options)
         gate = self._gate("workers")
         try:
             await gate.acquire(lane, self.settings.wait_s)
@@ -325,7 +334,7 @@ class Engine:
         if scorer_cls.runs_in == "process":
             return await self._run_in_worker(scorer_cls, item, options, lane)
         scorer = self._scorer(scorer_cls)
-        deadline = scorer.deadline_s(item, options)
+        deadline = self._deadline(scorer_cls, item, options)
         kind = getattr(scorer_cls, "gate", None)
         try:
             if scorer_cls.runs_in == "thread" and kind is not None:
@@ -345,28 +354,28 @@ class Engine:
         except Exception as exc:  # a scorer bug must not lose the batch
             return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
 
-    async def _second_opinion(self, item: Item, result: Result) -> Result:
-        """With `judge.second_opinion` on, a math answer the rules rejected is re-checked by the judge
-        (which sees only the extracted answer and the gold; see assay.judges.second_opinion)."""
-        if not (
-            self.settings.judge.second_opinion
-            and item.task == "math"
-            and result.status is Status.OK
-            and result.correct is False
-            and item.reference
-            and "judge" in self.registry
-        ):
-            return result
-        from assay.judges.scorer import JudgeScorer
-        from assay.judges.second_opinion import second_opinion
+    def _deadline(self, scorer_cls: type[Scorer], item: Item, options: TaskOptions) -> float:
+        """The item's deadline, read from the class; a scorer that still overrides the instance form
+        (`deadline_s`) is built here to answer it."""
+        if scorer_cls.deadline_s is not Scorer.deadline_s:
+            return self._scorer(scorer_cls).deadline_s(item, options)
+        return scorer_cls.deadline_for(self.settings, item, options)
 
-        judge_scorer = self.scorer("judge")
-        if not isinstance(judge_scorer, JudgeScorer):
-            return result
-        judge = judge_scorer.judge()
-        return await second_opinion(
-            result, result.extracted, item.reference, judge.client, self.settings, cache=judge.cache
-        )
+    async def _review(self, item: Item, result: Result) -> Result:
+        """The second looks the task's reviewers take (the judge's second opinion on math), each under
+        the reviewer's own deadline. A review that overruns or fails leaves the verdict as it was."""
+        for reviewer_cls in self._reviewers.get(item.task, ()):
+            reviewer = self._scorer(reviewer_cls)
+            options = reviewer_cls.parse_options({})
+            deadline = self._deadline(reviewer_cls, item, options)
+            try:
+                result = await asyncio.wait_for(reviewer.review(item, result), deadline)
+            except TimeoutError:
+                why = f"no second look within the {deadline:g}s deadline"
+                return _reviewed(result, reviewer_cls.name, "timeout", why)
+            except Exception as exc:  # a reviewer's bug must not lose the verdict it reviews
+                return _reviewed(result, reviewer_cls.name, "error", f"{type(exc).__name__}: {exc}")
+        return result
 
     def _judge_cache_stats(self) -> dict[str, float]:
         judge = self._local.get("judge")
@@ -393,11 +402,6 @@ class Engine:
         awaits this before /readyz says ready)."""
         if self._pool is not None:
             await self._pool.start()
-        # `_run` reads a process task's deadline from an in-process instance; building one (math
-        # imports sympy) cost the first request seconds.
-        for scorer_cls in self.registry.values():
-            if scorer_cls.runs_in == "process":
-                await asyncio.to_thread(self._scorer, scorer_cls)
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         with self._local_lock:
@@ -435,6 +439,12 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _reviewed(result: Result, reviewer: str, status: str, reason: str) -> Result:
+    """The verdict as it was, with the review that did not finish recorded in its details."""
+    review = {"by": reviewer, "status": status, "reason": reason}
+    return result.model_copy(update={"details": {**result.details, "review": review}})
 
 
 def _group_rounds(groups: list[Any], limit: int) -> Iterator[list[Any]]:

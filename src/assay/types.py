@@ -151,6 +151,14 @@ class Result(BaseModel):
         return cls(status=Status.OK, correct=correct, reward=1.0 if correct else 0.0, reason=reason, **fields)
 
     @classmethod
+    def partial(cls, correct: bool, reward: float, reason: str = "", **fields: Any) -> Result:
+        """A verdict with partial credit (a share of the tests passed, a query that runs but answers
+        wrong): `correct` is the verdict, `reward` in [0, 1] need not be 0 or 1."""
+        if not 0.0 <= reward <= 1.0:
+            raise ValueError(f"a partial reward is in [0, 1], got {reward}")
+        return cls(status=Status.OK, correct=correct, reward=float(reward), reason=reason, **fields)
+
+    @classmethod
     def graded(cls, reward: float, reason: str = "", **fields: Any) -> Result:
         """A graded score (judge, prm): `correct` stays null."""
         return cls(status=Status.OK, correct=None, reward=float(reward), reason=reason, **fields)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from assay.registry import Scorer
+from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 
 
@@ -23,7 +24,8 @@ class MarkedGateScorer(Scorer):
     Options: ClassVar[type[TaskOptions]] = MarkedGateOptions
     runs_in = "process"
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: TaskOptions) -> float:
         return 120.0
 
     def score(self, item: Item, options: TaskOptions) -> Result:

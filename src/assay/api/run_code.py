@@ -156,9 +156,7 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse | 
         # Through the engine's fair sandbox gate, so /run_code and code items share slots fairly.
         execution = await until_disconnected(
             request,
-            engine.run_in_slot(
-                "sandbox",
-                object(),
+            engine.run_sandboxed(
                 partial(
                     scorer.run_program,
                     language,

@@ -70,16 +70,9 @@ class RayEngine:
         """Never: the code deployment's own queue bounds `/run_code` (its overflow is a 429)."""
         return False
 
-    async def run_in_slot(
-        self,
-        kind: str,
-        lane: Hashable,
-        call: Callable[[], T],
-        deadline_s: float | None = None,
-        wait_s: float | None = None,
-    ) -> T:
-        """`call` in a thread: the replica it reaches holds the slot and bounds the wait."""
-        return await asyncio.wait_for(asyncio.to_thread(call), deadline_s)
+    async def run_sandboxed(self, call: Callable[[], T], wait_s: float) -> T:
+        """`call` in a thread: the code replica it reaches holds the slot and bounds the wait."""
+        return await asyncio.to_thread(call)
 
     async def score_groups_async(
         self, groups: Sequence[Any], lane: Hashable | None = None

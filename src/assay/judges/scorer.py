@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import sqlite3
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -45,6 +45,7 @@ from assay.judges.pairwise import PairwiseVote, compare
 from assay.judges.pointwise import PointwiseVote, grade
 from assay.judges.prompts import Rubric
 from assay.judges.quality import JudgeQuality
+from assay.judges.second_opinion import second_opinion
 from assay.registry import Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
@@ -100,7 +101,7 @@ def _item_problem(item: Item) -> str | None:
     return None
 
 
-class JudgeScorer(Scorer):
+class JudgeScorer(Scorer[JudgeOptions]):
     name: ClassVar[str] = "judge"
     description: ClassVar[str] = (
         "An LLM judge (pointwise rubric or debiased pairwise) over an OpenAI-compatible API."
@@ -129,15 +130,30 @@ class JudgeScorer(Scorer):
         """Cache hits, misses and writes so far (all zero without a cache), for metrics."""
         return self._cache.stats if self._cache is not None else CacheStats()
 
-    def deadline_s(self, item: Item, options: TaskOptions) -> float:
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: JudgeOptions) -> float:
         """The pipeline's outer bound: the judge's own deadline (enforced in `ascore`) plus its waits."""
-        return self.settings.judge.deadline_s + self.settings.judge.wait_s
+        return settings.judge.deadline_s + settings.judge.wait_s
 
-    def score(self, item: Item, options: TaskOptions) -> Result:
+    @classmethod
+    def reviews(cls, settings: Settings) -> tuple[str, ...]:
+        """With `judge.second_opinion` on, the judge re-checks the math answers the rules rejected."""
+        return ("math",) if settings.judge.second_opinion else ()
+
+    async def review(self, item: Item, result: Result) -> Result:
+        """The second opinion on a math verdict (assay.judges.second_opinion): only a rejection with a
+        reference is re-checked, and the judge sees only the extracted answer and the reference."""
+        if not item.reference:
+            return result
+        judge = self.judge()
+        return await second_opinion(
+            result, result.extracted, item.reference, judge.client, self.settings, cache=judge.cache
+        )
+
+    def score(self, item: Item, options: JudgeOptions) -> Result:
         raise NotImplementedError("the judge runs on the event loop: use ascore")
 
-    async def ascore(self, item: Item, options: TaskOptions) -> Result:
-        assert isinstance(options, JudgeOptions)
+    async def ascore(self, item: Item, options: JudgeOptions) -> Result:
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
@@ -213,22 +229,35 @@ class JudgeScorer(Scorer):
         config = self.settings.judge
         return config.sample_temperature if options.samples > 1 else config.temperature
 
-    async def _pointwise(self, judge: Judge, item: Item, options: JudgeOptions, models: list[str]) -> Result:
-        rubric = Rubric.build(item.rubric, options.min_score, options.max_score, options.score_descriptions)
-        assert item.prompt is not None and item.response is not None
-        votes: list[PointwiseVote] = await _all_votes(
-            grade(
+    async def _votes(
+        self,
+        ask: Callable[..., Awaitable[Any]],
+        judge: Judge,
+        item: Item,
+        options: JudgeOptions,
+        models: list[str],
+        **mode_args: Any,
+    ) -> list[Any]:
+        """Every vote of the item (each model, each sample) by `ask` (`grade` or `compare`)."""
+        return await _all_votes(
+            ask(
                 judge,
                 model,
                 prompt=item.prompt,
                 response=item.response,
-                rubric=rubric,
                 reference=item.reference,
-                use_logprobs=options.use_logprobs,
                 temperature=self._temperature(options),
                 sample=sample,
+                **mode_args,
             )
             for model, sample in _draws(models, options.samples)
+        )
+
+    async def _pointwise(self, judge: Judge, item: Item, options: JudgeOptions, models: list[str]) -> Result:
+        rubric = Rubric.build(item.rubric, options.min_score, options.max_score, options.score_descriptions)
+        assert item.response is not None
+        votes: list[PointwiseVote] = await self._votes(
+            grade, judge, item, options, models, rubric=rubric, use_logprobs=options.use_logprobs
         )
         span = rubric.high - rubric.low
         grid = [(round(v.score) - rubric.low) / span for v in votes]
@@ -246,22 +275,11 @@ class JudgeScorer(Scorer):
         return self._finish(item, options, models, combined.reward, baseline, details, reason, combined)
 
     async def _pairwise(self, judge: Judge, item: Item, options: JudgeOptions, models: list[str]) -> Result:
-        assert item.prompt is not None and item.response is not None and item.response_b is not None
-        votes: list[PairwiseVote] = await _all_votes(
-            compare(
-                judge,
-                model,
-                prompt=item.prompt,
-                response=item.response,
-                response_b=item.response_b,
-                reference=item.reference,
-                criteria=item.rubric,
-                swap=options.swap,
-                temperature=self._temperature(options),
-                sample=sample,
-            )
-            for model, sample in _draws(models, options.samples)
-        )
+        assert item.response is not None and item.response_b is not None
+        votes: list[PairwiseVote] = await self._votes(
+            compare, judge, item, options, models, response_b=item.response_b, criteria=item.rubric,
+            swap=options.swap,
+        )  # fmt: skip
         for vote in votes:
             if not vote.cached:  # a replay says nothing new about the judge
                 self.quality.pairwise(vote.model, [w for w in (vote.first, vote.second) if w is not None])
@@ -354,13 +372,14 @@ def _draws(models: Sequence[str], samples: int) -> list[tuple[str, int | None]]:
 async def _all_votes(calls: Any) -> list[Any]:
     """Run every vote; the first failure (in vote order) fails the item, with the count that failed."""
     outcomes = await asyncio.gather(*calls, return_exceptions=True)
-    failures = [o for o in outcomes if isinstance(o, BaseException)]
-    for outcome in failures:
-        if not isinstance(outcome, JudgeFailure):
+    failures: list[JudgeFailure] = []
+    for outcome in outcomes:
+        if isinstance(outcome, JudgeFailure):
+            failures.append(outcome)
+        elif isinstance(outcome, BaseException):
             raise outcome  # a bug, not a judge failure: the pipeline reports it
     if failures:
         first = failures[0]
-        assert isinstance(first, JudgeFailure)
         first.details.setdefault("failed_votes", len(failures))
         first.details.setdefault("votes", len(outcomes))
         raise first

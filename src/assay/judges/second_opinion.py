@@ -11,6 +11,11 @@ sent at all.
 `details["decided_by"]` says which decided: "rule" (the verifier's rejection stands: the judge agreed,
 was not asked, or failed) or "judge" (the judge found the answers equivalent: reward 1). A judge
 failure never changes the verdict; `details["second_opinion"]` records what happened.
+
+The judge scorer registers it as its review of math verdicts (`JudgeScorer.reviews`), so the engine runs
+it after a math item is scored; the judge's own time is bounded by `judge.deadline_s`, as a judge item's
+is (a wait for a request slot does not count; the engine bounds the whole look by the judge's deadline
+plus `judge.wait_s`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 
 from assay.judges.cache import JudgeCache
 from assay.judges.client import JudgeClient
+from assay.judges.clock import ItemClock
 from assay.judges.failures import JudgeFailure, JudgeTimeout
 from assay.judges.judge import Judge
 from assay.judges.parsing import parse_verdict
@@ -54,18 +60,23 @@ async def second_opinion(
     if config.model is None:
         return _with(result, "rule", {"asked": False, "why": "no judge model: set ASSAY_JUDGE__MODEL"})
     judge = Judge(client, cache, config.max_tokens, top_logprobs=0)
+    clock = ItemClock(config.deadline_s)
     try:
-        answer = await judge.ask(
-            config.model,
-            render_equivalence(candidate, reference),
-            lambda c: parse_verdict(c.text, {VERDICT_YES: "yes", VERDICT_NO: "no"}),
-            temperature=0.0,
-            logprobs=False,
-        )
+        async with clock.running_item():
+            answer = await judge.ask(
+                config.model,
+                render_equivalence(candidate, reference),
+                lambda c: parse_verdict(c.text, {VERDICT_YES: "yes", VERDICT_NO: "no"}),
+                temperature=0.0,
+                logprobs=False,
+            )
         verdict = answer.value
     except JudgeFailure as exc:
         status = "timeout" if isinstance(exc, JudgeTimeout) else "error"
         return _with(result, "rule", {"asked": True, "status": status, "reason": str(exc), **exc.details})
+    except TimeoutError:
+        why = f"no answer within the judge's {config.deadline_s:g}s deadline"
+        return _with(result, "rule", {"asked": True, "status": "timeout", "reason": why})
     opinion = {"asked": True, "status": "ok", "model": config.model, "equivalent": verdict == "yes"}
     if verdict == "yes":
         reason = (

@@ -79,8 +79,9 @@ class PrmScorer(Scorer[PrmOptions]):
         self._backend_error: str | None = None
         self._lock = threading.Lock()
 
-    def deadline_s(self, item: Item, options: PrmOptions) -> float:
-        return self.settings.prm.deadline_s
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: PrmOptions) -> float:
+        return settings.prm.deadline_s
 
     def score(self, item: Item, options: PrmOptions) -> Result:
         raise NotImplementedError("the prm task runs on the event loop: use ascore")

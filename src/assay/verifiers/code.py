@@ -56,7 +56,7 @@ from assay.sandbox import (
 )
 from assay.sandbox.languages import language_names
 from assay.sandbox.runtime import offered
-from assay.settings import Settings
+from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
 
@@ -244,6 +244,19 @@ def why_failed(outcome: RunOutcome, test: TestInput, verdict: str) -> str | None
     return None
 
 
+def per_test_limits(code: CodeSettings, options: CodeOptions, wall_s: float | None = None) -> Limits:
+    """One test's limits: the item's options over the settings. With `wall_s`, a wall-clock limit that
+    also bounds CPU time (one thread cannot use more CPU than wall time)."""
+    return Limits(
+        time_s=wall_s or options.time_limit_s or code.time_limit_s,
+        wall_s=wall_s,
+        memory_mb=options.memory_mb or code.memory_mb,
+        stdout_bytes=code.max_output_bytes,
+        stderr_bytes=code.max_stderr_bytes,
+        processes=code.processes,
+    )
+
+
 # Seconds a code item may spend, once it holds a slot, beyond its compile and per-test limits.
 _SLOT_MARGIN_S = 10.0
 
@@ -269,23 +282,11 @@ class CodeScorer(Scorer[CodeOptions]):
                 self._executor = create_executor(self.settings.code)
             return self._executor
 
-    def limits(self, options: CodeOptions, wall_s: float | None = None) -> Limits:
-        """One test's limits: the item's options over the settings. With `wall_s`, a wall-clock limit
-        that also bounds CPU time (one thread cannot use more CPU than wall time)."""
-        code = self.settings.code
-        return Limits(
-            time_s=wall_s or options.time_limit_s or code.time_limit_s,
-            wall_s=wall_s,
-            memory_mb=options.memory_mb or code.memory_mb,
-            stdout_bytes=code.max_output_bytes,
-            stderr_bytes=code.max_stderr_bytes,
-            processes=code.processes,
-        )
-
-    def deadline_s(self, item: Item, options: CodeOptions) -> float:
-        limits = self.limits(options)
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: CodeOptions) -> float:
+        limits = per_test_limits(settings.code, options)
         tests = len(item.tests or ())
-        compile_s = self.settings.code.compile_timeout_s * 2 + 5
+        compile_s = settings.code.compile_timeout_s * 2 + 5
         # The engine starts this deadline once the item holds a sandbox slot (its wait is bounded
         # apart, by code.wait_s); the margin covers replacing a recycled slot.
         return _SLOT_MARGIN_S + compile_s + tests * (limits.wall + 0.5)
@@ -327,7 +328,7 @@ class CodeScorer(Scorer[CodeOptions]):
         """
         code = self.settings.code
         limits = dataclasses.replace(
-            self.limits(CodeOptions(), wall_s), memory_mb=memory_mb or code.memory_mb
+            per_test_limits(code, CodeOptions(), wall_s), memory_mb=memory_mb or code.memory_mb
         )
         compile_limits = None
         if compile_wall_s is not None:
@@ -348,7 +349,7 @@ class CodeScorer(Scorer[CodeOptions]):
         )
 
     def _run(self, language: Language, source: str, plan: TestPlan, options: CodeOptions) -> Result:
-        limits = self.limits(options)
+        limits = per_test_limits(self.settings.code, options)
         verdicts: list[dict[str, Any]] = []
 
         def on_result(index: int, outcome: RunOutcome) -> bool:
@@ -386,9 +387,7 @@ class CodeScorer(Scorer[CodeOptions]):
         details.update(passed=passed, total=total, tests=verdicts)
         if execution.cached_build:
             details["cached_build"] = True
-        return Result(
-            status="ok", correct=correct, reward=reward, reason=reason, extracted=source, details=details
-        )
+        return Result.partial(correct, reward, reason, extracted=source, details=details)
 
     @classmethod
     def runtime_info(cls, settings: Settings) -> dict[str, Any]:

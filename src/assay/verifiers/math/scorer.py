@@ -130,8 +130,9 @@ class MathScorer(Scorer[MathOptions]):
         # 3-4.6 s on such an item against a 5 s deadline).
         symbolic.warm_up()
 
-    def deadline_s(self, item: Item, options: MathOptions) -> float:
-        return self.settings.math.deadline_s
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: MathOptions) -> float:
+        return settings.math.deadline_s
 
     def score(self, item: Item, options: MathOptions) -> Result:
         try:

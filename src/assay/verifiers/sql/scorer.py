@@ -27,7 +27,7 @@ from pydantic import Field
 
 from assay.registry import Scorer
 from assay.settings import Settings
-from assay.types import Item, Result, Status, TaskOptions
+from assay.types import Item, Result, TaskOptions
 from assay.verifiers.sql import catalog
 from assay.verifiers.sql.compare import (
     Blocks,
@@ -121,8 +121,9 @@ class SqlScorer(Scorer[SqlOptions]):
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
 
-    def deadline_s(self, item: Item, options: SqlOptions) -> float:
-        return self.settings.sql.deadline_s
+    @classmethod
+    def deadline_for(cls, settings: Settings, item: Item, options: SqlOptions) -> float:
+        return settings.sql.deadline_s
 
     # -- databases ---------------------------------------------------------------------------------
     def _instances(self, db_id: str, options: SqlOptions) -> list[catalog.Instance]:
@@ -347,4 +348,4 @@ def _reward(correct: bool, executed: bool, options: SqlOptions, reason: str, **f
     reward = 1.0 if correct else 0.0
     if options.reward == "graded" and executed and not correct:
         reward = options.executes_reward
-    return Result(status=Status.OK, correct=correct, reward=reward, reason=reason, **fields)
+    return Result.partial(correct, reward, reason, **fields)
