@@ -10,7 +10,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 
-class _ReadCounter(Collector):
+class ReadCounter(Collector):
     """A counter whose values are read at scrape time from the component that keeps them."""
 
     def __init__(self, name: str, documentation: str, label: str, read: Callable[[], Mapping[str, float]]):
@@ -71,12 +71,6 @@ class Metrics:
             ["status", "action"],
             registry=self.registry,
         )
-
-    def watch_counter(
-        self, name: str, documentation: str, label: str, read: Callable[[], Mapping[str, float]]
-    ) -> None:
-        """Export counters another component keeps (e.g. the judge cache's hits and misses)."""
-        self.registry.register(_ReadCounter(name, documentation, label, read))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -18,9 +18,9 @@ entry-point group; `Settings.plugins` adds "module:Class" paths (tests, private 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import entry_points
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -28,6 +28,9 @@ from assay.errors import ConfigError, OptionsError, UnknownTaskError
 from assay.settings import Settings
 from assay.suggest import did_you_mean
 from assay.types import Item, Result, TaskInfo, TaskOptions
+
+if TYPE_CHECKING:
+    from prometheus_client.registry import Collector
 
 Runner = Literal["process", "thread", "async"]
 
@@ -76,6 +79,12 @@ class Scorer(Generic[OptionsT]):
     def reviews(cls, settings: Settings) -> tuple[str, ...]:
         """The tasks whose verdicts this scorer takes a second look at (`review`) under `settings`."""
         return ()
+
+    @classmethod
+    def collectors(cls, built: Callable[[], Scorer | None]) -> list[Collector]:
+        """Prometheus collectors of the numbers the scorer keeps itself (a judge's cache hits, its answer
+        quality), read at scrape time from the engine's instance: `built()`, None until first used."""
+        return []
 
     async def review(self, item: Item, result: Result) -> Result:
         """A second look at `result`, the verdict on `item` of a task in `reviews`; returns the result

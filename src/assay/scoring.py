@@ -27,7 +27,6 @@ from pydantic import ValidationError
 from assay.admission import Admission
 from assay.errors import AssayError, ItemError
 from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_parts, group_stats, responses_of
-from assay.judges.quality import JudgeQualityCollector
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.scheduling import FairGate, SlotWaitTimeout
@@ -102,12 +101,9 @@ class Engine:
         )
         self.group_window = GroupWindow()  # recent groups' statistics, exported as gauges
         self.metrics.registry.register(GroupGauges(self.group_window))
-        self.metrics.watch_counter(
-            "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", self._judge_cache_stats
-        )
-        self.metrics.registry.register(
-            JudgeQualityCollector(lambda: getattr(self._local.get("judge"), "quality", None))
-        )
+        for scorer_cls in self.registry.values():
+            for collector in scorer_cls.collectors(partial(self._local.get, scorer_cls.name)):
+                self.metrics.registry.register(collector)
 
     # -- admission -------------------------------------------------------------------------------
     @property
@@ -376,13 +372,6 @@ class Engine:
             except Exception as exc:  # a reviewer's bug must not lose the verdict it reviews
                 return _reviewed(result, reviewer_cls.name, "error", f"{type(exc).__name__}: {exc}")
         return result
-
-    def _judge_cache_stats(self) -> dict[str, float]:
-        judge = self._local.get("judge")
-        stats = getattr(judge, "cache_stats", None)
-        if stats is None:
-            return {}
-        return {"hit": stats.hits, "miss": stats.misses, "write": stats.writes}
 
     def scorer(self, task: str) -> Scorer:
         """The in-process instance of a task, for endpoints that need its resources (a sandbox pool)."""

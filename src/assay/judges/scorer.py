@@ -32,6 +32,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from prometheus_client.registry import Collector
 from pydantic import Field, model_validator
 
 from assay.judges.cache import CacheStats, JudgeCache
@@ -44,8 +45,9 @@ from assay.judges.length import LengthRegression
 from assay.judges.pairwise import PairwiseVote, compare
 from assay.judges.pointwise import PointwiseVote, grade
 from assay.judges.prompts import Rubric
-from assay.judges.quality import JudgeQuality
+from assay.judges.quality import JudgeQuality, JudgeQualityCollector
 from assay.judges.second_opinion import second_opinion
+from assay.metrics import ReadCounter
 from assay.registry import Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
@@ -134,6 +136,28 @@ class JudgeScorer(Scorer[JudgeOptions]):
     def deadline_for(cls, settings: Settings, item: Item, options: JudgeOptions) -> float:
         """The pipeline's outer bound: the judge's own deadline (enforced in `ascore`) plus its waits."""
         return settings.judge.deadline_s + settings.judge.wait_s
+
+    @classmethod
+    def collectors(cls, built: Callable[[], Scorer | None]) -> list[Collector]:
+        """The cache's lookups and writes, and the judges' answer quality, for /metrics."""
+
+        def judge() -> JudgeScorer | None:
+            scorer = built()
+            return scorer if isinstance(scorer, JudgeScorer) else None
+
+        def cache_events() -> dict[str, float]:
+            scorer = judge()
+            if scorer is None:
+                return {}
+            stats = scorer.cache_stats
+            return {"hit": stats.hits, "miss": stats.misses, "write": stats.writes}
+
+        return [
+            ReadCounter(
+                "assay_judge_cache", "Judge cache lookups and writes, by event.", "event", cache_events
+            ),
+            JudgeQualityCollector(lambda: getattr(judge(), "quality", None)),
+        ]
 
     @classmethod
     def reviews(cls, settings: Settings) -> tuple[str, ...]:
