@@ -11,7 +11,7 @@ from assay.scoring import parse_item
 from assay.settings import Settings
 from assay.types import Status
 from assay.verifiers.sql import SqlScorer
-from assay.verifiers.sql.engines import REFUSED, TIMEOUT, TOO_LARGE, Limits, QueryError
+from assay.verifiers.sql.engines import REFUSED, TIMEOUT, TOO_LARGE, QueryError, QueryLimits
 from assay.verifiers.sql.postgres import PostgresEngine
 from assay.verifiers.sql.statement import extract_sql
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.postgres
 
 CASES = load_cases()
 DANGER = [case for case in CASES if case["category"] == "danger"]
-LIMITS = Limits(timeout_s=1.0, max_rows=10_000, max_bytes=8 << 20)
+LIMITS = QueryLimits(timeout_s=1.0, max_rows=10_000, max_bytes=8 << 20)
 DATABASES = ["school", "school_alt1", "shop", "shop_alt1", "flights", "flights_alt1"]
 
 
@@ -90,7 +90,8 @@ def test_second_statement_is_refused_by_the_server(pg_engine: PostgresEngine) ->
 def test_row_cap_cancels_the_stream(pg_engine: PostgresEngine) -> None:
     with pytest.raises(QueryError) as caught:
         pg_engine.run(
-            "SELECT a.id FROM students a, students b, students c, students d", Limits(30.0, 1000, 8 << 20)
+            "SELECT a.id FROM students a, students b, students c, students d",
+            QueryLimits(30.0, 1000, 8 << 20),
         )
     assert caught.value.kind == TOO_LARGE
     assert pg_engine.run("SELECT 1", LIMITS).rows == [(1,)]

@@ -23,8 +23,8 @@ from assay.verifiers.sql.engines import (
     TIMEOUT,
     TOO_LARGE,
     DuckdbEngine,
-    Limits,
     QueryError,
+    QueryLimits,
     SqlEngine,
     SqliteEngine,
 )
@@ -32,7 +32,7 @@ from assay.verifiers.sql.statement import extract_sql
 
 DANGER = [case for case in load_cases() if case["category"] == "danger"]
 RUNAWAY_NOTES = ("recursive CTE", "cartesian")  # reads that are only dangerous by size or time
-LIMITS = Limits(timeout_s=1.0, max_rows=10_000, max_bytes=8 << 20)
+LIMITS = QueryLimits(timeout_s=1.0, max_rows=10_000, max_bytes=8 << 20)
 EXTRA = {
     "sqlite": [
         "SELECT * FROM pragma_table_info('students')",  # harmless, but the authorizer is an allow-list
@@ -110,7 +110,7 @@ def test_duckdb_never_spills_next_to_the_database(spill: bool, sql_dir: Path, tm
     spill_dir = tmp_path / "spill" if spill else None
     engine = DuckdbEngine(tmp_path / "db" / "school.duckdb", memory_limit_mb=20, spill_dir=spill_dir)
     before = file_hashes(tmp_path / "db")
-    limits = Limits(timeout_s=60.0, max_rows=10, max_bytes=1 << 20)
+    limits = QueryLimits(timeout_s=60.0, max_rows=10, max_bytes=1 << 20)
     try:
         if spill:
             assert engine.run(BIG_SORT, limits).rows == [(160**3,)]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from assay.verifiers.math import symbolic
 from assay.verifiers.math.normalise import canonical_text, strip_unit_words, strip_units
@@ -229,12 +230,9 @@ def _number_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision:
     import sympy
 
     assert gold.number is not None
-    try:
-        expr = symbolic.to_sympy(answer.text)
-    except symbolic.TooCostly as exc:
-        return Decision(False, f"answer too costly to evaluate ({exc})")
-    except ValueError:
-        return Decision(False, "answer is not a number or expression that can be read")
+    expr = _answer_sympy(answer, unreadable="answer is not a number or expression that can be read")
+    if isinstance(expr, Decision):
+        return expr
     if not isinstance(expr, sympy.Expr):
         return Decision(False, "answer is not a number")
     if gold.degrees and "\\pi" in answer.text and not expr.free_symbols:
@@ -270,6 +268,17 @@ def _decimal_vs_expression(gold: Atom, answer: Atom, policy: Policy) -> Decision
     return Decision(ok, f"numeric: decimal answer {'within' if ok else 'outside'} rel_tol of the exact gold")
 
 
+def _answer_sympy(answer: Atom, unreadable: str) -> Any:
+    """The answer as a sympy object, or the Decision that rejects it: too costly to evaluate, or not
+    readable (`unreadable` says how, in the words of the rule that asked)."""
+    try:
+        return symbolic.to_sympy(answer.text)
+    except symbolic.TooCostly as exc:
+        return Decision(False, f"answer too costly to evaluate ({exc})")
+    except ValueError:
+        return Decision(False, unreadable)
+
+
 def _symbolic(gold: Atom, answer: Atom) -> Decision:
     try:
         gold_expr = symbolic.to_sympy(gold.text)
@@ -277,12 +286,9 @@ def _symbolic(gold: Atom, answer: Atom) -> Decision:
         return Decision(False, f"gold too costly to evaluate ({exc}); only the same spelling matches")
     except ValueError as exc:
         raise GoldUnusable(str(exc)) from exc
-    try:
-        answer_expr = symbolic.to_sympy(answer.text)
-    except symbolic.TooCostly as exc:
-        return Decision(False, f"answer too costly to evaluate ({exc})")
-    except ValueError:
-        return Decision(False, "answer cannot be read as an expression")
+    answer_expr = _answer_sympy(answer, unreadable="answer cannot be read as an expression")
+    if isinstance(answer_expr, Decision):
+        return answer_expr
     import sympy
 
     if gold.degrees != answer.degrees:
@@ -342,16 +348,20 @@ def _ray_relation(value: Value) -> Relation | None:
 
 def _by_name(gold: Seq, answer: Seq, policy: Policy) -> Decision | None:
     """ "b = 3, a = 2" answers "a = 2, b = 3": values named by distinct variables compare by name."""
-    names = [[item.var if isinstance(item, Atom) else None for item in seq.items] for seq in (gold, answer)]
-    if not all(all(n) and len(set(n)) == len(n) for n in names) or set(names[0]) != set(names[1]):
+    gold_named, answer_named = _named_items(gold), _named_items(answer)
+    if gold_named is None or answer_named is None or gold_named.keys() != answer_named.keys():
         return None
-    by_name = {item.var: item for item in answer.items if isinstance(item, Atom)}
-    for item in gold.items:
-        assert isinstance(item, Atom)
-        decision = compare(item, by_name[item.var], policy)
+    for var, item in gold_named.items():
+        decision = compare(item, answer_named[var], policy)
         if not decision.correct:
-            return Decision(False, f"{item.var}: {decision.rule}")
+            return Decision(False, f"{var}: {decision.rule}")
     return Decision(True, "named values: each variable equal")
+
+
+def _named_items(seq: Seq) -> dict[str, Atom] | None:
+    """The items of `seq` by variable, in order; None unless every item is a value of its own variable."""
+    named = {item.var: item for item in seq.items if isinstance(item, Atom) and item.var}
+    return named if len(named) == len(seq.items) else None
 
 
 def _unordered(gold: tuple[Value, ...], answer: tuple[Value, ...], policy: Policy, kind: str) -> Decision:

@@ -30,8 +30,7 @@ A response that ends mid-sentence with no box or cue has no answer: its last num
 value, not an answer (math-verify 0.9.0 accepted such truncations when the last number happened to
 equal the gold).
 
-A dollar sign before a number in prose ("$18 every day") is currency, not the opening of a formula: a
-"$...$" segment that starts with a digit and holds English words is not read as math.
+Boxes and formulas are found by formulas.py (where a dollar before a number in prose is currency).
 """
 
 from __future__ import annotations
@@ -40,10 +39,9 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from assay.verifiers.math.normalise import match_brace
+from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
 from assay.verifiers.math.region import final_region, strip_turn_tokens
 
-_BOX_RE = re.compile(r"\\(?:boxed|fbox|framebox)\s*(\{|[^\s{])")
 _CUE_RE = re.compile(
     r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
     r"|\bfinal\s+answer\s*(?:is|:|=)"
@@ -55,14 +53,6 @@ _CUE_RE = re.compile(
 )
 # GSM8K's final-answer line ("#### 42"); a markdown heading ("#### Step 2") is not one.
 _HASH_RE = re.compile(r"^[ \t]*####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)
-# An escaped dollar (`\\$12.50`) is a currency sign inside a formula, never its end.
-_MATH_SEGMENT_RE = re.compile(
-    r"\$\$(.+?)\$\$|(?<!\\)\$((?:\\\$|[^$])+?)(?<!\\)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)", re.DOTALL
-)
-# An English word in a "$...$" that may be two prices; plain-text function names ("8*sqrt(7)") are math.
-_PROSE_WORD_RE = re.compile(
-    r"(?<![\\a-zA-Z])(?!(?:sqrt|exp|log|sin|cos|tan|frac|pi)(?![a-zA-Z]))[a-zA-Z]{3,}"
-)
 _CONCLUDING_RE = re.compile(
     r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we (?:get|have|find|obtain|conclude)"
     r"|equals|is|are)\b|∴",
@@ -172,64 +162,6 @@ class NoAnswer:
     reason: str
 
 
-def find_boxes(text: str) -> list[str]:
-    """Contents of every `\\boxed{...}`/`\\fbox{...}` in order; `\\boxed 5` takes the next token."""
-    found: list[str] = []
-    closing: dict[int, int] | None = None
-    for match in _BOX_RE.finditer(text):
-        if match.group(1) == "{":
-            open_at = match.end() - 1
-            close = match_brace(text, open_at) if closing is None else closing.get(open_at, -1)
-            if close < 0 and closing is None:
-                # Unclosed boxes would each rescan to the end ("\\boxed{" x 10,000 took 17 s): pair
-                # every brace once instead.
-                closing = _brace_pairs(text)
-            if close < 0:
-                continue  # cut off inside the box: no answer here
-            found.append(text[open_at + 1 : close].strip())
-        else:
-            token = re.match(r"[^\s$\\]+", text[match.start(1) :])
-            if token:
-                found.append(token.group(0).rstrip(".,;"))
-    return [box for box in found if box]
-
-
-def _brace_pairs(text: str) -> dict[int, int]:
-    """Index of each `{` -> index of the `}` closing it, in one pass (the rules of `match_brace`)."""
-    pairs: dict[int, int] = {}
-    stack: list[int] = []
-    for index, char in enumerate(text):
-        if char not in "{}" or (index > 0 and text[index - 1] == "\\"):
-            continue
-        if char == "{":
-            stack.append(index)
-        elif stack:
-            pairs[stack.pop()] = index
-    return pairs
-
-
-def math_segments(text: str) -> list[re.Match[str]]:
-    """The `$...$`, `$$...$$`, `\\[...\\]`, `\\(...\\)` formulas of `text`, skipping currency.
-
-    "$2, so she makes 9 * $" is two prices, not a formula: a single-dollar segment that starts with a
-    digit and holds English words is skipped, and the scan resumes after its opening dollar.
-    """
-    found: list[re.Match[str]] = []
-    position = 0
-    while (match := _MATH_SEGMENT_RE.search(text, position)) is not None:
-        inline = match.group(2)
-        if inline is not None and inline.lstrip()[:1].isdigit() and _PROSE_WORD_RE.search(inline):
-            position = match.start() + 1
-            continue
-        found.append(match)
-        position = match.end()
-    return found
-
-
-def _segment_text(match: re.Match[str]) -> str:
-    return next(group for group in match.groups() if group is not None).strip()
-
-
 def _clause(line: str) -> str | None:
     """The answer written as words: up to the end of its clause, or the predicate of a sentence."""
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
@@ -272,7 +204,7 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
     snippet = snippet.lstrip(" \t:*=\n").replace("**", "")
-    if _BOX_RE.search(snippet):
+    if BOX_RE.search(snippet):
         return None  # a box that never closed: the response was cut off inside its answer
     line = snippet.split("\n\n", 1)[0].strip()
     if not line:
@@ -291,14 +223,14 @@ def _answer_after_cue(snippet: str) -> str | None:
     before = line[: segments[0].start()]
     if all(_CONNECTOR_RE.match(gap) for gap in between) and len(before.split()) <= 3:
         if len(segments) == 1:
-            return _segment_text(segments[0])
+            return segment_text(segments[0])
         return line[segments[0].start() : segments[-1].end()]
     # "The probability of $A$ is $\\frac{1}{2}$": the formula after the verb, else the first one.
     starts = [0, *(segment.end() for segment in segments[:-1])]
     for start, segment in zip(starts, segments, strict=True):
         if _VERB_BEFORE_RE.search(line[start : segment.start()]):
-            return _segment_text(segment)
-    return _segment_text(segments[0])
+            return segment_text(segment)
+    return segment_text(segments[0])
 
 
 def _cue_answer(region: str) -> Extraction | NoAnswer | None:
@@ -380,7 +312,7 @@ def _last_paragraph_math(region: str) -> str | None:
     segments = math_segments(last)
     if not segments:
         return None
-    only_math = not _WORDS_RE.search(_MATH_SEGMENT_RE.sub(" ", last))
+    only_math = not _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", last))
     if not only_math and not _CONCLUDING_RE.search(last):
         return None
     first = len(segments) - 1
@@ -388,7 +320,7 @@ def _last_paragraph_math(region: str) -> str | None:
         first -= 1
     if first < len(segments) - 1:  # "The solutions are $x = 2$ and $x = 3$."
         return last[segments[first].start() : segments[-1].end()]
-    answer = _segment_text(segments[-1])
+    answer = segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
     value = answer.rsplit("=", 1)[-1].strip()
     lone_variable = re.fullmatch(r"[a-zA-Z](?:_\{?\w+\}?)?", value)  # "-8x + 7 = y" is an equation
@@ -438,7 +370,7 @@ def _is_bare(region: str) -> bool:
     stripped = region.strip()
     if not stripped or len(stripped) > _BARE_MAX_CHARS or stripped.count("\n") > 1:
         return False
-    if math_segments(stripped) and _WORDS_RE.search(_MATH_SEGMENT_RE.sub(" ", stripped)):
+    if math_segments(stripped) and _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", stripped)):
         return bool(_FORMULA_THEN_UNIT_RE.match(stripped))  # "$28$ percent", "$5$ cm"
     if _BOLD_SPAN_RE.search(stripped) and _WORDS_RE.search(_BOLD_SPAN_RE.sub(" ", stripped)):
         return False  # "Total: **55 marbles**.": the bold value is the answer (rule 4)
@@ -458,7 +390,7 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     """The final region (see `final_region`), without chat tokens or a next few-shot question."""
     text = response[-max_chars:] if len(response) > max_chars else response
     region, unclosed = final_region(strip_turn_tokens(text))
-    markers = [m.end() for pattern in (_BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
+    markers = [m.end() for pattern in (BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
     if not markers:
         return region, unclosed
     # Only a few follow-on questions are tried, each a linear scan, so a hostile response stays cheap.
@@ -476,7 +408,7 @@ _FINAL_CUE_RE = re.compile(r"\bfinal\s+answer\b(?:\s*:)?(?:\s*the\s+final\s+answ
 def _final_cue_after_boxes(region: str) -> Extraction | None:
     """ "... = \\boxed{255} ... Final Answer: The final answer is $10,455$.": boxes of intermediate
     values, then the response's own final answer after the last of them."""
-    last_box = max(m.start() for m in _BOX_RE.finditer(region))
+    last_box = max(m.start() for m in BOX_RE.finditer(region))
     cue = None
     for match in _FINAL_CUE_RE.finditer(region, last_box):
         cue = match
@@ -508,7 +440,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     region = _SIGN_OFF_RE.sub("", region)
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
-        prose = len(_WORDS_RE.findall(_MATH_SEGMENT_RE.sub(" ", region))) >= 3
+        prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
         if prose and (number := _concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
         return Extraction((_bare_value(region),), "bare")

@@ -21,7 +21,8 @@ from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import symbolic
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
-from assay.verifiers.math.extract import Extraction, extract, find_boxes
+from assay.verifiers.math.extract import Extraction, extract
+from assay.verifiers.math.formulas import find_boxes
 from assay.verifiers.math.normalise import strip_units
 from assay.verifiers.math.values import Atom, Seq, Text, Value, describe, kind_of, parse_value
 

@@ -55,7 +55,9 @@ class EngineUnavailable(BackendUnavailable):
 
 
 @dataclass(frozen=True)
-class Limits:
+class QueryLimits:
+    """What one query may use: its wall time and the rows and bytes of its result."""
+
     timeout_s: float
     max_rows: int
     max_bytes: int
@@ -73,14 +75,14 @@ class SqlEngine:
     kind: ClassVar[str]
     dialect: ClassVar[str]  # sqlglot's name for the engine's dialect
 
-    def run(self, sql: str, limits: Limits) -> QueryResult:
+    def run(self, sql: str, limits: QueryLimits) -> QueryResult:
         raise NotImplementedError
 
     def close(self) -> None:
         """Release the connection."""
 
 
-def collect(fetchmany: Callable[[int], Sequence[Row]], limits: Limits) -> list[Row]:
+def collect(fetchmany: Callable[[int], Sequence[Row]], limits: QueryLimits) -> list[Row]:
     """Fetch in batches up to the caps; raise TOO_LARGE past them instead of truncating."""
     rows: list[Row] = []
     size = 0
@@ -147,7 +149,7 @@ class SqliteEngine(SqlEngine):
             return 1  # non-zero interrupts the running statement
         return 0
 
-    def run(self, sql: str, limits: Limits) -> QueryResult:
+    def run(self, sql: str, limits: QueryLimits) -> QueryResult:
         if self._con is None:
             self._con = self._connect()
         con = self._con
@@ -170,7 +172,7 @@ class SqliteEngine(SqlEngine):
                 cursor.close()
             con.set_progress_handler(None, 0)
 
-    def _classify(self, exc: sqlite3.Error, limits: Limits) -> QueryError:
+    def _classify(self, exc: sqlite3.Error, limits: QueryLimits) -> QueryError:
         text = str(exc)
         if self._timed_out:
             return QueryError(TIMEOUT, f"interrupted after {limits.timeout_s:g}s")
@@ -236,7 +238,7 @@ class DuckdbEngine(SqlEngine):
         self._interrupted = True
         self._con.interrupt()
 
-    def run(self, sql: str, limits: Limits) -> QueryResult:
+    def run(self, sql: str, limits: QueryLimits) -> QueryResult:
         duckdb = _duckdb()
         if self._con is None:
             self._con = self._connect()

@@ -20,8 +20,8 @@ from assay.verifiers.sql.engines import (
     TIMEOUT,
     TOO_LARGE,
     EngineUnavailable,
-    Limits,
     QueryError,
+    QueryLimits,
     QueryResult,
     Row,
     SqlEngine,
@@ -52,7 +52,7 @@ class PostgresEngine(SqlEngine):
             raise EngineUnavailable(f"cannot connect to PostgreSQL: {exc}".strip()) from exc
         return self._con
 
-    def run(self, sql: str, limits: Limits) -> QueryResult:
+    def run(self, sql: str, limits: QueryLimits) -> QueryResult:
         import psycopg
         from psycopg import errors
 
@@ -89,7 +89,7 @@ class PostgresEngine(SqlEngine):
         return QueryResult(columns, rows)
 
     @staticmethod
-    def _stream(con: Any, cursor: Any, sql: str, limits: Limits, state: dict[str, str]) -> list[Row]:
+    def _stream(con: Any, cursor: Any, sql: str, limits: QueryLimits, state: dict[str, str]) -> list[Row]:
         rows: list[Row] = []
         size = 0
         for row in cursor.stream(sql):

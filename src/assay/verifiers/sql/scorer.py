@@ -44,8 +44,8 @@ from assay.verifiers.sql.engines import (
     TIMEOUT,
     DuckdbEngine,
     EngineUnavailable,
-    Limits,
     QueryError,
+    QueryLimits,
     QueryResult,
     SqlEngine,
     SqliteEngine,
@@ -153,9 +153,9 @@ class SqlScorer(Scorer[SqlOptions]):
         self._engines[key] = engine
         return engine
 
-    def _limits(self, timeout_s: float) -> Limits:
+    def _limits(self, timeout_s: float) -> QueryLimits:
         cfg = self.settings.sql
-        return Limits(timeout_s=timeout_s, max_rows=cfg.max_rows, max_bytes=cfg.max_result_mb << 20)
+        return QueryLimits(timeout_s=timeout_s, max_rows=cfg.max_rows, max_bytes=cfg.max_result_mb << 20)
 
     # -- scoring -----------------------------------------------------------------------------------
     def score(self, item: Item, options: SqlOptions) -> Result:
