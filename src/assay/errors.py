@@ -38,8 +38,9 @@ class AssayError(Exception):
         self.details = details
 
 
-class ConfigError(AssayError):
-    """The configuration cannot work; the message says what to change."""
+class ConfigError(AssayError, ValueError):
+    """The configuration cannot work (settings, a run config, a data file); the message says what to
+    change."""
 
 
 class MissingExtraError(AssayError, ImportError):
@@ -81,6 +82,11 @@ class QueueFullError(AssayError):
     def __init__(self, pending: int, limit: int, retry_after_s: float) -> None:
         super().__init__(f"work queue full: {pending} items pending, limit {limit}")
         self.retry_after_s = retry_after_s
+
+
+class RewardUnavailable(AssayError, RuntimeError):
+    """A trainer's reward hook has no reward to give: Assay could not score the item (timeout, error or
+    invalid) or refused the batch. Raised instead of a made-up 0.0."""
 
 
 class ClientError(AssayError):

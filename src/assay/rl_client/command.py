@@ -79,8 +79,9 @@ def _has_torch() -> bool:
 
 
 def _run_config(args: argparse.Namespace) -> int:
+    from assay.errors import ConfigError
     from assay.rl_client.data import DataError
-    from assay.rl_client.run_config import ConfigError, load_config
+    from assay.rl_client.run_config import load_config
 
     try:
         cfg, base = load_config(args.config, args.overrides)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.errors import ConfigError
 from assay.rl_client.generate import Problem
 from assay.types import Item
 
@@ -25,7 +26,7 @@ from assay.types import Item
 EXTRA_FIELDS = tuple(sorted(Item.FIELDS - {"id", "task", "prompt", "response", "reference"}))
 
 
-class DataError(ValueError):
+class DataError(ConfigError):
     """A data file or row that cannot become a training item; the message says which and why."""
 
 

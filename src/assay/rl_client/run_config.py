@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from assay.errors import ConfigError
 from assay.rl_client.config import TrainConfig
 
 
@@ -120,10 +121,6 @@ class RunConfig(_Section):
                 "response from its token ids)"
             )
         return self
-
-
-class ConfigError(ValueError):
-    """A config that cannot run; the message names the fields and what to change."""
 
 
 def load_text(path: Path) -> dict[str, Any]:

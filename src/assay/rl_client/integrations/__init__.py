@@ -19,15 +19,12 @@ import os
 import threading
 
 from assay.client import AssayClient
+from assay.errors import RewardUnavailable
 from assay.types import Result
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 _clients: dict[str, AssayClient] = {}
 _clients_lock = threading.Lock()
-
-
-class RewardUnavailable(RuntimeError):
-    """Assay could not score an item (status timeout, error or invalid); there is no reward to give."""
 
 
 def assay_url(url: str | None = None) -> str:
