@@ -8,7 +8,7 @@ import random
 import pytest
 from pydantic import SecretStr
 
-from assay.judges.client import ChatRequest, Completion, JudgeClient, parse_retry_after
+from assay.judges.client import ChatReply, ChatRequest, JudgeClient, parse_retry_after
 from assay.judges.failures import JudgeBadResponse, JudgeRejected, JudgeTimeout, JudgeUnavailable
 from judges.judge_harness import Harness, closed_port_url
 
@@ -112,7 +112,7 @@ def test_no_more_requests_are_in_flight_than_the_concurrency_limit(harness: Harn
     assert 1 <= harness.judges.max_in_flight <= 2
 
 
-async def _complete(client: JudgeClient, request: ChatRequest) -> Completion:
+async def _complete(client: JudgeClient, request: ChatRequest) -> ChatReply:
     try:
         return await client.complete(request)
     finally:

@@ -45,7 +45,7 @@ class TokenLogprobs:
 
 
 @dataclass(frozen=True)
-class Completion:
+class ChatReply:
     """What the judge said: its text and, when the backend returns them, per-token logprobs."""
 
     text: str
@@ -56,7 +56,7 @@ class Completion:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Completion:
+    def from_json(cls, data: dict[str, Any]) -> ChatReply:
         tokens = tuple(
             TokenLogprobs(t["token"], t["logprob"], tuple((a, b) for a, b in t["top"]))
             for t in data.get("tokens", ())
@@ -92,7 +92,7 @@ class ChatRequest:
         return body
 
 
-def parse_completion(data: Any) -> Completion:
+def parse_completion(data: Any) -> ChatReply:
     """Read the first choice of a chat-completions answer; JudgeBadResponse if it is not one."""
     try:
         choice = data["choices"][0]
@@ -104,7 +104,7 @@ def parse_completion(data: Any) -> Completion:
         ) from exc
     if not isinstance(text, str):
         raise JudgeBadResponse("the judge backend's message content is not text")
-    return Completion(text=text, tokens=_parse_logprobs(choice.get("logprobs")), finish_reason=finish_reason)
+    return ChatReply(text=text, tokens=_parse_logprobs(choice.get("logprobs")), finish_reason=finish_reason)
 
 
 def _parse_logprobs(block: Any) -> tuple[TokenLogprobs, ...]:
@@ -189,7 +189,7 @@ class JudgeClient:
     def __repr__(self) -> str:  # never the key
         return f"JudgeClient({self.public_url!r})"
 
-    async def complete(self, request: ChatRequest) -> Completion:
+    async def complete(self, request: ChatRequest) -> ChatReply:
         """One completion, retried on transient failures; raises a JudgeFailure otherwise."""
         attempt = 0
         while True:
@@ -203,7 +203,7 @@ class JudgeClient:
             await self._sleep(delay)
             attempt += 1
 
-    async def _attempt(self, request: ChatRequest) -> tuple[str, float | None, Completion | None]:
+    async def _attempt(self, request: ChatRequest) -> tuple[str, float | None, ChatReply | None]:
         """One request: (problem, Retry-After, None) when worth retrying, or (_, _, completion)."""
         with waiting_for_slot():
             await self._semaphore.acquire()
@@ -232,7 +232,7 @@ class JudgeClient:
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         return f"the judge backend answered HTTP {response.status_code}", retry_after, None
 
-    def _read(self, response: httpx.Response) -> Completion:
+    def _read(self, response: httpx.Response) -> ChatReply:
         try:
             data = response.json()
         except ValueError as exc:
