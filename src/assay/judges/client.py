@@ -18,7 +18,6 @@ Every failure is a `JudgeFailure` (see failures.py); the scorer turns it into a 
 from __future__ import annotations
 
 import asyncio
-import random
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -147,13 +146,11 @@ class JudgeClient:
         concurrency: int = 16,
         timeout_s: float = 60.0,
         connect_timeout_s: float = 5.0,
-        retries: int = 3,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 10.0,
+        backoff: Backoff | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
-        rng: random.Random | None = None,
     ) -> None:
+        """`backoff`: the retry policy (default `Backoff()`: 3 retries, 0.5 s base, 10 s longest wait)."""
         self.base_url = base_url.rstrip("/")
         self.public_url = public_url(self.base_url)
         self._secret = api_key.get_secret_value() if api_key is not None else ""
@@ -166,9 +163,7 @@ class JudgeClient:
         )
         self._semaphore = asyncio.Semaphore(concurrency)
         self._timeout_s = timeout_s
-        self._backoff = Backoff(
-            retries, backoff_s, max_backoff_s, rng if rng is not None else random.Random()
-        )
+        self._backoff = backoff if backoff is not None else Backoff()
         self._sleep = sleep
 
     @classmethod
@@ -179,9 +174,7 @@ class JudgeClient:
             "concurrency": settings.concurrency,
             "timeout_s": settings.timeout_s,
             "connect_timeout_s": settings.connect_timeout_s,
-            "retries": settings.retries,
-            "backoff_s": settings.backoff_s,
-            "max_backoff_s": settings.max_backoff_s,
+            "backoff": Backoff(settings.retries, settings.backoff_s, settings.max_backoff_s),
         }
         values.update(overrides)
         return cls(settings.base_url, settings.api_key, **values)
