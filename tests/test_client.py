@@ -201,6 +201,69 @@ def test_an_unreachable_server_is_a_client_error() -> None:
         client.score([MATH_OK])
 
 
+def _score_one(mode: str, handler: Callable[[httpx.Request], httpx.Response], **options: Any) -> Result:
+    """MATH_OK scored through the sync or the async path (no waits: zero back-off)."""
+    transport = httpx.MockTransport(handler)
+    if mode == "sync":
+        with AssayClient(transport=transport, sleep=lambda s: None, backoff_s=0.0, **options) as client:
+            return client.score([MATH_OK])[0]
+
+    async def run() -> list[Result]:
+        async with AssayClient(async_transport=transport, backoff_s=0.0, **options) as aclient:
+            return await aclient.ascore([MATH_OK])
+
+    return asyncio.run(run())[0]
+
+
+def _scripted(*answers: httpx.Response | Exception) -> tuple[list[int], Callable[..., httpx.Response]]:
+    """A handler giving `answers` in turn (an exception is raised), then results; and its call count."""
+    calls = [0]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls[0] += 1
+        answer = answers[calls[0] - 1] if calls[0] <= len(answers) else _echo_results(request)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return calls, handler
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_sync_and_async_retry_alike(mode: str) -> None:
+    calls, handler = _scripted(
+        httpx.Response(503, json={"error": {"type": "unavailable", "message": "x"}}),
+        httpx.ConnectError("refused"),
+        httpx.Response(
+            429, headers={"Retry-After": "0"}, json={"error": {"type": "queue_full", "message": "y"}}
+        ),
+    )
+    assert _score_one(mode, handler, max_retries=3).status is Status.OK
+    assert calls == [4]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_sync_and_async_give_up_alike(mode: str) -> None:
+    calls, handler = _scripted(*[httpx.ConnectError("refused")] * 3)
+    with pytest.raises(UnreachableError, match="cannot reach Assay"):
+        _score_one(mode, handler, max_retries=2)
+    assert calls == [3]
+    # A Retry-After beyond max_backoff_s ends the retries: the 503 itself is the answer.
+    calls, handler = _scripted(
+        httpx.Response(
+            503, headers={"Retry-After": "100"}, json={"error": {"type": "draining", "message": "z"}}
+        )
+    )
+    with pytest.raises(ServiceError, match="503: z"):
+        _score_one(mode, handler, max_backoff_s=1.0)
+    assert calls == [1]
+    # A failure that is not the network's is not retried.
+    calls, handler = _scripted(httpx.InvalidURL("bad url"))
+    with pytest.raises(ClientError, match="failed: bad url") as caught:
+        _score_one(mode, handler)
+    assert calls == [1] and not isinstance(caught.value, UnreachableError)
+
+
 def test_backoff_is_capped_and_jittered() -> None:
     client = AssayClient(backoff_s=1.0, max_backoff_s=4.0)
     delays = [client.retry_delay(7, None) for _ in range(50)]  # attempt 7 of 8: 2**7 s, capped at 4

@@ -36,6 +36,8 @@ T = TypeVar("T")
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
 _JSON = {"content-type": "application/json"}
 _ENVELOPE_BYTES = 16  # {"items":[...]} around the items
+# What a request may raise that is an outcome to judge (retry or a ClientError), not a bug of ours.
+_SEND_ERRORS = (httpx.HTTPError, httpx.InvalidURL)
 
 
 def _as_json(item: Any) -> Any:
@@ -119,18 +121,21 @@ class AssayClient:
         """Seconds to wait before retry number `attempt` (0-based), or None: stop (see backoff.py)."""
         return self._backoff.delay(attempt, parse_retry_after(retry_after))
 
-    def _outcome(self, attempt: int, sent: httpx.Response | BaseException) -> float | None:
-        """None: `sent` is final. Else the seconds to wait before the next attempt."""
+    def _outcome(self, attempt: int, sent: httpx.Response | Exception) -> httpx.Response | float:
+        """What attempt number `attempt` (0-based) came to: the final response, or the seconds to wait
+        before the next attempt; a ClientError when giving up. Pure policy, no I/O: the sync and async
+        loops share it and differ only in how they send and sleep."""
         if isinstance(sent, httpx.TransportError):
             delay = None if attempt == self.max_retries else self.retry_delay(attempt, None)
             if delay is None:
                 raise UnreachableError(f"cannot reach Assay at {self.base_url}: {sent}") from sent
             return delay
-        if isinstance(sent, BaseException):
+        if isinstance(sent, Exception):
             raise ClientError(f"request to Assay at {self.base_url} failed: {sent}") from sent
         if sent.status_code not in _RETRY_STATUS or attempt == self.max_retries:
-            return None
-        return self.retry_delay(attempt, sent.headers.get("retry-after"))
+            return sent
+        delay = self.retry_delay(attempt, sent.headers.get("retry-after"))
+        return sent if delay is None else delay
 
     # -- answers and batches ---------------------------------------------------------------------
     def _parse(self, response: httpx.Response, expected: int) -> list[Result]:
@@ -216,20 +221,21 @@ class AssayClient:
                 )
             return self._sync
 
+    def _request(self, method: str, path: str, content: bytes | None) -> httpx.Response | Exception:
+        try:
+            return self._client().request(method, path, content=content, headers=_JSON)
+        except _SEND_ERRORS as exc:
+            return exc
+
     def _send(self, method: str, path: str, payload: Any = None) -> httpx.Response:
         content = None if payload is None else encode_json(payload)
-        for attempt in range(self.max_retries + 1):
-            sent: httpx.Response | BaseException
-            try:
-                sent = self._client().request(method, path, content=content, headers=_JSON)
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                sent = exc
-            wait = self._outcome(attempt, sent)
-            if wait is None:
-                assert isinstance(sent, httpx.Response)
-                return sent
-            self._sleep(wait)
-        raise AssertionError("unreachable")
+        attempt = 0
+        while True:
+            outcome = self._outcome(attempt, self._request(method, path, content))
+            if isinstance(outcome, httpx.Response):
+                return outcome
+            self._sleep(outcome)
+            attempt += 1
 
     def _score_chunk(self, chunk: list[Any]) -> list[Result]:
         response = self._send("POST", "/v1/rewards", {"items": chunk})
@@ -276,20 +282,21 @@ class AssayClient:
             )
         return self._async
 
+    async def _arequest(self, method: str, path: str, content: bytes | None) -> httpx.Response | Exception:
+        try:
+            return await self._aclient().request(method, path, content=content, headers=_JSON)
+        except _SEND_ERRORS as exc:
+            return exc
+
     async def _asend(self, method: str, path: str, payload: Any = None) -> httpx.Response:
         content = None if payload is None else encode_json(payload)
-        for attempt in range(self.max_retries + 1):
-            sent: httpx.Response | BaseException
-            try:
-                sent = await self._aclient().request(method, path, content=content, headers=_JSON)
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                sent = exc
-            wait = self._outcome(attempt, sent)
-            if wait is None:
-                assert isinstance(sent, httpx.Response)
-                return sent
-            await asyncio.sleep(wait)
-        raise AssertionError("unreachable")
+        attempt = 0
+        while True:
+            outcome = self._outcome(attempt, await self._arequest(method, path, content))
+            if isinstance(outcome, httpx.Response):
+                return outcome
+            await asyncio.sleep(outcome)
+            attempt += 1
 
     async def _ascore_chunk(self, chunk: list[Any]) -> list[Result]:
         response = await self._asend("POST", "/v1/rewards", {"items": chunk})

@@ -23,8 +23,13 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _deadline(default: float, task: str, note: str = "; past it: timeout") -> Any:
+    """A task section's `deadline_s`: one wording for what every task's per-item deadline means."""
+    return Field(default, gt=0, description=f"Per-item deadline for {task}{note}.")
+
+
 class MathSettings(_Section):
-    deadline_s: float = Field(5.0, gt=0, description="Per-item deadline for math; past it: timeout.")
+    deadline_s: float = _deadline(5.0, "math")
     max_response_chars: int = Field(
         200_000, gt=0, description="Longer responses are cut to their tail before extraction."
     )
@@ -47,7 +52,7 @@ class SqlSettings(_Section):
         default_factory=dict,
         description="db_id -> PostgreSQL DSN (use a read-only role); a key <db_id>.alt<N> is an alternate.",
     )
-    deadline_s: float = Field(10.0, gt=0, description="Per-item deadline for sql; past it: timeout.")
+    deadline_s: float = _deadline(10.0, "sql")
     query_timeout_s: float = Field(5.0, gt=0, description="Per-query limit inside the engine.")
     max_rows: int = Field(100_000, gt=0, description="Results longer than this are not compared.")
     max_result_mb: int = Field(64, gt=0, description="Results larger than this (values) are not compared.")
@@ -142,10 +147,8 @@ class JudgeSettings(_Section):
     retries: int = Field(3, ge=0, description="Retries on 429, 5xx and refused connections.")
     backoff_s: float = Field(0.5, ge=0, description="Base of the jittered exponential backoff.")
     max_backoff_s: float = Field(10.0, ge=0, description="Longest single wait, Retry-After included.")
-    deadline_s: float = Field(
-        120.0,
-        gt=0,
-        description="Per-item deadline for judge items (the judge's own time, not waits for a request slot).",
+    deadline_s: float = _deadline(
+        120.0, "judge items", " (the judge's own time, not waits for a request slot)"
     )
     wait_s: float = Field(
         600.0, gt=0, description="Longest a judge item waits in all for free request slots; past it: timeout."
@@ -212,12 +215,23 @@ class PrmSettings(_Section):
     )
     max_tokens: int = Field(8192, gt=0, description="Longer inputs (after the template) are invalid.")
     max_steps: int = Field(256, gt=0, description="Items with more steps are invalid.")
-    deadline_s: float = Field(
-        60.0, gt=0, description="Per-item deadline for prm (the first item also waits for the model load)."
-    )
+    deadline_s: float = _deadline(60.0, "prm", " (the first item also waits for the model load)")
     timeout_s: float = Field(30.0, gt=0, description="vllm: per-request timeout.")
     concurrency: int = Field(32, gt=0, description="vllm: requests in flight at once (per event loop).")
     api_key: SecretStr | None = Field(None, description="vllm: sent as a Bearer token; never logged.")
+
+
+def _reserved(resource: str, default: float, note: str = "") -> Any:
+    """A per-replica reservation; the deployments below override the default, not the meaning."""
+    return Field(default, ge=0, description=f"{resource}s Ray reserves per replica{note}.")
+
+
+def _max_ongoing(default: int) -> Any:
+    return Field(
+        default,
+        ge=1,
+        description="Requests (item chunks) one replica works on at once; more wait in the queue.",
+    )
 
 
 class RayDeploymentSettings(_Section):
@@ -239,14 +253,12 @@ class RayDeploymentSettings(_Section):
         gt=10,
         description="Window the autoscaler averages ongoing requests over (over Ray's 10 s push).",
     )
-    max_ongoing_requests: int = Field(
-        4, ge=1, description="Requests (item chunks) one replica works on at once; more wait in the queue."
-    )
+    max_ongoing_requests: int = _max_ongoing(4)
     max_queued_requests: int = Field(
         256, ge=-1, description="Chunks that may wait for a replica (-1: no bound); beyond it: HTTP 429."
     )
-    num_cpus: float = Field(1.0, ge=0, description="CPUs Ray reserves per replica.")
-    num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves per replica.")
+    num_cpus: float = _reserved("CPU", 1.0)
+    num_gpus: float = _reserved("GPU", 0.0)
     resources: dict[str, float] = Field(
         default_factory=dict, description="Custom Ray resources per replica (pins replicas to node types)."
     )
@@ -256,28 +268,26 @@ class RayScorerSettings(RayDeploymentSettings):
     """math, sql and plugin tasks: CPU-bound, in each replica's killable process pool."""
 
     workers: int = Field(2, gt=0, description="Engine worker processes per replica (math and sql).")
-    num_cpus: float = Field(2.0, ge=0, description="CPUs Ray reserves per replica.")
+    num_cpus: float = _reserved("CPU", 2.0)
 
 
 class RayCodeSettings(RayDeploymentSettings):
     """code: each replica holds `code.slots` sandboxes."""
 
-    num_cpus: float = Field(2.0, ge=0, description="CPUs Ray reserves per replica (match code.slots).")
+    num_cpus: float = _reserved("CPU", 2.0, " (match code.slots)")
 
 
 class RayJudgeSettings(RayDeploymentSettings):
     """judge: latency-bound HTTP clients; cheap replicas that each keep many requests in flight."""
 
-    num_cpus: float = Field(0.25, ge=0, description="CPUs Ray reserves per replica.")
-    max_ongoing_requests: int = Field(
-        16, ge=1, description="Requests (item chunks) one replica works on at once; more wait in the queue."
-    )
+    num_cpus: float = _reserved("CPU", 0.25)
+    max_ongoing_requests: int = _max_ongoing(16)
 
 
 class RayPrmSettings(RayDeploymentSettings):
     """prm: one model per replica, on a GPU when the cluster has one."""
 
-    num_gpus: float = Field(0.0, ge=0, description="GPUs Ray reserves per replica (1 for a GPU PRM).")
+    num_gpus: float = _reserved("GPU", 0.0, " (1 for a GPU PRM)")
 
 
 class RaySettings(_Section):

@@ -8,7 +8,8 @@ import random
 import pytest
 from pydantic import SecretStr
 
-from assay.judges.client import ChatRequest, Completion, JudgeClient, parse_retry_after
+from assay.backoff import Backoff
+from assay.judges.client import ChatReply, ChatRequest, JudgeClient, parse_retry_after
 from assay.judges.failures import JudgeBadResponse, JudgeRejected, JudgeTimeout, JudgeUnavailable
 from judges.judge_harness import Harness, closed_port_url
 
@@ -31,7 +32,7 @@ class Sleeps:
 
 def test_a_429_with_retry_after_is_retried_after_at_least_that_long(harness: Harness) -> None:
     sleeps = Sleeps()
-    client = JudgeClient(harness.judges.base_url, retries=3, sleep=sleeps, rng=random.Random(0))
+    client = JudgeClient(harness.judges.base_url, backoff=Backoff(3, rng=random.Random(0)), sleep=sleeps)
     completion = harness.run(_complete(client, _request("flaky")))
     assert "[RESULT] 2" in completion.text
     assert len(harness.judges.requests_for("flaky")) == 3  # two 429s, then the answer
@@ -49,7 +50,7 @@ def test_retry_after_is_read_as_seconds_or_an_http_date() -> None:
 
 def test_5xx_is_retried_then_reported_unavailable(harness: Harness) -> None:
     sleeps = Sleeps()
-    client = JudgeClient(harness.judges.base_url, retries=2, backoff_s=0.5, sleep=sleeps)
+    client = JudgeClient(harness.judges.base_url, backoff=Backoff(2, 0.5), sleep=sleeps)
     with pytest.raises(JudgeUnavailable, match=r"HTTP 500; gave up after 3 attempts"):
         harness.run(_complete(client, _request("broken")))
     assert len(harness.judges.requests_for("broken")) == 3
@@ -59,14 +60,14 @@ def test_5xx_is_retried_then_reported_unavailable(harness: Harness) -> None:
 
 def test_a_backend_that_is_down_is_unavailable_after_retries(harness: Harness) -> None:
     sleeps = Sleeps()
-    client = JudgeClient(closed_port_url(), retries=2, sleep=sleeps)
+    client = JudgeClient(closed_port_url(), backoff=Backoff(2), sleep=sleeps)
     with pytest.raises(JudgeUnavailable, match=r"cannot reach the judge backend .*ConnectError"):
         harness.run(_complete(client, _request("fair")))
     assert len(sleeps.waits) == 2
 
 
 def test_a_slow_backend_times_out_without_retrying(harness: Harness) -> None:
-    client = JudgeClient(harness.judges.base_url, timeout_s=0.2, retries=3)
+    client = JudgeClient(harness.judges.base_url, timeout_s=0.2, backoff=Backoff(3))
     with pytest.raises(JudgeTimeout, match=r"did not answer within 0.2s"):
         harness.run(_complete(client, _request("slow")))
     assert len(harness.judges.requests_for("slow")) == 1
@@ -112,7 +113,7 @@ def test_no_more_requests_are_in_flight_than_the_concurrency_limit(harness: Harn
     assert 1 <= harness.judges.max_in_flight <= 2
 
 
-async def _complete(client: JudgeClient, request: ChatRequest) -> Completion:
+async def _complete(client: JudgeClient, request: ChatRequest) -> ChatReply:
     try:
         return await client.complete(request)
     finally:
@@ -121,7 +122,7 @@ async def _complete(client: JudgeClient, request: ChatRequest) -> Completion:
 
 def test_the_wait_after_a_429_is_at_least_its_retry_after(harness: Harness) -> None:
     sleeps = Sleeps()
-    client = JudgeClient(harness.judges.base_url, retries=2, backoff_s=0.5, max_backoff_s=10, sleep=sleeps)
+    client = JudgeClient(harness.judges.base_url, backoff=Backoff(2, 0.5, 10), sleep=sleeps)
     with pytest.raises(JudgeUnavailable, match=r"HTTP 429; gave up after 3 attempts"):
         harness.run(_complete(client, _request("ratelimit-3")))
     assert len(sleeps.waits) == 2
@@ -130,7 +131,7 @@ def test_the_wait_after_a_429_is_at_least_its_retry_after(harness: Harness) -> N
 
 def test_a_retry_after_beyond_max_backoff_ends_the_retries_at_once(harness: Harness) -> None:
     sleeps = Sleeps()
-    client = JudgeClient(harness.judges.base_url, retries=3, max_backoff_s=10, sleep=sleeps)
+    client = JudgeClient(harness.judges.base_url, backoff=Backoff(3, max_s=10), sleep=sleeps)
     with pytest.raises(JudgeUnavailable, match=r"asked to retry after 60s \(max_backoff_s=10\)"):
         harness.run(_complete(client, _request("ratelimit-60")))
     assert sleeps.waits == []

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assay.errors import OptionsError
-from assay.judges.client import Completion, TokenLogprobs
+from assay.judges.client import ChatReply, TokenLogprobs
 from assay.judges.failures import JudgeUnparseable
 from assay.judges.parsing import parse_score, weighted_score
 from assay.types import Status
@@ -137,7 +137,7 @@ def test_texts_without_a_score_on_the_scale_are_unparseable(text: str) -> None:
 
 def test_a_score_token_merged_with_other_text_falls_back_to_the_written_score() -> None:
     # "]4" as one token: the token's alternatives are not alternatives for the score alone
-    completion = Completion(
+    completion = ChatReply(
         "[RESULT]4", (TokenLogprobs("[RESULT", -0.1), TokenLogprobs("]4", -0.1, (("]4", -0.1),)))
     )
     assert weighted_score(completion, parse_score(completion.text, 1, 5), 1, 5) is None

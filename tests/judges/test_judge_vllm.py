@@ -11,7 +11,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from assay.judges.client import ChatRequest, Completion, JudgeClient
+from assay.judges.client import ChatReply, ChatRequest, JudgeClient
 from assay.judges.failures import JudgeUnparseable
 from assay.judges.parsing import parse_score, parse_verdict
 from assay.judges.prompts import VERDICT_A, VERDICT_B, VERDICT_TIE, Rubric, render_pairwise, render_pointwise
@@ -95,7 +95,7 @@ def test_vllm_logprobs_are_read_from_the_real_wire_format(vllm_server: VllmServe
     client = JudgeClient(vllm_server.base_url, timeout_s=120)
     request = ChatRequest(vllm_server.model, (("user", QUESTION),), 0.0, MAX_TOKENS, top_logprobs=3)
 
-    async def ask() -> Completion:
+    async def ask() -> ChatReply:
         try:
             return await client.complete(request)
         finally:

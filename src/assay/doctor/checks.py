@@ -68,6 +68,94 @@ def _enough(run: Run, key: str, t: Thresholds) -> list[tuple[float, float]] | No
     return points if len(points) >= t.min_points else None
 
 
+def _trend(run: Run, key: str, t: Thresholds) -> tuple[float, float] | None:
+    """Early and late means of a signal (`_halves`), or None when it has too few points to judge."""
+    points = _enough(run, key, t)
+    return None if points is None else _halves(points)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What the report says of a failure mode whatever the run: its title, its threshold (a template
+    over the `Thresholds` as `t`), the signals plotted for it and what to try. The checks below only
+    compute a verdict and its evidence."""
+
+    title: str
+    threshold: str
+    signals: tuple[str, ...]
+    advice: str
+
+
+MODES: dict[str, Mode] = {
+    "vanishing_advantage": Mode(
+        "Vanishing advantage",
+        "late zero-advantage fraction >= {t.zero_advantage:g}",
+        ("frac_zero_advantage",),
+        "Most groups teach nothing. Turn on dynamic sampling (drop all-equal groups and resample), "
+        "skip solved prompts (GRESO), give more samples to prompts near 50% (learning_value), or move to "
+        "harder/easier prompts; check that the reward is not constant.",
+    ),
+    "exploration_collapse": Mode(
+        "Exploration collapse",
+        "late entropy < {t.entropy_drop:g} x early and <= {t.distinct_answers:g} distinct answers per group"
+        " (entropy alone: < {t.entropy_only_drop:g} x early)",
+        ("entropy", "distinct_answers_mean"),
+        "The policy stopped exploring. Raise the sampling temperature, use clip-higher (DAPO, clip_high "
+        "0.28), lower the learning rate, add an entropy bonus or fewer optimiser passes per batch.",
+    ),
+    "length_explosion": Mode(
+        "Length explosion",
+        "late truncation rate >= {t.truncation:g}, or length x{t.length_growth:g} with rising truncation",
+        ("truncation_rate", "response_length"),
+        "Responses run into the token limit. Use overlong filtering (zero loss weight for truncated "
+        "responses) and the soft overlong penalty (DAPO), token-level loss aggregation, or a larger limit "
+        "if the answers really need it.",
+    ),
+    "stale_replay": Mode(
+        "Stale replay",
+        "mean policy-version lag of replayed samples >= {t.replay_lag:g}",
+        ("replay_lag_mean",),
+        "Replayed samples come from policies far behind the one being trained; their importance ratios "
+        "get clipped and bias the update. Lower replay max_staleness, shrink the buffer, or generate "
+        "more fresh groups (more rounds) instead of topping up from replay.",
+    ),
+    "reward_hacking": Mode(
+        "Reward hacking",
+        "train reward +{t.reward_rise:g} while held-out accuracy +< {t.dev_flat:g}; hedges >= "
+        "{t.hedge_rate:g}; test literals >= {t.test_literal_rate:g}; one answer >= {t.constant_answer:g}",
+        ("reward", "dev_accuracy", "hedge_rate", "constant_answer_share"),
+        "The reward rises without the skill. Read samples of rewarded responses; harden the verifier "
+        "(hedges are wrong, expected outputs never reach the program, SQL results are compared on several "
+        "databases), and judge progress by held-out greedy accuracy.",
+    ),
+    "brittle_verifier": Mode(
+        "Brittle verifier",
+        "late invalid+timeout+error rate >= {t.failure_rate:g} or rising by {t.failure_rise:g}; judge/rule "
+        "disagreement >= {t.judge_disagreement:g}",
+        ("failure_rate", "judge_disagreement_rate"),
+        "The reward step is failing, not the policy. Look at the failing results' reasons (assay_items_total "
+        "by status, worker restarts): raise deadlines or workers, fix references that are `invalid`, and "
+        "for disagreement, add cases to the verifier's test set.",
+    ),
+    "runaway_self_evolution": Mode(
+        "Runaway self-evolution",
+        "|late - early| difficulty of generated tasks >= {t.difficulty_drift:g} (0..1 scale)",
+        ("task_difficulty",),
+        "The generated curriculum drifts away from what the solver can learn from. Anchor generation to "
+        "a fixed seed set, filter generated tasks by the solver's pass rate (keep 0.2-0.8), and check "
+        "generated tasks with the verifier before training on them.",
+    ),
+}
+
+
+def _finding(t: Thresholds, mode: str, tripped: bool | None = None, evidence: str = "") -> Finding:
+    """`mode`'s finding; `tripped` None: its signals were not logged (never "healthy" by default)."""
+    about = MODES[mode]
+    status: Status = "no data" if tripped is None else "tripped" if tripped else "healthy"
+    threshold = about.threshold.format(t=t)
+    return Finding(mode, about.title, status, evidence, threshold, about.advice, about.signals)
+
+
 def vanishing_advantage(run: Run, t: Thresholds) -> Finding:
     points = _enough(run, "frac_zero_advantage", t)
     if points is None:  # older logs: all-correct plus all-wrong groups are the zero-advantage ones
@@ -79,124 +167,58 @@ def vanishing_advantage(run: Run, t: Thresholds) -> Finding:
         ]
         points = both if len(both) >= t.min_points else None
     server = run.server.get("assay_groups_zero_advantage_fraction")
-    base = Finding(
-        "vanishing_advantage",
-        "Vanishing advantage",
-        "no data",
-        "",
-        f"late zero-advantage fraction >= {t.zero_advantage:g}",
-        "Most groups teach nothing. Turn on dynamic sampling (drop all-equal groups and resample), "
-        "skip solved prompts (GRESO), give more samples to prompts near 50% (learning_value), or move to "
-        "harder/easier prompts; check that the reward is not constant.",
-        ("frac_zero_advantage",),
-    )
     if points is None and server is None:
-        return base
+        return _finding(t, "vanishing_advantage")
     late = _late(points) if points else float(server or 0.0)
     where = "in the last third of steps" if points else "on the server's recent /v1/groups traffic"
-    base.status = "tripped" if late >= t.zero_advantage else "healthy"
-    base.evidence = f"{late:.0%} of groups had all-equal raw scores {where}"
-    return base
+    evidence = f"{late:.0%} of groups had all-equal raw scores {where}"
+    return _finding(t, "vanishing_advantage", late >= t.zero_advantage, evidence)
 
 
 def exploration_collapse(run: Run, t: Thresholds) -> Finding:
-    entropy = _enough(run, "entropy", t)
-    distinct = _enough(run, "distinct_answers_mean", t)
-    base = Finding(
-        "exploration_collapse",
-        "Exploration collapse",
-        "no data",
-        "",
-        f"late entropy < {t.entropy_drop:g} x early and <= {t.distinct_answers:g} distinct answers per group"
-        f" (entropy alone: < {t.entropy_only_drop:g} x early)",
-        "The policy stopped exploring. Raise the sampling temperature, use clip-higher (DAPO, clip_high "
-        "0.28), lower the learning rate, add an entropy bonus or fewer optimiser passes per batch.",
-        ("entropy", "distinct_answers_mean"),
-    )
+    entropy = _trend(run, "entropy", t)
     if entropy is None:
-        return base
-    early, late = _halves(entropy)
+        return _finding(t, "exploration_collapse")
+    early, late = entropy
     ratio = late / early if early > 0 else 1.0
-    if distinct is not None:
-        d_early, d_late = _halves(distinct)
-        tripped = ratio < t.entropy_drop and d_late <= t.distinct_answers
-        base.evidence = (
-            f"entropy {early:.3g} -> {late:.3g} nats/token (x{ratio:.2f}); distinct answers per group "
-            f"{d_early:.2f} -> {d_late:.2f}"
-        )
-    else:
-        tripped = ratio < t.entropy_only_drop
-        base.evidence = f"entropy {early:.3g} -> {late:.3g} nats/token (x{ratio:.2f}); diversity not logged"
-    base.status = "tripped" if tripped else "healthy"
-    return base
+    evidence = f"entropy {early:.3g} -> {late:.3g} nats/token (x{ratio:.2f})"
+    distinct = _trend(run, "distinct_answers_mean", t)
+    if distinct is None:
+        evidence += "; diversity not logged"
+        return _finding(t, "exploration_collapse", ratio < t.entropy_only_drop, evidence)
+    d_early, d_late = distinct
+    tripped = ratio < t.entropy_drop and d_late <= t.distinct_answers
+    evidence += f"; distinct answers per group {d_early:.2f} -> {d_late:.2f}"
+    return _finding(t, "exploration_collapse", tripped, evidence)
 
 
 def length_explosion(run: Run, t: Thresholds) -> Finding:
-    trunc = _enough(run, "truncation_rate", t)
-    length = _enough(run, "response_length", t)
-    base = Finding(
-        "length_explosion",
-        "Length explosion",
-        "no data",
-        "",
-        f"late truncation rate >= {t.truncation:g}, or length x{t.length_growth:g} with rising truncation",
-        "Responses run into the token limit. Use overlong filtering (zero loss weight for truncated "
-        "responses) and the soft overlong penalty (DAPO), token-level loss aggregation, or a larger limit "
-        "if the answers really need it.",
-        ("truncation_rate", "response_length"),
-    )
-    if trunc is None:
-        return base
-    t_early, t_late = _halves(trunc)
-    growth = 1.0
-    if length is not None:
-        l_early, l_late = _halves(length)
-        growth = l_late / l_early if l_early > 0 else 1.0
-    grew = growth >= t.length_growth and t_late > t_early
-    base.status = "tripped" if t_late >= t.truncation or grew else "healthy"
-    base.evidence = f"truncation rate {t_early:.1%} -> {t_late:.1%}; mean length x{growth:.2f}"
-    return base
+    truncation = _trend(run, "truncation_rate", t)
+    if truncation is None:
+        return _finding(t, "length_explosion")
+    t_early, t_late = truncation
+    length = _trend(run, "response_length", t)
+    growth = length[1] / length[0] if length is not None and length[0] > 0 else 1.0
+    tripped = t_late >= t.truncation or (growth >= t.length_growth and t_late > t_early)
+    evidence = f"truncation rate {t_early:.1%} -> {t_late:.1%}; mean length x{growth:.2f}"
+    return _finding(t, "length_explosion", tripped, evidence)
 
 
 def stale_replay(run: Run, t: Thresholds) -> Finding:
     lag = run.series("replay_lag_mean")
-    base = Finding(
-        "stale_replay",
-        "Stale replay",
-        "no data",
-        "",
-        f"mean policy-version lag of replayed samples >= {t.replay_lag:g}",
-        "Replayed samples come from policies far behind the one being trained; their importance ratios "
-        "get clipped and bias the update. Lower replay max_staleness, shrink the buffer, or generate "
-        "more fresh groups (more rounds) instead of topping up from replay.",
-        ("replay_lag_mean",),
-    )
     if not lag:
-        return base  # nothing replayed: nothing stale
+        return _finding(t, "stale_replay")  # nothing replayed: nothing stale
     late = _late(lag)
-    base.status = "tripped" if late >= t.replay_lag else "healthy"
-    base.evidence = f"replayed samples lagged {late:.2f} policy versions on average (over {len(lag)} steps)"
-    return base
+    evidence = f"replayed samples lagged {late:.2f} policy versions on average (over {len(lag)} steps)"
+    return _finding(t, "stale_replay", late >= t.replay_lag, evidence)
 
 
 def reward_hacking(run: Run, t: Thresholds) -> Finding:
-    base = Finding(
-        "reward_hacking",
-        "Reward hacking",
-        "no data",
-        "",
-        f"train reward +{t.reward_rise:g} while held-out accuracy +< {t.dev_flat:g}; hedges >= "
-        f"{t.hedge_rate:g}; test literals >= {t.test_literal_rate:g}; one answer >= {t.constant_answer:g}",
-        "The reward rises without the skill. Read samples of rewarded responses; harden the verifier "
-        "(hedges are wrong, expected outputs never reach the program, SQL results are compared on several "
-        "databases), and judge progress by held-out greedy accuracy.",
-        ("reward", "dev_accuracy", "hedge_rate", "constant_answer_share"),
-    )
     seen: list[str] = []
     tripped: list[str] = []
-    reward, dev = _enough(run, "reward", t), run.series("dev_accuracy")
+    reward, dev = _trend(run, "reward", t), run.series("dev_accuracy")
     if reward is not None and len(dev) >= 3:
-        (r0, r1), (d0, d1) = _halves(reward), _halves(dev)
+        (r0, r1), (d0, d1) = reward, _halves(dev)
         seen.append(f"train reward {r0:.2f} -> {r1:.2f}, held-out greedy accuracy {d0:.2f} -> {d1:.2f}")
         if r1 - r0 >= t.reward_rise and d1 - d0 < t.dev_flat:
             tripped.append("reward up, held-out accuracy flat")
@@ -211,25 +233,13 @@ def reward_hacking(run: Run, t: Thresholds) -> Finding:
             seen.append(f"{name}: {late:.1%} late")
             if late >= limit:
                 tripped.append(name)
-    if seen:
-        base.status = "tripped" if tripped else "healthy"
-        base.evidence = "; ".join(seen) + (f". Tripped: {', '.join(tripped)}" if tripped else "")
-    return base
+    if not seen:
+        return _finding(t, "reward_hacking")
+    evidence = "; ".join(seen) + (f". Tripped: {', '.join(tripped)}" if tripped else "")
+    return _finding(t, "reward_hacking", bool(tripped), evidence)
 
 
 def brittle_verifier(run: Run, t: Thresholds) -> Finding:
-    base = Finding(
-        "brittle_verifier",
-        "Brittle verifier",
-        "no data",
-        "",
-        f"late invalid+timeout+error rate >= {t.failure_rate:g} or rising by {t.failure_rise:g}; judge/rule "
-        f"disagreement >= {t.judge_disagreement:g}",
-        "The reward step is failing, not the policy. Look at the failing results' reasons (assay_items_total "
-        "by status, worker restarts): raise deadlines or workers, fix references that are `invalid`, and "
-        "for disagreement, add cases to the verifier's test set.",
-        ("failure_rate", "judge_disagreement_rate"),
-    )
     rates = [run.series(k) for k in ("invalid_rate", "timeout_rate", "error_rate")]
     steps = sorted({s for series in rates for s, _ in series})
     by_step = [dict(series) for series in rates]
@@ -251,31 +261,18 @@ def brittle_verifier(run: Run, t: Thresholds) -> Finding:
         share = 1 - ok / total if total else 0.0
         seen.append(f"server: {share:.1%} of {total:.0f} items not ok")
         tripped |= share >= t.failure_rate
-    if seen:
-        base.status = "tripped" if tripped else "healthy"
-        base.evidence = "; ".join(seen)
-    return base
+    if not seen:
+        return _finding(t, "brittle_verifier")
+    return _finding(t, "brittle_verifier", tripped, "; ".join(seen))
 
 
 def runaway_self_evolution(run: Run, t: Thresholds) -> Finding:
-    points = _enough(run, "task_difficulty", t)
-    base = Finding(
-        "runaway_self_evolution",
-        "Runaway self-evolution",
-        "no data",
-        "",
-        f"|late - early| difficulty of generated tasks >= {t.difficulty_drift:g} (0..1 scale)",
-        "The generated curriculum drifts away from what the solver can learn from. Anchor generation to "
-        "a fixed seed set, filter generated tasks by the solver's pass rate (keep 0.2-0.8), and check "
-        "generated tasks with the verifier before training on them.",
-        ("task_difficulty",),
-    )
-    if points is None:
-        return base
-    early, late = _halves(points)
-    base.status = "tripped" if abs(late - early) >= t.difficulty_drift else "healthy"
-    base.evidence = f"difficulty of generated tasks {early:.2f} -> {late:.2f}"
-    return base
+    difficulty = _trend(run, "task_difficulty", t)
+    if difficulty is None:
+        return _finding(t, "runaway_self_evolution")
+    early, late = difficulty
+    evidence = f"difficulty of generated tasks {early:.2f} -> {late:.2f}"
+    return _finding(t, "runaway_self_evolution", abs(late - early) >= t.difficulty_drift, evidence)
 
 
 CHECKS: tuple[Callable[[Run, Thresholds], Finding], ...] = (

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.judges.client import ChatRequest, Completion
+from assay.judges.client import ChatReply, ChatRequest
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgements (
@@ -69,7 +69,7 @@ class JudgeCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
 
-    async def get(self, key: str) -> Completion | None:
+    async def get(self, key: str) -> ChatReply | None:
         row = await asyncio.to_thread(self._get, key)
         hit = row is not None
         if hit:
@@ -78,9 +78,9 @@ class JudgeCache:
             self.stats.misses += 1
         if self.on_event is not None:
             self.on_event("hit" if hit else "miss")
-        return Completion.from_json(json.loads(row)) if row is not None else None
+        return ChatReply.from_json(json.loads(row)) if row is not None else None
 
-    async def put(self, key: str, completion: Completion) -> None:
+    async def put(self, key: str, completion: ChatReply) -> None:
         await asyncio.to_thread(self._put, key, json.dumps(completion.to_json()))
         self.stats.writes += 1
 

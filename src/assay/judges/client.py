@@ -18,7 +18,6 @@ Every failure is a `JudgeFailure` (see failures.py); the scorer turns it into a 
 from __future__ import annotations
 
 import asyncio
-import random
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -45,7 +44,7 @@ class TokenLogprobs:
 
 
 @dataclass(frozen=True)
-class Completion:
+class ChatReply:
     """What the judge said: its text and, when the backend returns them, per-token logprobs."""
 
     text: str
@@ -56,7 +55,7 @@ class Completion:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Completion:
+    def from_json(cls, data: dict[str, Any]) -> ChatReply:
         tokens = tuple(
             TokenLogprobs(t["token"], t["logprob"], tuple((a, b) for a, b in t["top"]))
             for t in data.get("tokens", ())
@@ -92,7 +91,7 @@ class ChatRequest:
         return body
 
 
-def parse_completion(data: Any) -> Completion:
+def parse_completion(data: Any) -> ChatReply:
     """Read the first choice of a chat-completions answer; JudgeBadResponse if it is not one."""
     try:
         choice = data["choices"][0]
@@ -104,7 +103,7 @@ def parse_completion(data: Any) -> Completion:
         ) from exc
     if not isinstance(text, str):
         raise JudgeBadResponse("the judge backend's message content is not text")
-    return Completion(text=text, tokens=_parse_logprobs(choice.get("logprobs")), finish_reason=finish_reason)
+    return ChatReply(text=text, tokens=_parse_logprobs(choice.get("logprobs")), finish_reason=finish_reason)
 
 
 def _parse_logprobs(block: Any) -> tuple[TokenLogprobs, ...]:
@@ -147,13 +146,11 @@ class JudgeClient:
         concurrency: int = 16,
         timeout_s: float = 60.0,
         connect_timeout_s: float = 5.0,
-        retries: int = 3,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 10.0,
+        backoff: Backoff | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = asyncio.sleep,
-        rng: random.Random | None = None,
     ) -> None:
+        """`backoff`: the retry policy (default `Backoff()`: 3 retries, 0.5 s base, 10 s longest wait)."""
         self.base_url = base_url.rstrip("/")
         self.public_url = public_url(self.base_url)
         self._secret = api_key.get_secret_value() if api_key is not None else ""
@@ -166,9 +163,7 @@ class JudgeClient:
         )
         self._semaphore = asyncio.Semaphore(concurrency)
         self._timeout_s = timeout_s
-        self._backoff = Backoff(
-            retries, backoff_s, max_backoff_s, rng if rng is not None else random.Random()
-        )
+        self._backoff = backoff if backoff is not None else Backoff()
         self._sleep = sleep
 
     @classmethod
@@ -179,9 +174,7 @@ class JudgeClient:
             "concurrency": settings.concurrency,
             "timeout_s": settings.timeout_s,
             "connect_timeout_s": settings.connect_timeout_s,
-            "retries": settings.retries,
-            "backoff_s": settings.backoff_s,
-            "max_backoff_s": settings.max_backoff_s,
+            "backoff": Backoff(settings.retries, settings.backoff_s, settings.max_backoff_s),
         }
         values.update(overrides)
         return cls(settings.base_url, settings.api_key, **values)
@@ -189,7 +182,7 @@ class JudgeClient:
     def __repr__(self) -> str:  # never the key
         return f"JudgeClient({self.public_url!r})"
 
-    async def complete(self, request: ChatRequest) -> Completion:
+    async def complete(self, request: ChatRequest) -> ChatReply:
         """One completion, retried on transient failures; raises a JudgeFailure otherwise."""
         attempt = 0
         while True:
@@ -203,7 +196,7 @@ class JudgeClient:
             await self._sleep(delay)
             attempt += 1
 
-    async def _attempt(self, request: ChatRequest) -> tuple[str, float | None, Completion | None]:
+    async def _attempt(self, request: ChatRequest) -> tuple[str, float | None, ChatReply | None]:
         """One request: (problem, Retry-After, None) when worth retrying, or (_, _, completion)."""
         with waiting_for_slot():
             await self._semaphore.acquire()
@@ -232,7 +225,7 @@ class JudgeClient:
         retry_after = parse_retry_after(response.headers.get("retry-after"))
         return f"the judge backend answered HTTP {response.status_code}", retry_after, None
 
-    def _read(self, response: httpx.Response) -> Completion:
+    def _read(self, response: httpx.Response) -> ChatReply:
         try:
             data = response.json()
         except ValueError as exc:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from assay.judges.cache import JudgeCache, cache_key
-from assay.judges.client import ChatRequest, Completion, JudgeClient
+from assay.judges.client import ChatReply, ChatRequest, JudgeClient
 from assay.judges.failures import JudgeUnparseable
 from assay.judges.prompts import Rendered
 from assay.judges.quality import JudgeQuality
@@ -25,12 +25,12 @@ T = TypeVar("T")
 class Answer(Generic[T]):
     """A completion, what was read from it, and whether it came from the cache."""
 
-    completion: Completion
+    completion: ChatReply
     value: T
     cached: bool
 
 
-def _read_or_none(read: Callable[[Completion], T], completion: Completion) -> tuple[bool, T | None]:
+def _read_or_none(read: Callable[[ChatReply], T], completion: ChatReply) -> tuple[bool, T | None]:
     try:
         return True, read(completion)
     except JudgeUnparseable:
@@ -50,7 +50,7 @@ class Judge:
         self,
         model: str,
         rendered: Rendered,
-        read: Callable[[Completion], T],
+        read: Callable[[ChatReply], T],
         *,
         temperature: float,
         seed: int | None = None,

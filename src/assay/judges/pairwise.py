@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from assay.judges.client import Completion
+from assay.judges.client import ChatReply
 from assay.judges.failures import JudgeFailure
 from assay.judges.judge import Answer, Judge
 from assay.judges.parsing import parse_verdict
@@ -108,7 +108,7 @@ async def compare(
     )
 
 
-def _reader(verdicts: dict[str, str]) -> Callable[[Completion], str]:
+def _reader(verdicts: dict[str, str]) -> Callable[[ChatReply], str]:
     return lambda completion: parse_verdict(completion.text, verdicts)
 
 

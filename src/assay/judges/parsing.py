@@ -22,7 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from assay.judges.client import Completion
+from assay.judges.client import ChatReply
 from assay.judges.failures import JudgeUnparseable
 from assay.judges.structured import json_field
 
@@ -72,7 +72,7 @@ def _checked(match: re.Match[str], text: str, low: int, high: int) -> ParsedScor
 
 
 def weighted_score(
-    completion: Completion, parsed: ParsedScore, low: int, high: int
+    completion: ChatReply, parsed: ParsedScore, low: int, high: int
 ) -> dict[int, float] | None:
     """The judge's probability for each score at the score token's position, or None if unavailable."""
     if low < 0 or high > 9 or not completion.tokens or not parsed.value.is_integer():
