@@ -10,7 +10,7 @@ TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray
 # `make check`: lint, types and the tests that take seconds, not minutes (under 2 minutes in all on a
 # 2-core machine); `make test` runs everything.
 # Pure logic only: the tests that start worker pools, servers or sandboxes run in `make test`.
-FAST_PATHS := tests/verifiers/math tests/judges tests/test_types.py tests/test_registry.py \
+FAST_PATHS := tests/verifiers/math tests/judges tests/test_types.py tests/test_registry.py tests/test_errors.py \
 	tests/test_public_api.py tests/rl_client/test_rl_loss.py tests/rl_client/test_rl_control.py \
 	tests/rl_client/test_rl_replay.py
 FAST_TESTS := -m "not slow and not docker and not postgres and not gpu" $(FAST_PATHS)

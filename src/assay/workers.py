@@ -29,6 +29,11 @@ from assay.settings import Settings
 from assay.types import Item, Result
 from assay.worker_processes import WorkerContext, die_with_parent
 
+# pebble's timeout starts when a worker takes the task; a task handed to a pool in the instant it broke
+# (every worker gone with the forkserver) is neither taken nor failed. Past its deadline plus this grace
+# (room for a worker to start: its initializer warms sympy) the engine gives the task up.
+_START_GRACE_S = 30.0
+
 # Process-local state of a worker: the scorers it built at start-up (never set in the server process).
 _worker_scorers: dict[str, Scorer] = {}
 
@@ -75,6 +80,15 @@ def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[di
         result["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
         out.append(result)
     return out
+
+
+class PoolStalled(Exception):
+    """No worker took the task within its deadline plus `_START_GRACE_S`; `replaced`: the pool was
+    broken and a fresh one now serves (internal: `WorkerPool` turns it into a result)."""
+
+    def __init__(self, replaced: bool) -> None:
+        super().__init__("no worker took the task")
+        self.replaced = replaced
 
 
 class WorkerPool:
@@ -135,6 +149,26 @@ class WorkerPool:
             scheduling.add_done_callback(_cancel_scheduled)
             raise
 
+    async def _outcome(self, future: Future[Any], deadline_s: float) -> Any:
+        """The task's return value, or its exception raised; PoolStalled when no worker finished it
+        within its deadline plus `_START_GRACE_S` (the task is then cancelled)."""
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), deadline_s + _START_GRACE_S)
+        except TimeoutError:
+            if not future.cancelled():  # pebble's own deadline: the worker ran it and was stopped
+                raise
+            raise PoolStalled(self._replace_if_broken()) from None
+
+    def _replace_if_broken(self) -> bool:
+        """Replace the pool if pebble marked it broken; whether it did."""
+        with self._lock:
+            if self._pool.active:
+                return False
+            self._pool.stop()
+            self._pool = self._new_pool()
+        self._count("crash")
+        return True
+
     async def run_many(
         self, jobs: list[tuple[str, dict[str, Any], dict[str, Any]]], deadline_s: float
     ) -> list[Result] | None:
@@ -146,7 +180,9 @@ class WorkerPool:
         except Exception:  # even a fresh pool could not start: the per-item path reports it
             return None
         try:
-            return [Result.model_validate(r) for r in await asyncio.wrap_future(future)]
+            return [Result.model_validate(r) for r in await self._outcome(future, deadline_s)]
+        except PoolStalled:
+            return None
         except FutureTimeout:
             self._count("timeout")
             return None
@@ -170,7 +206,11 @@ class WorkerPool:
                 self._count("crash")
                 return Result.error(f"worker pool could not start: {type(exc).__name__}: {exc}")
             try:
-                return Result.model_validate(await asyncio.wrap_future(future))
+                return Result.model_validate(await self._outcome(future, deadline_s))
+            except PoolStalled as exc:
+                if not exc.replaced or attempt == 1:
+                    waited = deadline_s + _START_GRACE_S
+                    return Result.timeout(f"no worker took the item within {waited:g}s")
             except FutureTimeout:
                 self._count("timeout")
                 return Result.timeout(
@@ -195,8 +235,10 @@ class WorkerPool:
         seen: set[int] = set()
         deadline = time.monotonic() + timeout_s
         while len(seen) < self._settings.workers and time.monotonic() < deadline:
-            futures = [self._pool.schedule(_worker_pid) for _ in range(self._settings.workers)]
-            seen.update(await asyncio.gather(*(asyncio.wrap_future(f) for f in futures)))
+            left = deadline - time.monotonic()
+            futures = [await self._submit((), left, _worker_pid) for _ in range(self._settings.workers)]
+            # Bounded: a pool that breaks during the warm-up (its forkserver killed) never answers.
+            seen.update(await asyncio.gather(*(self._outcome(f, left) for f in futures)))
             if len(seen) < self._settings.workers:
                 await asyncio.sleep(0.05)  # the others are still in their initializer
 
