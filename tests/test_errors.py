@@ -17,7 +17,7 @@ from assay.types import Result, Status
 SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
 
 # Signals caught by the code that raises them; none reaches a caller or an item.
-INTERNAL_SIGNALS = {"ClientGone", "SlotWaitTimeout", "GoldUnusable", "TooCostly"}
+INTERNAL_SIGNALS = {"ClientGone", "SlotWaitTimeout", "GoldUnusable", "TooCostly", "PoolStalled"}
 
 
 def _builtin_rooted_exceptions() -> dict[str, str]:

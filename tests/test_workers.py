@@ -38,34 +38,40 @@ def _bounded(run: Coroutine[Any, Any, Result]) -> Result:
     return asyncio.run(asyncio.wait_for(run, 60))
 
 
-def _lose_the_first_task(pool: WorkerPool, monkeypatch: pytest.MonkeyPatch, break_pool: bool) -> None:
+def _lose_the_first_task(pool: WorkerPool, monkeypatch: pytest.MonkeyPatch, pool_state: str) -> None:
+    """The first task handed over is lost; its pool is then "broken" (pebble no longer runs it),
+    "replaced" (another item's hand-over already swapped in a fresh pool) or "healthy"."""
     real = pool._schedule
     lost: list[Future[Any]] = []
 
     def schedule(*args: Any) -> Future[Any]:
         if lost:
             return real(*args)
-        if break_pool:
-            pool._pool.stop()  # pebble no longer runs it: what a pool broken under the task looks like
         lost.append(Future())
+        pool._pool_of[lost[0]] = pool._pool
+        if pool_state in ("broken", "replaced"):
+            pool._pool.stop()
+        if pool_state == "replaced":
+            pool._pool = pool._new_pool()
         return lost[0]
 
     monkeypatch.setattr(pool, "_schedule", schedule)
 
 
+@pytest.mark.parametrize(("pool_state", "restarts"), [("broken", 1), ("replaced", 0)])
 def test_a_task_lost_in_a_broken_pool_is_sent_again_to_a_fresh_one(
-    pool: WorkerPool, monkeypatch: pytest.MonkeyPatch
+    pool: WorkerPool, monkeypatch: pytest.MonkeyPatch, pool_state: str, restarts: int
 ) -> None:
-    _lose_the_first_task(pool, monkeypatch, break_pool=True)
+    _lose_the_first_task(pool, monkeypatch, pool_state)
     result = _bounded(pool.run("math", ITEM, {}, deadline_s=5.0))
     assert (result.status, result.correct) == (Status.OK, True)
-    assert pool.restarts == 1
+    assert pool.restarts == restarts  # a replacement is counted where it happens
 
 
 def test_a_task_no_worker_takes_ends_as_timeout_not_a_hang(
     pool: WorkerPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _lose_the_first_task(pool, monkeypatch, break_pool=False)
+    _lose_the_first_task(pool, monkeypatch, "healthy")
     result = _bounded(pool.run("math", ITEM, {}, deadline_s=0.5))
     assert result.status is Status.TIMEOUT
     assert "no worker took the item within 1s" in result.reason

@@ -14,8 +14,11 @@ as its caller's end of a pipe closes, so killing a script mid-run leaves no proc
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 from multiprocessing import popen_forkserver, spawn
 from multiprocessing.connection import wait
@@ -69,11 +72,19 @@ class WorkerContext(ForkServerContext):
 
 
 def die_with_parent() -> None:
-    """In a worker: exit at once when the process that started it is gone (killed, crashed, exited).
+    """In a worker: exit at once when the process that started it is gone (killed, crashed, exited),
+    or the forkserver that forked it.
 
-    A Linux parent-death signal would not do: a worker's parent is the forkserver, which stays up as
-    long as any worker holds its pipe, so the caller's sentinel pipe is what is watched.
+    The caller: a Linux parent-death signal would not do, as a worker's parent is the forkserver, which
+    stays up as long as any worker holds its pipe; the caller's sentinel pipe is what is watched.
+
+    The forkserver: the pool learns that a worker exited through a pipe the forkserver holds, so once the
+    forkserver is gone every worker reads as dead. One still alive would be an orphan the pool no longer
+    counts but that still takes tasks from the pool's queue (their items were lost). The parent-death
+    signal makes the workers die with the forkserver, so the pool's view is the truth and it replaces
+    them.
     """
+    _die_with_forkserver()
     caller = multiprocessing.parent_process()
     if caller is None:
         return
@@ -83,3 +94,16 @@ def die_with_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="assay-watch-parent", daemon=True).start()
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_forkserver() -> None:
+    """SIGKILL this process when its parent (the forkserver) dies; Linux only, elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)

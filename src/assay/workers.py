@@ -15,6 +15,7 @@ import asyncio
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -109,6 +110,8 @@ class WorkerPool:
         self._lock = threading.Lock()  # guards swapping `_pool`; never held while calling out
         self._count_lock = threading.Lock()
         self._pool = self._new_pool()
+        # The pool each pending task was handed to: a stalled task tells whether its pool broke.
+        self._pool_of: weakref.WeakKeyDictionary[Future[Any], ProcessPool] = weakref.WeakKeyDictionary()
         self.restarts = 0
 
     def _new_pool(self) -> ProcessPool:
@@ -127,13 +130,16 @@ class WorkerPool:
         (and, after the forkserver died, a fresh forkserver), which must not stall the event loop."""
         with self._lock:
             try:
-                return self._pool.schedule(function, args=args, timeout=deadline_s)
+                future = self._pool.schedule(function, args=args, timeout=deadline_s)
+                self._pool_of[future] = self._pool
+                return future
             except RuntimeError:
                 # pebble marks a pool broken when workers cannot start (a failing initializer) or when
                 # an idle worker dies (OOM killer, kill -9); a fresh pool is the only way to keep serving.
                 self._pool.stop()
                 self._pool = self._new_pool()
                 future = self._pool.schedule(function, args=args, timeout=deadline_s)
+                self._pool_of[future] = self._pool
         # Counted outside the lock: `_count` takes a lock too, and calling it while holding this
         # non-reentrant one deadlocked the event loop, freezing the whole server (issue 12).
         self._count("crash")
@@ -157,11 +163,14 @@ class WorkerPool:
         except TimeoutError:
             if not future.cancelled():  # pebble's own deadline: the worker ran it and was stopped
                 raise
-            raise PoolStalled(self._replace_if_broken()) from None
+            raise PoolStalled(self._replace_if_broken(self._pool_of.get(future))) from None
 
-    def _replace_if_broken(self) -> bool:
-        """Replace the pool if pebble marked it broken; whether it did."""
+    def _replace_if_broken(self, pool: ProcessPool | None) -> bool:
+        """Whether a fresh pool now serves in place of `pool` (a stalled task's; None: the current
+        one): replaced already, or now because pebble marked it broken."""
         with self._lock:
+            if pool is not None and pool is not self._pool:
+                return True
             if self._pool.active:
                 return False
             self._pool.stop()
