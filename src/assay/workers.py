@@ -34,6 +34,8 @@ from assay.worker_processes import WorkerContext, die_with_parent
 # (every worker gone with the forkserver) is neither taken nor failed. Past its deadline plus this grace
 # (room for a worker to start: its initializer warms sympy) the engine gives the task up.
 _START_GRACE_S = 30.0
+# How often a pending task's pool is checked for having broken under it.
+_POOL_CHECK_S = 0.5
 
 # Process-local state of a worker: the scorers it built at start-up (never set in the server process).
 _worker_scorers: dict[str, Scorer] = {}
@@ -84,8 +86,9 @@ def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[di
 
 
 class PoolStalled(Exception):
-    """No worker took the task within its deadline plus `_START_GRACE_S`; `replaced`: the pool was
-    broken and a fresh one now serves (internal: `WorkerPool` turns it into a result)."""
+    """A task that will never end: its pool broke while it was pending, or no worker took it within its
+    deadline plus `_START_GRACE_S`. `replaced`: a fresh pool now serves (internal: `WorkerPool` turns
+    it into a retry or a result)."""
 
     def __init__(self, replaced: bool) -> None:
         super().__init__("no worker took the task")
@@ -156,14 +159,26 @@ class WorkerPool:
             raise
 
     async def _outcome(self, future: Future[Any], deadline_s: float) -> Any:
-        """The task's return value, or its exception raised; PoolStalled when no worker finished it
-        within its deadline plus `_START_GRACE_S` (the task is then cancelled)."""
+        """The task's return value, or its exception raised. PoolStalled (the task cancelled) when its
+        pool broke while it was still pending (pebble fails at once only the tasks a worker had been
+        given, so a pending one would never end), or when no worker finished it within its deadline
+        plus `_START_GRACE_S` (pebble's own timeout starts only when a worker takes the task)."""
+        pool = self._pool_of.get(future)
+        waiting = asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + deadline_s + _START_GRACE_S
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), deadline_s + _START_GRACE_S)
-        except TimeoutError:
-            if not future.cancelled():  # pebble's own deadline: the worker ran it and was stopped
-                raise
-            raise PoolStalled(self._replace_if_broken(self._pool_of.get(future))) from None
+            while not waiting.done():
+                await asyncio.wait({waiting}, timeout=min(_POOL_CHECK_S, max(0.0, give_up - loop.time())))
+                broken = pool is not None and not pool.active
+                if not waiting.done() and (broken or loop.time() >= give_up):
+                    future.cancel()
+                    waiting.cancel()
+                    raise PoolStalled(self._replace_if_broken(pool))
+        except asyncio.CancelledError:  # the request went away: do not leave the item running
+            waiting.cancel()
+            raise
+        return waiting.result()
 
     def _replace_if_broken(self, pool: ProcessPool | None) -> bool:
         """Whether a fresh pool now serves in place of `pool` (a stalled task's; None: the current
