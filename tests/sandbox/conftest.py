@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from sandbox_support import LIMITS, SETTINGS, bwrap_works
+from assay_testing import bwrap_works
+from sandbox_support import LIMITS, SETTINGS
 
 from assay.sandbox import Executor, Limits, RunOutcome, TestInput, create_executor, lookup
 

@@ -9,7 +9,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from sandbox_support import LIMITS, bwrap_works
+from assay_testing import bwrap_works
+from sandbox_support import LIMITS
 
 from assay.sandbox import SandboxBusy, SandboxError, TestInput, lookup
 from assay.sandbox.bwrap import BwrapSlot

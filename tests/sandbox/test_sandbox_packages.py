@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sandbox_support import LIMITS, SETTINGS, bwrap_works
+from assay_testing import bwrap_works
+from sandbox_support import LIMITS, SETTINGS
 
 from assay.sandbox import Executor, Limits, RunOutcome, TestInput, create_executor, lookup
 from assay.sandbox.runtime import offered, prefix_packages
