@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,20 @@ from assay.settings import CodeSettings, Settings
 from assay.verifiers.code import CodeScorer
 
 TESTS = Path(__file__).parent
+
+
+def run_script(python: Path | str, script: str, *args: str, timeout: float, what: str) -> None:
+    """Run a test helper script under another interpreter (the vLLM venv), or apart so that its memory
+    is returned when it ends; RuntimeError with the end of its output when it fails."""
+    done = subprocess.run(
+        [str(python), str(Path(script).resolve()), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
 
 
 def bwrap_works() -> bool:

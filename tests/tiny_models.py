@@ -19,7 +19,6 @@ and hence greedy outputs are the same on every build. PRM and trainer tests can 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -116,15 +115,9 @@ def build_chat_model(python: Path | str, out_dir: Path) -> Path:
 
     Raises `RuntimeError` with the builder's output when it fails, so a broken environment is legible.
     """
-    done = subprocess.run(
-        [str(python), str(Path(__file__).resolve()), "chat", str(out_dir)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"building the tiny chat model failed:\n{done.stdout}\n{done.stderr}")
+    from assay_testing import run_script  # here: the script itself runs where tests/ is not on the path
+
+    run_script(python, __file__, "chat", str(out_dir), timeout=300, what="building the tiny chat model")
     return out_dir
 
 

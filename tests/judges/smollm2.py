@@ -10,7 +10,6 @@ Run as a script (`python smollm2.py OUT_DIR`) so the conversion's memory is retu
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
 from pathlib import Path
 
@@ -43,15 +42,9 @@ def _convert(out_dir: Path) -> None:
 
 def convert(python: Path | str, out_dir: Path) -> Path:
     """Convert into `out_dir` under `python` (an interpreter with transformers and gguf)."""
-    done = subprocess.run(
-        [str(python), str(Path(__file__).resolve()), str(out_dir)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"converting SmolLM2 failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    from assay_testing import run_script  # here: the script itself runs where tests/ is not on the path
+
+    run_script(python, __file__, str(out_dir), timeout=600, what="converting SmolLM2")
     return out_dir
 
 
