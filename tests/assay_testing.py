@@ -3,11 +3,12 @@ sub-folders have conftest files of their own)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,29 @@ class LiveServer:
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=60)
+
+
+def gate_item(gate: Path) -> dict[str, Any]:
+    """An item of the `gate` test task: held in its worker until the file `gate` exists."""
+    return {"task": "gate", "response": "a", "reference": "a", "options": {"gate": str(gate)}}
+
+
+@contextlib.contextmanager
+def held_request(
+    server: LiveServer, gate: Path, send: Callable[[], httpx.Response], pending: int
+) -> Iterator[dict[str, httpx.Response]]:
+    """`send` (a request of gate items) in flight, its `pending` items admitted, while the block runs;
+    then the gate opens and its answer is in the yielded dict under "response"."""
+    answer: dict[str, httpx.Response] = {}
+    worker = threading.Thread(target=lambda: answer.update(response=send()))
+    worker.start()
+    try:
+        for _ in range(500):  # bounded poll until the items are admitted
+            if server.engine.pending == pending:
+                break
+            worker.join(0.02)
+        assert server.engine.pending == pending, "the held request was never admitted"
+        yield answer
+    finally:
+        gate.touch()
+        worker.join(60)

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import httpx
-from assay_testing import TESTS, free_port
+from assay_testing import TESTS, free_port, gate_item
 
 from assay import __version__
 
@@ -159,7 +159,7 @@ def test_serve_binds_loopback_by_default_and_drains_in_flight_requests_on_sigter
                 except httpx.TransportError:
                     assert server.poll() is None, f"assay serve exited during start-up:\n{log.read_text()}"
                     threading.Event().wait(0.1)  # bounded poll interval, not synchronisation
-            held = {"task": "gate", "response": "a", "reference": "a", "options": {"gate": str(gate)}}
+            held = gate_item(gate)
             answer: dict[str, httpx.Response] = {}
             request = threading.Thread(
                 target=lambda: answer.update(r=http.post("/v1/rewards", json={"items": [held]}))

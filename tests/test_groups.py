@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from assay_testing import gate_item, held_request
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
@@ -162,23 +162,15 @@ def test_metrics_export_the_zero_advantage_fraction(client: TestClient) -> None:
 def test_a_full_queue_answers_429(live_server: Callable[..., Any], tmp_path: Path) -> None:
     server = live_server(queue_size=2, retry_after_s=2)
     gate = tmp_path / "gate"
-    held = {"task": "gate", "response": "a", "reference": "a", "options": {"gate": str(gate)}}
-    with httpx.Client(base_url=server.url, timeout=60) as http:
-        first: dict[str, httpx.Response] = {}
-        worker = threading.Thread(
-            target=lambda: first.update(r=http.post("/v1/groups", json={"groups": [{"items": [held, held]}]}))
-        )
-        worker.start()
-        for _ in range(500):  # bounded poll until both items are admitted
-            if server.engine.pending == 2:
-                break
-            worker.join(0.02)
+    held = {"groups": [{"items": [gate_item(gate)] * 2}]}
+    with (
+        httpx.Client(base_url=server.url, timeout=60) as http,
+        held_request(server, gate, lambda: http.post("/v1/groups", json=held), pending=2) as first,
+    ):
         refused = http.post("/v1/groups", json={"groups": [{"items": [_math(0, "4")]}]})
-        gate.touch()
-        worker.join(60)
     assert refused.status_code == 429 and refused.headers["retry-after"] == "2"
     assert refused.json()["error"]["type"] == "queue_full"
-    assert first["r"].json()["groups"][0]["stats"]["all_equal"] is True
+    assert first["response"].json()["groups"][0]["stats"]["all_equal"] is True
 
 
 # -- library and client ---------------------------------------------------------------------------

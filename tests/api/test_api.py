@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from assay_testing import gate_item, held_request
 from fastapi.testclient import TestClient
 
 from assay.api import create_app
@@ -94,27 +95,14 @@ def test_a_batch_larger_than_the_queue_is_413_with_advice(make_settings: Callabl
 def test_a_full_queue_answers_429_with_retry_after(live_server: Callable[..., Any], tmp_path: Path) -> None:
     server = live_server(queue_size=2, retry_after_s=3)
     gate = tmp_path / "gate"
-    held = {"task": "gate", "response": "a", "reference": "a", "options": {"gate": str(gate)}}
+    held = {"items": [gate_item(gate)] * 2}
     with httpx.Client(base_url=server.url, timeout=60) as http:
-        import threading
-
-        first: dict[str, httpx.Response] = {}
-        worker = threading.Thread(
-            target=lambda: first.update(r=http.post("/v1/rewards", json={"items": [held, held]}))
-        )
-        worker.start()
-        for _ in range(500):  # bounded poll until both items are admitted
-            if server.engine.pending == 2:
-                break
-            worker.join(0.02)
-        assert server.engine.pending == 2
-        refused = http.post("/v1/rewards", json={"items": [MATH_OK]})
-        error = _assert_envelope(refused, 429, "queue_full")
-        assert refused.headers["retry-after"] == "3" and "queue full" in error["message"]
-        assert http.get("/readyz").status_code == 503
-        gate.touch()
-        worker.join(60)
-        assert [r["status"] for r in first["r"].json()["results"]] == ["ok", "ok"]
+        with held_request(server, gate, lambda: http.post("/v1/rewards", json=held), pending=2) as first:
+            refused = http.post("/v1/rewards", json={"items": [MATH_OK]})
+            error = _assert_envelope(refused, 429, "queue_full")
+            assert refused.headers["retry-after"] == "3" and "queue full" in error["message"]
+            assert http.get("/readyz").status_code == 503
+        assert [r["status"] for r in first["response"].json()["results"]] == ["ok", "ok"]
         assert http.post("/v1/rewards", json={"items": [MATH_OK]}).status_code == 200
         metrics = http.get("/metrics").text
     assert 'assay_requests_total{code="429",route="/v1/rewards"} 1.0' in metrics

@@ -14,11 +14,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from assay_testing import TESTS, free_port
+from assay_testing import TESTS, free_port, gate_item
 
 from assay.client import AssayClient
 from assay.types import Result, Status
@@ -54,10 +53,6 @@ def _serve(port: int, log: Path, drain_s: int = 1) -> subprocess.Popen[bytes]:
     raise AssertionError("assay serve did not start")
 
 
-def _held(gate: Path) -> dict[str, Any]:
-    return {"task": "gate", "response": "a", "reference": "a", "options": {"gate": str(gate)}}
-
-
 def _wait_in_flight(url: str, items: int) -> None:
     with httpx.Client(base_url=url, timeout=5) as http:
         for _ in range(600):  # bounded poll until the items are admitted
@@ -82,7 +77,7 @@ def test_requests_past_the_drain_time_get_503_with_retry_after(tmp_path: Path) -
 
         def post() -> None:
             with httpx.Client(base_url=url, timeout=60) as http:
-                answers.append(http.post("/v1/rewards", json={"items": [_held(tmp_path / "never")] * 2}))
+                answers.append(http.post("/v1/rewards", json={"items": [gate_item(tmp_path / "never")] * 2}))
 
         posters = [threading.Thread(target=post) for _ in range(3)]
         for poster in posters:
@@ -116,7 +111,7 @@ def test_the_client_retries_what_the_drain_could_not_finish(tmp_path: Path) -> N
         threading.Event().wait(seconds)  # the client's own back-off, not test synchronisation
 
     client = AssayClient(url, max_retries=200, backoff_s=0.05, max_backoff_s=2.0, sleep=back_off)
-    scoring = threading.Thread(target=lambda: got.extend(client.score([_held(gate)])))
+    scoring = threading.Thread(target=lambda: got.extend(client.score([gate_item(gate)])))
     second = None
     try:
         scoring.start()
