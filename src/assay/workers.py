@@ -134,19 +134,24 @@ class WorkerPool:
         with self._lock:
             try:
                 future = self._pool.schedule(function, args=args, timeout=deadline_s)
-                self._pool_of[future] = self._pool
-                return future
+                replaced = False
             except RuntimeError:
                 # pebble marks a pool broken when workers cannot start (a failing initializer) or when
                 # an idle worker dies (OOM killer, kill -9); a fresh pool is the only way to keep serving.
-                self._pool.stop()
-                self._pool = self._new_pool()
+                self._swap_pool()
                 future = self._pool.schedule(function, args=args, timeout=deadline_s)
-                self._pool_of[future] = self._pool
+                replaced = True
+            self._pool_of[future] = self._pool
         # Counted outside the lock: `_count` takes a lock too, and calling it while holding this
         # non-reentrant one deadlocked the event loop, freezing the whole server (issue 12).
-        self._count("crash")
+        if replaced:
+            self._count("crash")
         return future
+
+    def _swap_pool(self) -> None:
+        """Stop the pool and start a fresh one. The caller holds `_lock` and counts the restart."""
+        self._pool.stop()
+        self._pool = self._new_pool()
 
     async def _submit(
         self, args: tuple[Any, ...], deadline_s: float, function: Callable[..., Any] = run_item
@@ -188,8 +193,7 @@ class WorkerPool:
                 return True
             if self._pool.active:
                 return False
-            self._pool.stop()
-            self._pool = self._new_pool()
+            self._swap_pool()
         self._count("crash")
         return True
 
@@ -232,9 +236,11 @@ class WorkerPool:
             try:
                 return Result.model_validate(await self._outcome(future, deadline_s))
             except PoolStalled as exc:
-                if not exc.replaced or attempt == 1:
+                if not exc.replaced:
                     waited = deadline_s + _START_GRACE_S
                     return Result.timeout(f"no worker took the item within {waited:g}s")
+                if attempt == 1:
+                    return Result.error("the worker pool broke twice under the item; it was replaced")
             except FutureTimeout:
                 self._count("timeout")
                 return Result.timeout(
