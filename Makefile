@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU index: PyPI's torch wheel for Linux is the multi-GB CUDA build.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray
+TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate
 # `make check`: lint, types and the tests that take seconds, not minutes (under 2 minutes in all on a
 # 2-core machine); `make test` runs everything.
 # Pure logic only: the tests that start worker pools, servers or sandboxes run in `make test`.

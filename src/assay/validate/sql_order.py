@@ -1,0 +1,129 @@
+"""Does a gold query's result depend on the order rows happen to be stored in?
+
+`SELECT name FROM t LIMIT 2` (no ORDER BY) or `... ORDER BY score DESC LIMIT 1` with a tie at the cut
+answer differently on the same data stored in another order; a policy that is right then loses reward by
+chance. The check copies the database with every table's rows inserted in reverse order (indexes rebuilt
+after), runs the gold on both copies read-only under the scorer's limits, and compares the results the way
+the scorer does (as multisets without ORDER BY, in order up to ties otherwise).
+
+SQLite only: DuckDB and PostgreSQL have no rowid order to reverse, so the check does not run there.
+Databases larger than `MAX_BYTES` are not copied.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from contextlib import closing
+from pathlib import Path
+
+from assay.settings import Settings
+from assay.types import Item
+from assay.verifiers.sql import catalog
+from assay.verifiers.sql.compare import Tolerance, compare, tie_blocks
+from assay.verifiers.sql.engines import QueryError, QueryLimits, SqliteEngine
+from assay.verifiers.sql.statement import analyse, order_key_columns
+
+MAX_BYTES = 256 << 20
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def reversed_copy(source: Path, target: Path) -> None:
+    """Schema, then rows in reverse rowid order, then indexes, views and triggers."""
+    with (
+        closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src,
+        closing(sqlite3.connect(target)) as dst,
+    ):
+        objects = src.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        tables = [name for kind, name, _ in objects if kind == "table"]
+        for kind, _, sql in objects:
+            if kind == "table":
+                dst.execute(sql)
+        for name in tables:
+            try:
+                rows = src.execute(f"SELECT * FROM {_quoted(name)} ORDER BY rowid DESC")
+            except sqlite3.OperationalError:  # a WITHOUT ROWID table: its key fixes the order anyway
+                rows = src.execute(f"SELECT * FROM {_quoted(name)}")
+            marks = ", ".join("?" * len(rows.description))
+            dst.executemany(f"INSERT INTO {_quoted(name)} VALUES ({marks})", rows)
+        for kind, _, sql in objects:
+            if kind != "table":
+                dst.execute(sql)
+        dst.commit()
+
+
+class OrderCheck:
+    """Reversed copies made once per database for one validation run; `close()` removes them."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._dir = tempfile.TemporaryDirectory(prefix="assay-validate-")
+        self._copies: dict[str, Path] = {}
+        self._entries: dict[str, catalog.Entry] | None = None
+
+    def _copy(self, path: Path) -> Path:
+        key = str(path)
+        if key not in self._copies:
+            target = Path(self._dir.name) / f"{len(self._copies)}.sqlite"
+            reversed_copy(path, target)
+            self._copies[key] = target
+        return self._copies[key]
+
+    def _sqlite_path(self, db_id: str) -> Path | None:
+        cfg = self.settings.sql
+        if self._entries is None:
+            self._entries = catalog.scan(cfg.databases, cfg.postgres_dsn)
+        try:
+            instance = catalog.resolve(self._entries, db_id, "auto", alternates=False)[0]
+        except catalog.UnknownDatabase:
+            return None  # the reference probe reports it
+        path = Path(instance.location)
+        if instance.engine != "sqlite" or path.stat().st_size > MAX_BYTES:
+            return None
+        return path
+
+    def why(self, item: Item) -> str | None:
+        """Why the gold depends on storage order; None when it does not, or when that cannot be told."""
+        if item.task != "sql" or not item.db_id or not item.reference:
+            return None
+        path = self._sqlite_path(item.db_id)
+        if path is None:
+            return None
+        gold = analyse(item.reference.strip().rstrip(";"), "sqlite")
+        if gold.refusal is not None:
+            return None
+        cfg = self.settings.sql
+        limits = QueryLimits(cfg.query_timeout_s, cfg.max_rows, cfg.max_result_mb << 20)
+        stored, flipped = SqliteEngine(path), SqliteEngine(self._copy(path))
+        try:
+            a, b = stored.run(gold.sql, limits), flipped.run(gold.sql, limits)
+        except QueryError:
+            return None  # the reference probe reports a gold that does not run
+        finally:
+            stored.close()
+            flipped.close()
+        keys = order_key_columns(gold.parsed)
+        blocks = None if keys is None else tie_blocks([tuple(row[k] for k in keys) for row in a.rows])
+        outcome = compare(
+            a.rows,
+            b.rows,
+            gold_width=len(a.columns),
+            pred_width=len(b.columns),
+            ordered=gold.ordered,
+            tol=Tolerance(rel=cfg.rel_tol, abs=cfg.abs_tol),
+            blocks=lambda: blocks,
+        )
+        if outcome.equal:
+            return None
+        return (
+            "the gold's result changes when the same rows are stored in another order "
+            f"({outcome.reason}): add an ORDER BY that breaks ties, or drop the LIMIT"
+        )
+
+    def close(self) -> None:
+        self._dir.cleanup()
