@@ -59,7 +59,11 @@ def gate_math(
         answer, agreeing = _majority(proposal, solutions, engine)
         share = agreeing / len(solutions)
         if answer is None or share < threshold:
-            found = "no final answer in any sample" if answer is None else f"{answer!r} in {agreeing}"
+            found = (
+                "no final answer the verifier can read in any sample"
+                if answer is None
+                else f"{answer!r} in {agreeing}"
+            )
             report.add(
                 "no_consensus",
                 f"{found} of {len(solutions)} samples agree; at least {threshold:.0%} must",
@@ -86,7 +90,8 @@ def _majority(proposal: dict[str, Any], solutions: list[str], engine: Engine) ->
     k = len(solutions)
     counts = [sum(r.correct is True for r in verdicts[i * k : (i + 1) * k]) for i in range(len(answers))]
     best = max(range(len(answers)), key=lambda i: counts[i])
-    return answers[best], counts[best]
+    # An "answer" no sample matches, not even its own (an empty box), is no answer.
+    return (answers[best], counts[best]) if counts[best] else (None, 0)
 
 
 Runner = Callable[[str, str, str], Run]  # (language, program, stdin) -> Run

@@ -96,6 +96,11 @@ def _sql(index: int, item: Item) -> list[Probe]:
     return probes
 
 
+def most_probes(repeats: int) -> int:
+    """The most probes one task can need (math: 5; code: the reference's runs plus a stub)."""
+    return max(5, repeats + 1)
+
+
 def probes_for(index: int, item: Item, repeats: int) -> list[Probe]:
     """The probes of one task; none for tasks this module does not know (their verdict is graded)."""
     if item.task == "math":

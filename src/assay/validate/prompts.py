@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -65,6 +66,10 @@ def check_duplicates(reports: Sequence[TaskReport], items: Sequence[Item | None]
             )
         else:
             reports[index].add("duplicate", f"the same prompt as task {other}", "warning")
+
+
+def near_duplicates_available() -> bool:
+    return importlib.util.find_spec("datasketch") is not None
 
 
 def check_near_duplicates(reports: Sequence[TaskReport], items: Sequence[Item | None]) -> bool:

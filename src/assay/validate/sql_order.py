@@ -3,8 +3,9 @@
 `SELECT name FROM t LIMIT 2` (no ORDER BY) or `... ORDER BY score DESC LIMIT 1` with a tie at the cut
 answer differently on the same data stored in another order; a policy that is right then loses reward by
 chance. The check copies the database with every table's rows inserted in reverse order (indexes rebuilt
-after), runs the gold on both copies read-only under the scorer's limits, and compares the results the way
-the scorer does (as multisets without ORDER BY, in order up to ties otherwise).
+after), reads the copy with SQLite's `reverse_unordered_selects` (so an index scan that fixes an order by
+accident runs backwards too), runs the gold on both read-only under the scorer's limits, and compares the
+results the way the scorer does (as multisets without ORDER BY, in order up to ties otherwise).
 
 SQLite only: DuckDB and PostgreSQL have no rowid order to reverse, so the check does not run there.
 Databases larger than `MAX_BYTES` are not copied.
@@ -21,10 +22,22 @@ from assay.settings import Settings
 from assay.types import Item
 from assay.verifiers.sql import catalog
 from assay.verifiers.sql.compare import Tolerance, compare, tie_blocks
-from assay.verifiers.sql.engines import QueryError, QueryLimits, SqliteEngine
+from assay.verifiers.sql.engines import QueryError, QueryLimits, SqliteEngine, _authorize
 from assay.verifiers.sql.statement import analyse, order_key_columns
 
 MAX_BYTES = 256 << 20
+
+
+class _Flipped(SqliteEngine):
+    """The reversed copy, with unordered scans (table and index) run backwards as well."""
+
+    def _connect(self) -> sqlite3.Connection:
+        con = super()._connect()
+        # The read-only authorizer refuses every PRAGMA but a few reads; this one only changes scan order.
+        con.set_authorizer(None)
+        con.execute("PRAGMA reverse_unordered_selects = 1")
+        con.set_authorizer(_authorize)
+        return con
 
 
 def _quoted(name: str) -> str:
@@ -99,7 +112,7 @@ class OrderCheck:
             return None
         cfg = self.settings.sql
         limits = QueryLimits(cfg.query_timeout_s, cfg.max_rows, cfg.max_result_mb << 20)
-        stored, flipped = SqliteEngine(path), SqliteEngine(self._copy(path))
+        stored, flipped = SqliteEngine(path), _Flipped(self._copy(path))
         try:
             a, b = stored.run(gold.sql, limits), flipped.run(gold.sql, limits)
         except QueryError:
