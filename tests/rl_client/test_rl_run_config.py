@@ -229,3 +229,23 @@ def test_partial_rollouts_on_the_in_process_vllm_backend_are_refused() -> None:
     apply_override(data, "train.control.partial_rollouts=true")
     with pytest.raises(ConfigError, match="hf or vllm_server"):
         validate(data)
+
+
+def test_a_solve_rate_band_keeps_the_rows_inside_it() -> None:
+    from assay.rl_client.data import solve_rate_band
+
+    rows = [{"prompt": str(r), "solve_rate": r} for r in (0.0, 0.25, 0.5, 1.0)]
+    assert [r["solve_rate"] for r in solve_rate_band(rows, 0.1, 0.9)] == [0.25, 0.5]
+    assert solve_rate_band(rows, None, None) == rows
+    with pytest.raises(DataError, match=r"row 2: .*numeric solve_rate"):
+        solve_rate_band([{"solve_rate": 0.5}, {"prompt": "no rate"}], 0.1, None)
+    with pytest.raises(DataError, match="no row has a solve_rate"):
+        solve_rate_band(rows, 0.6, 0.9)
+
+
+def test_a_band_upside_down_is_a_config_error() -> None:
+    data: dict[str, Any] = json.loads(json.dumps(MINIMAL))
+    apply_override(data, "data.min_solve_rate=0.8")
+    apply_override(data, "data.max_solve_rate=0.2")
+    with pytest.raises(ConfigError, match="min_solve_rate"):
+        validate(data)

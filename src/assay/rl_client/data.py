@@ -142,6 +142,28 @@ def _problem(
     )
 
 
+def solve_rate_band(
+    rows: Sequence[dict[str, Any]], low: float | None, high: float | None, source: str = "data"
+) -> list[dict[str, Any]]:
+    """The rows whose `solve_rate` (written by `assay validate --policy ... --keep`) lies in [low, high],
+    so a run starts on the prompts the policy can learn from. With no band, every row."""
+    if low is None and high is None:
+        return list(rows)
+    kept = []
+    for index, row in enumerate(rows):
+        rate = row.get("solve_rate")
+        if not isinstance(rate, int | float) or isinstance(rate, bool):
+            raise DataError(
+                f"{source} row {index + 1}: data.min_solve_rate/max_solve_rate need a numeric solve_rate "
+                f"column (got {rate!r}); write one with `assay validate --policy ... --keep`"
+            )
+        if (low is None or rate >= low) and (high is None or rate <= high):
+            kept.append(row)
+    if not kept:
+        raise DataError(f"{source}: no row has a solve_rate in [{low}, {high}]")
+    return kept
+
+
 def split_eval(
     problems: list[Problem], fraction: float, size: int, seed: int
 ) -> tuple[list[Problem], list[Problem]]:

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from assay.rl_client import checkpoints
-from assay.rl_client.data import chat_renderer, read_rows, split_eval, to_problems
+from assay.rl_client.data import chat_renderer, read_rows, solve_rate_band, split_eval, to_problems
 from assay.rl_client.evaluate import Evaluator
 from assay.rl_client.filter import RewardSource, ServiceRewards
 from assay.rl_client.generate import Backend, Problem
@@ -95,6 +95,7 @@ def build_session(cfg: RunConfig, base: Path, out: Path, url: str, stack: ExitSt
 def load_problems(cfg: RunConfig, base: Path, render: Any) -> tuple[list[Problem], list[Problem]]:
     data = cfg.data
     rows = read_rows(resolve(data.train, base), data.format, data.split)
+    rows = solve_rate_band(rows, data.min_solve_rate, data.max_solve_rate, source=data.train)
     train = to_problems(rows, data.fields, data.task, render, source=data.train)
     if data.eval is not None:
         eval_rows = read_rows(resolve(data.eval, base), data.format, data.split)

@@ -42,6 +42,19 @@ class DataSection(_Section):
     task: str = Field(default="math", description="task of rows that name none")
     chat_template: Literal["auto", "always", "never"] = "auto"
     system_prompt: str | None = None
+    min_solve_rate: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="drop rows whose solve_rate (assay validate) is lower"
+    )
+    max_solve_rate: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="drop rows whose solve_rate (assay validate) is higher"
+    )
+
+    @model_validator(mode="after")
+    def _band(self) -> DataSection:
+        low, high = self.min_solve_rate, self.max_solve_rate
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"data.min_solve_rate ({low}) is above data.max_solve_rate ({high})")
+        return self
 
 
 class ServerSection(_Section):
