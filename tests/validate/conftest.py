@@ -21,6 +21,9 @@ def databases(tmp_path_factory: pytest.TempPathFactory) -> Path:
         db.execute("CREATE TABLE people (name TEXT PRIMARY KEY, age INTEGER)")
         db.executemany("INSERT INTO people VALUES (?, ?)", PEOPLE)
         db.execute("CREATE INDEX people_age ON people (age)")
+        # An INTEGER PRIMARY KEY is the rowid: storing rows in another order cannot move them.
+        db.execute("CREATE TABLE scores (id INTEGER PRIMARY KEY, points INTEGER)")
+        db.executemany("INSERT INTO scores VALUES (?, ?)", [(1, 5), (2, 9), (3, 9), (4, 9), (5, 1)])
     return root
 
 

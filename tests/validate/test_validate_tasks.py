@@ -145,6 +145,7 @@ def _sql(reference: str) -> dict[str, Any]:
     [
         ("SELECT name FROM people ORDER BY age DESC LIMIT 1", "order_dependent"),  # Eli and Fay tie
         ("SELECT name FROM people LIMIT 2", "order_dependent"),
+        ("SELECT id FROM scores ORDER BY points DESC LIMIT 2", "order_dependent"),  # 3 rows tie at 9
         ("SELECT name FROM people WHERE age > 100", "empty_result"),
         ("SELECT nme FROM people", "reference_unusable"),
         ("DELETE FROM people", "reference_unusable"),
@@ -160,6 +161,8 @@ def test_a_broken_sql_gold_is_named(engine: Engine, reference: str, check: str) 
         "SELECT name FROM people ORDER BY age DESC, name LIMIT 1",
         "SELECT name, age FROM people ORDER BY age",  # ties, but no cut: any tie order is accepted
         "SELECT count(*) FROM people WHERE age > 30",
+        "SELECT points FROM scores ORDER BY points DESC LIMIT 2",  # tied rows, but the same values
+        "SELECT id FROM scores ORDER BY points DESC, id LIMIT 2",
         "SELECT name FROM people WHERE age = (SELECT max(age) FROM people)",
     ],
 )

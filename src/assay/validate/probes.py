@@ -7,6 +7,7 @@ that training uses, so validation can never disagree with the reward a trainer w
 - `reference_rejected` when the reference in the forms a policy writes it (math: boxed and in prose; code:
   the reference program; SQL: the gold query) is not judged correct (`reference_unusable` when the
   verifier cannot use it at all; `empty_result` when a SQL gold returns no rows);
+- `text_reference` (a warning): a math reference the verifier reads as words, compared as text;
 - `trivial_rewarded` when an empty response, the question restated, an empty `\\boxed{}`, a program that
   prints nothing or returns None, or `SELECT 1` earns anything;
 - `nondeterministic` when the reference program, run `repeats` times, ends a test differently.
@@ -139,6 +140,14 @@ def _read_reference(report: TaskReport, probe: Probe, result: Result) -> None:
         report.add(
             "reference_rejected", f"{probe.label} is not accepted by its own verifier: {result.reason}"
         )
+    elif probe.item.get("task") == "math" and result.details.get("gold_kind") == "text":
+        if not any(p.check == "text_reference" for p in report.problems):
+            report.add(
+                "text_reference",
+                "the verifier reads the reference as words and compares answers to it as text: "
+                "a mathematical answer in any other wording scores 0",
+                "warning",
+            )
     elif probe.item.get("task") == "sql":
         rows = [i.get("reference_rows") for i in result.details.get("instances", [])]
         if rows and all(n == 0 for n in rows):

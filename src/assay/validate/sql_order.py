@@ -7,7 +7,11 @@ after), reads the copy with SQLite's `reverse_unordered_selects` (so an index sc
 accident runs backwards too), runs the gold on both read-only under the scorer's limits, and compares the
 results the way the scorer does (as multisets without ORDER BY, in order up to ties otherwise).
 
-SQLite only: DuckDB and PostgreSQL have no rowid order to reverse, so the check does not run there.
+A reversed copy cannot move rows whose rowid is their key (an INTEGER PRIMARY KEY), so a gold with ORDER BY
+and LIMIT is also checked directly: run without its LIMIT with the sort keys appended (the scorer's own
+`keyed_query`), and see whether the cut falls inside a run of tied keys whose rows differ.
+
+SQLite only (DuckDB and PostgreSQL have no rowid order to reverse; there neither check runs yet).
 Databases larger than `MAX_BYTES` are not copied.
 """
 
@@ -15,15 +19,16 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
 from assay.settings import Settings
 from assay.types import Item
 from assay.verifiers.sql import catalog
-from assay.verifiers.sql.compare import Tolerance, compare, tie_blocks
-from assay.verifiers.sql.engines import QueryError, QueryLimits, SqliteEngine, _authorize
-from assay.verifiers.sql.statement import analyse, order_key_columns
+from assay.verifiers.sql.compare import Tolerance, canon, compare, tie_blocks
+from assay.verifiers.sql.engines import QueryError, QueryLimits, Row, SqlEngine, SqliteEngine, _authorize
+from assay.verifiers.sql.statement import Analysis, analyse, keyed_query, order_key_columns
 
 MAX_BYTES = 256 << 20
 
@@ -68,6 +73,29 @@ def reversed_copy(source: Path, target: Path) -> None:
             if kind != "table":
                 dst.execute(sql)
         dst.commit()
+
+
+def tie_at_cut(engine: SqlEngine, gold: Analysis, rows: Sequence[Row], limits: QueryLimits) -> str | None:
+    """Why the gold's LIMIT cuts through rows tied on its ORDER BY keys (other rows could have been kept
+    with equal right), or None. Needs a gold the scorer can rewrite with its keys (`keyed_query`)."""
+    keyed = keyed_query(gold.parsed, engine.dialect, unlimited=True)
+    if keyed is None or not rows:
+        return None
+    sql, width = keyed
+    full = engine.run(sql, limits)
+    n = len(rows)
+    if len(full.rows) <= n:
+        return None
+    key = [canon(v) for v in full.rows[n - 1][-width:]]
+    tied = [r for r in full.rows if [canon(v) for v in r[-width:]] == key]
+    kept = {tuple(map(canon, r[:-width])) for r in full.rows[:n] if r in tied}
+    left = {tuple(map(canon, r[:-width])) for r in full.rows[n:] if r in tied}
+    if not left - kept:
+        return None
+    return (
+        f"the LIMIT keeps {n} rows but {len(tied)} rows tie on the ORDER BY keys at the cut, so which ones "
+        "the gold returns is up to the engine: add a key that breaks the tie"
+    )
 
 
 class OrderCheck:
@@ -115,11 +143,14 @@ class OrderCheck:
         stored, flipped = SqliteEngine(path), _Flipped(self._copy(path))
         try:
             a, b = stored.run(gold.sql, limits), flipped.run(gold.sql, limits)
+            cut = tie_at_cut(stored, gold, a.rows, limits)
         except QueryError:
             return None  # the reference probe reports a gold that does not run
         finally:
             stored.close()
             flipped.close()
+        if cut is not None:
+            return cut
         keys = order_key_columns(gold.parsed)
         blocks = None if keys is None else tie_blocks([tuple(row[k] for k in keys) for row in a.rows])
         outcome = compare(
