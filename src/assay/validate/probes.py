@@ -55,7 +55,8 @@ def _math(index: int, item: Item) -> list[Probe]:
             ("the reference in prose", f"So the final answer is {ref}"),
         ):
             probes.append(Probe(index, _with(item, response), "accepted", label))
-    trivial = [("an empty response", ""), ("an empty \\boxed{}", "The answer is \\boxed{}.")]
+    # No empty response: the contract fixes its verdict (no extractable answer: reward 0).
+    trivial = [("an empty \\boxed{}", "The answer is \\boxed{}.")]
     if item.prompt:
         trivial.append(("the question restated", item.prompt))
     probes += [Probe(index, _with(item, r), "rejected", label) for label, r in trivial]

@@ -86,15 +86,17 @@ def check_near_duplicates(reports: Sequence[TaskReport], items: Sequence[Item | 
         if item is None or not item.prompt:
             continue
         key = (item.task, normalise(item.prompt))
-        if key in exact:
-            continue  # an exact duplicate: reported as such
-        exact.add(key)
-        grams = sets[i] = shingles(item.prompt)
-        sketch = MinHash(num_perm=_NUM_PERM, seed=1)
-        sketch.update_batch([g.encode("utf-8") for g in grams])
+        if key not in exact:  # an exact duplicate is reported as such
+            exact.add(key)
+            sets[i] = shingles(item.prompt)
+    # One call for every sketch: MinHash.bulk shares the permutations (one sketch each draws its own).
+    sketches = MinHash.bulk(
+        ([g.encode("utf-8") for g in grams] for grams in sets.values()), num_perm=_NUM_PERM
+    )
+    for (i, grams), sketch in zip(sets.items(), sketches, strict=True):
         for j in sorted(int(k) for k in index.query(sketch)):
             other = items[j]
-            if other is None or other.task != item.task:
+            if other is None or other.task != items[i].task:  # type: ignore[union-attr]
                 continue
             similarity = len(grams & sets[j]) / len(grams | sets[j])
             if similarity >= NEAR_DUPLICATE_JACCARD:
