@@ -6,17 +6,17 @@ probes its tasks can need, and larger sets belong to the CLI (`assay validate FI
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from assay.api.protocol import POST_ERRORS
-from assay.api.state import engine_of, until_disconnected
-from assay.validate import TaskReport, validate
+from assay.api.state import admitted, engine_of
+from assay.validate import TaskReport
 from assay.validate.probes import most_probes
 from assay.validate.prompts import near_duplicates_available
+from assay.validate.validator import validate_async
 
 router = APIRouter(tags=["validate"])
 
@@ -34,26 +34,14 @@ class ValidateResponse(BaseModel):
 @router.post("/v1/validate", response_model=ValidateResponse, responses=POST_ERRORS)
 async def validate_tasks(body: ValidateRequest, request: Request) -> ValidateResponse:
     """Well-posedness and prompt checks per task; `valid` is false when a check found an error."""
-    engine = engine_of(request)
     if body.near_duplicates and not near_duplicates_available():
         raise HTTPException(
             400,
             "near-duplicate detection needs datasketch on the server: pip install 'assay[validate]', "
             'or send "near_duplicates": false',
         )
+    engine = engine_of(request)
     budget = len(body.tasks) * most_probes(body.repeats)
-    if budget > engine.settings.queue_size:
-        raise HTTPException(
-            413,
-            f"{len(body.tasks)} tasks need up to {budget} probes, more than the queue size "
-            f"{engine.settings.queue_size} (ASSAY_QUEUE_SIZE): split them, or run `assay validate FILE`",
-        )
-    engine.admit(budget)
-    try:
-        work = asyncio.to_thread(
-            validate, body.tasks, engine, repeats=body.repeats, near_duplicates=body.near_duplicates
-        )
-        reports: list[TaskReport] = await until_disconnected(request, work)
-    finally:
-        engine.release(budget)
-    return ValidateResponse(reports=reports)
+    work = validate_async(body.tasks, engine, repeats=body.repeats, near_duplicates=body.near_duplicates)
+    what = f"{len(body.tasks)} tasks (up to {budget} probes; for larger sets run `assay validate FILE`)"
+    return ValidateResponse(reports=await admitted(request, budget, work, what))

@@ -139,16 +139,16 @@ def gate_code(
 def sandbox_runner(settings: Any, wall_s: float = 10.0) -> Iterator[Runner]:
     """Runs through the code task's sandbox (the one `/run_code` uses), in this process; the sandbox
     slots close when the block ends."""
-    from assay.sandbox.languages import lookup
+    from assay.sandbox import Program, SandboxError
     from assay.verifiers.code import CodeScorer
 
     scorer = CodeScorer(settings)
 
     def run(language: str, program: str, stdin: str) -> Run:
-        lang = lookup(language)
-        if lang is None:
-            return Run(None, "", f"unknown language {language!r}")
-        execution = scorer.run_program(lang, program, stdin.encode(), wall_s=wall_s)
+        try:
+            execution = scorer.run_program(Program(language, program, stdin.encode(), wall_s=wall_s))
+        except SandboxError as exc:
+            return Run(None, "", str(exc))
         if execution.compile_error is not None:
             return Run(None, "", f"compile error: {execution.compile_error[-200:]}")
         if not execution.runs:

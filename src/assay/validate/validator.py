@@ -1,17 +1,24 @@
 """`validate(tasks)`: one report per task, from probes scored by the engine plus checks on the prompts.
 
 A task is what a trainer would send without the policy's answer: an item with no `response` (one that has
-a response is validated as if it had none). Every verdict comes from `Engine.score`, the same path that
-rewards training, so a task reported valid is one whose reward behaves as the report says.
+a response is validated as if it had none). Every verdict comes from the service's `score_groups_async`,
+the path that rewards training, so a task reported valid is one whose reward behaves as the report says.
+`validate_async` runs against any `Service` (the HTTP route); `validate` against an in-process `Engine`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from assay.errors import ItemError, MissingExtraError
-from assay.scoring import Engine, parse_item
+from assay.groups import GroupOutcome
+from assay.items import parse_item
+from assay.registry import Registry
+from assay.scoring import Engine
+from assay.service import Service
+from assay.settings import Settings
 from assay.types import Item, Result
 from assay.validate.probes import Probe, probes_for, read_probes
 from assay.validate.prompts import check_answer_in_prompt, check_duplicates, check_near_duplicates
@@ -21,6 +28,8 @@ from assay.validate.sql_order import OrderCheck
 DEFAULT_REPEATS = 3
 CHUNK = 512  # tasks whose probes go to the engine at once: bounded memory, steady progress
 
+GroupScorer = Callable[[list[list[dict[str, Any]]]], Awaitable[list[GroupOutcome]]]
+
 
 def task_id(raw: Any, index: int) -> str:
     if isinstance(raw, BadRow):
@@ -29,7 +38,7 @@ def task_id(raw: Any, index: int) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else f"task-{index}"
 
 
-def _parse(raw: Any, report: TaskReport, engine: Engine) -> Item | None:
+def _parse(raw: Any, report: TaskReport, registry: Registry) -> Item | None:
     if isinstance(raw, BadRow):
         report.add("malformed", raw.reason)
         return None
@@ -38,14 +47,16 @@ def _parse(raw: Any, report: TaskReport, engine: Engine) -> Item | None:
         report.task = raw.get("task") if isinstance(raw.get("task"), str) else None
     try:
         item = parse_item(raw)
-        engine.registry.lookup(item.task)
+        registry.lookup(item.task)
     except ItemError as exc:
         report.add("malformed", str(exc))
         return None
     return item
 
 
-def _score_by_task(engine: Engine, by_task: dict[int, list[Probe]], progress: Any) -> dict[int, list[Result]]:
+async def _score_by_task(
+    score_groups: GroupScorer, by_task: dict[int, list[Probe]], progress: Any
+) -> dict[int, list[Result]]:
     """Each task's probes as one engine group: its process-run items go to a worker in one round trip
     and share the worker's parse of the reference (about half the cost per probe of a flat batch; packing
     several tasks into one group measured slower). The verdicts are those `/v1/rewards` gives the same
@@ -54,12 +65,87 @@ def _score_by_task(engine: Engine, by_task: dict[int, list[Probe]], progress: An
     out: dict[int, list[Result]] = {}
     for start in range(0, len(tasks), CHUNK):
         chunk = tasks[start : start + CHUNK]
-        outcomes = engine.score_groups([[p.item for p in by_task[t]] for t in chunk])
+        outcomes = await score_groups([[p.item for p in by_task[t]] for t in chunk])
         for task, outcome in zip(chunk, outcomes, strict=True):
             out[task] = outcome.results
         if progress is not None:
             progress(sum(len(by_task[t]) for t in chunk))
     return out
+
+
+def _prepare(
+    tasks: Sequence[Any], registry: Registry, repeats: int, near_duplicates: bool
+) -> tuple[list[TaskReport], list[Item | None], dict[int, list[Probe]]]:
+    """Reports with the prompt checks done, the parsed items, and each task's probes (CPU work only)."""
+    reports = [TaskReport(id=task_id(raw, i)) for i, raw in enumerate(tasks)]
+    items = [_parse(raw, report, registry) for raw, report in zip(tasks, reports, strict=True)]
+    check_duplicates(reports, items)
+    if near_duplicates and not check_near_duplicates(reports, items):
+        raise MissingExtraError("datasketch (near-duplicate prompts)", "validate")
+    by_task: dict[int, list[Probe]] = {}
+    for index, item in enumerate(items):
+        if item is not None:
+            check_answer_in_prompt(reports[index], item)
+            if probes := probes_for(index, item, repeats):
+                by_task[index] = probes
+    return reports, items, by_task
+
+
+def _finish(
+    settings: Settings,
+    reports: list[TaskReport],
+    items: list[Item | None],
+    by_task: dict[int, list[Probe]],
+    scored: dict[int, list[Result]],
+) -> list[TaskReport]:
+    """Probe results into problems, then the storage-order check of SQL golds that passed the rest."""
+    order = OrderCheck(settings)
+    try:
+        for index, task_probes in by_task.items():
+            read_probes(reports[index], task_probes, scored[index])
+            item = items[index]
+            if item is not None and item.task == "sql" and reports[index].valid:
+                why = order.why(item)
+                if why is not None:
+                    reports[index].add("order_dependent", why)
+    finally:
+        order.close()
+    return reports
+
+
+async def _validate(
+    tasks: Sequence[Any],
+    settings: Settings,
+    registry: Registry,
+    score_groups: GroupScorer,
+    repeats: int,
+    near_duplicates: bool,
+    progress: Any,
+) -> list[TaskReport]:
+    # The prompt checks and the SQL copies are CPU and file work: off the event loop.
+    reports, items, by_task = await asyncio.to_thread(_prepare, tasks, registry, repeats, near_duplicates)
+    scored = await _score_by_task(score_groups, by_task, progress)
+    return await asyncio.to_thread(_finish, settings, reports, items, by_task, scored)
+
+
+async def validate_async(
+    tasks: Sequence[Any],
+    service: Service,
+    *,
+    repeats: int = DEFAULT_REPEATS,
+    near_duplicates: bool = True,
+    progress: Any = None,
+) -> list[TaskReport]:
+    """Reports in input order, scored by `service` (admission is the caller's, as for `score_async`)."""
+    return await _validate(
+        tasks,
+        service.settings,
+        service.registry,
+        service.score_groups_async,
+        repeats,
+        near_duplicates,
+        progress,
+    )
 
 
 def validate(
@@ -72,27 +158,10 @@ def validate(
 ) -> list[TaskReport]:
     """Reports in input order. `repeats`: runs of a code reference for the determinism check.
     `progress`, when given, is called with the number of probes just scored."""
-    reports = [TaskReport(id=task_id(raw, i)) for i, raw in enumerate(tasks)]
-    items = [_parse(raw, report, engine) for raw, report in zip(tasks, reports, strict=True)]
-    check_duplicates(reports, items)
-    if near_duplicates and not check_near_duplicates(reports, items):
-        raise MissingExtraError("datasketch (near-duplicate prompts)", "validate")
-    by_task: dict[int, list[Probe]] = {}
-    for index, item in enumerate(items):
-        if item is not None:
-            check_answer_in_prompt(reports[index], item)
-            if probes := probes_for(index, item, repeats):
-                by_task[index] = probes
-    scored = _score_by_task(engine, by_task, progress)
-    order = OrderCheck(engine.settings)
-    try:
-        for index, task_probes in by_task.items():
-            read_probes(reports[index], task_probes, scored[index])
-            item = items[index]
-            if item is not None and item.task == "sql" and reports[index].valid:
-                why = order.why(item)
-                if why is not None:
-                    reports[index].add("order_dependent", why)
-    finally:
-        order.close()
-    return reports
+
+    async def score_groups(groups: list[list[dict[str, Any]]]) -> list[GroupOutcome]:
+        return await asyncio.to_thread(engine.score_groups, groups)  # the engine's own loop thread
+
+    return asyncio.run(
+        _validate(tasks, engine.settings, engine.registry, score_groups, repeats, near_duplicates, progress)
+    )
