@@ -349,6 +349,12 @@ class Settings(BaseSettings):
     max_tasks_per_worker: int = Field(
         10_000, ge=0, description="Recycle a worker process after this many items (0: never)."
     )
+    worker_memory_mb: int = Field(
+        4096,
+        ge=0,
+        description="Address-space limit (RLIMIT_AS) of each math/sql worker process, MiB (0: none). A"
+        " worker maps about 800 MiB once its scorers are loaded; keep it above sql.memory_limit_mb + 1024.",
+    )
     plugins: list[str] = Field(
         default_factory=list, description='Extra scorers as "module:Class" (entry points also load).'
     )

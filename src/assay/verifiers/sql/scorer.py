@@ -77,7 +77,9 @@ class SqlOptions(TaskOptions):
         "auto", description="auto: row order matters iff the gold's top-level query has ORDER BY."
     )
     alternates: bool | None = Field(None, description="Use alternate instances (default: settings).")
-    rel_tol: float | None = Field(None, ge=0, description="Relative float tolerance (default: settings).")
+    rel_tol: float | None = Field(
+        None, ge=0, le=0.5, description="Relative float tolerance (default: settings)."
+    )
 
 
 class _Budget:
