@@ -150,10 +150,14 @@ class SqliteEngine(SqlEngine):
         self._deadline = 0.0
         self._timed_out = False
 
-    def _connect(self) -> sqlite3.Connection:
+    def _open(self) -> sqlite3.Connection:
+        """The connection, before the read-only guard (scratch.py opens an in-memory one instead)."""
         uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+    def _connect(self) -> sqlite3.Connection:
         try:
-            con = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            con = self._open()
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # fail here on a non-database
             con.execute("PRAGMA query_only = 1")
             con.execute("PRAGMA trusted_schema = 0")
@@ -233,8 +237,8 @@ class DuckdbEngine(SqlEngine):
         self._con: Any = None
         self._interrupted = False
 
-    def _connect(self) -> Any:
-        duckdb = _duckdb()
+    def _config(self) -> dict[str, Any]:
+        """The connection's settings (scratch.py reuses them for an in-memory copy)."""
         # DuckDB spills to "<database>.tmp" by default: a directory created next to the database. Spill
         # only into the operator's directory, else not at all (a query past memory_limit is too large).
         # Every engine of a process must use the same configuration: DuckDB shares one instance per file.
@@ -254,8 +258,12 @@ class DuckdbEngine(SqlEngine):
             "memory_limit": f"{self._memory_limit_mb}MB",
             "lock_configuration": True,
         }
+        return config
+
+    def _connect(self) -> Any:
+        duckdb = _duckdb()
         try:
-            return duckdb.connect(str(self.path), read_only=True, config=config)
+            return duckdb.connect(str(self.path), read_only=True, config=self._config())
         except duckdb.Error as exc:
             raise EngineUnavailable(f"cannot open DuckDB database {self.path.name}: {exc}") from exc
 
