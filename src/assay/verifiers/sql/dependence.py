@@ -35,7 +35,7 @@ from assay.verifiers.sql.engines import (
     QueryResult,
     SqlEngine,
 )
-from assay.verifiers.sql.perturb import perturb
+from assay.verifiers.sql.perturb import perturb, references
 from assay.verifiers.sql.scratch import CopyTooLarge, Snapshot, scratch_engine, snapshot
 from assay.verifiers.sql.statement import Analysis, referenced_tables
 
@@ -105,23 +105,17 @@ class DataCheck:
         pred_tables: set[str] | None,
         limits: Limits,
     ) -> tuple[Snapshot, Any]:
-        """The whole database when it fits in the budget, else the tables both queries read."""
+        """The tables both queries read (every table when either was not parsed), kept for the next
+        prediction that reads the same ones: copying costs more than the queries."""
         cfg = self.settings
         wanted = None if gold_tables is None or pred_tables is None else gold_tables | pred_tables
-        for key in [(location, None), (location, frozenset(n.lower() for n in wanted or ()))]:
-            if key in self._snapshots:
-                return self._snapshots[key], key
-        for choice in [None, wanted] if wanted is not None else [None]:
-            key = (location, None if choice is None else frozenset(n.lower() for n in choice))
-            try:
-                snap = snapshot(engine, choice, limits()[0], cfg.perturb_max_rows, cfg.perturb_max_cells)
-            except CopyTooLarge:
-                if choice is None and wanted is not None:
-                    continue
-                raise
-            self._snapshots[key] = snap
-            return snap, key
-        raise CopyTooLarge("no copy fits")  # pragma: no cover - the loop returns or raises
+        key = (location, None if wanted is None else frozenset(n.lower() for n in wanted))
+        cached = self._snapshots.get(key)
+        if cached is None:
+            query_limits = limits()[0]
+            cached = snapshot(engine, wanted, query_limits, cfg.perturb_max_rows, cfg.perturb_max_cells)
+            self._snapshots[key] = cached
+        return cached, key
 
     def _copy(
         self,
@@ -137,7 +131,9 @@ class DataCheck:
         cached = self._copies.get((key, seed, gold.sql))
         if cached is not None:
             return cached
-        copy = scratch_engine(engine, snap, perturb(snap.tables, targets, seed))
+        if snap.links is None:
+            snap.links = references(snap.tables)
+        copy = scratch_engine(engine, snap, perturb(snap.tables, targets, seed, snap.links))
         query_limits, cut = limits()
         try:
             gold_result: QueryResult | QueryError = copy.run(gold.sql, query_limits)
@@ -165,8 +161,6 @@ class DataCheck:
     ) -> Outcome:
         gold_original, pred_original = originals
         info: dict[str, Any] = {"perturbed_tables": sorted(targets), "rounds": []}
-        if snap.skipped:
-            info["tables_not_copied"] = sorted(snap.skipped)
         if any(not snap.tables[name].complete for name in targets):
             info["copied_in_part"] = sorted(name for name in targets if not snap.tables[name].complete)
         told = 0  # rounds on which the gold's result changed and the prediction still matched it

@@ -25,6 +25,8 @@ query equivalent to the gold only through those is judged on the copy like any o
 from __future__ import annotations
 
 import random
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,22 +48,41 @@ class TableData:
     complete: bool = True
     create: str = ""  # the DDL that recreates it on the same engine
     insert_columns: list[str] = field(default_factory=list)  # columns to insert (none generated)
+    types: list[str] = field(default_factory=list)  # their engine types, where the engine needs them
 
 
-def perturb(tables: Mapping[str, TableData], targets: Iterable[str], seed: str) -> dict[str, list[Row]]:
+def perturb(
+    tables: Mapping[str, TableData],
+    targets: Iterable[str],
+    seed: str,
+    links: list[tuple[Column, Column]] | None = None,
+) -> dict[str, list[Row]]:
     """New rows for every table: `targets` (the tables the gold reads) perturbed, the others only where
-    a reference cascades into them. Deterministic in `seed` and the data."""
+    a reference cascades into them. Deterministic in `seed` and the data. `links`: `references(tables)`
+    when the caller kept it from an earlier round."""
     targets = {name for name in targets if name in tables}
     rows = {name: list(table.rows) for name, table in tables.items()}
-    links = _references(tables)
+    links = references(tables) if links is None else links
     for name in sorted(targets):
-        rng = random.Random(f"{seed}:delete:{name}")
-        rows[name] = _delete(rows[name], rng)
+        rows[name] = _delete(rows[name], random.Random(f"{seed}:delete:{name}"))
     _cascade(rows, links)
+    columns = {
+        name: [list(col) for col in zip(*table_rows, strict=True)] for name, table_rows in rows.items()
+    }
     for component in _components(tables, links):
         if any(table in targets for table, _ in component):
-            _relabel(rows, component, random.Random(f"{seed}:relabel:{sorted(component)[0]}"))
-    return rows
+            rng = random.Random(f"{seed}:relabel:{sorted(component)[0]}")
+            _relabel(columns, component, rng)
+    return {name: list(zip(*cols, strict=True)) if cols else rows[name] for name, cols in columns.items()}
+
+
+_PLAIN = (int, float, str, bytes, bool, Decimal, date, datetime, time, timedelta)
+
+
+def _key(value: Any) -> Any:
+    """A hashable stand-in for a value: itself when it is a plain scalar (the values of one column come
+    from one database, so Python's equality is the database's), else its canonical form."""
+    return value if type(value) in _PLAIN else canon(value)
 
 
 def _delete(rows: list[Row], rng: random.Random) -> list[Row]:
@@ -72,10 +93,10 @@ def _delete(rows: list[Row], rng: random.Random) -> list[Row]:
 
 
 def _values(rows: Iterable[Row], index: int) -> set[Any]:
-    return {canon(row[index]) for row in rows if row[index] is not None}
+    return {_key(row[index]) for row in rows if row[index] is not None}
 
 
-def _references(tables: Mapping[str, TableData]) -> list[tuple[Column, Column]]:
+def references(tables: Mapping[str, TableData]) -> list[tuple[Column, Column]]:
     """(referencing column, referenced column) pairs: the referenced one is distinct and non-NULL in
     every row, and holds every non-NULL value of the referencing one."""
     values: dict[Column, set[Any]] = {}
@@ -102,7 +123,7 @@ def _cascade(rows: dict[str, list[Row]], links: list[tuple[Column, Column]]) -> 
         changed = False
         for (table, index), (key_table, key_index) in links:
             allowed = _values(rows[key_table], key_index)
-            kept = [row for row in rows[table] if row[index] is None or canon(row[index]) in allowed]
+            kept = [row for row in rows[table] if row[index] is None or _key(row[index]) in allowed]
             if len(kept) != len(rows[table]):
                 rows[table], changed = kept, True
         if not changed:
@@ -129,28 +150,25 @@ def _components(tables: Mapping[str, TableData], links: list[tuple[Column, Colum
     return list(groups.values())
 
 
-def _relabel(rows: dict[str, list[Row]], component: list[Column], rng: random.Random) -> None:
+def _relabel(columns: dict[str, list[list[Any]]], component: list[Column], rng: random.Random) -> None:
     """Shuffle the distinct values of a group of columns among themselves (within each Python type, so
     an integer column stays integer), and apply that one mapping to every column of the group."""
-    by_kind: dict[tuple[str, str], dict[Any, Any]] = {}
+    by_type: dict[str, dict[Any, Any]] = {}
     for table, index in component:
-        for row in rows[table]:
-            value = row[index]
+        if not columns[table]:
+            continue
+        for value in columns[table][index]:
             if value is not None:
-                by_kind.setdefault((canon(value)[0], type(value).__name__), {}).setdefault(
-                    canon(value), value
-                )
+                by_type.setdefault(type(value).__name__, {}).setdefault(_key(value), value)
     mapping: dict[tuple[str, Any], Any] = {}
-    for kind, values in sorted(by_kind.items()):
+    for kind, values in sorted(by_type.items()):
         keys = sorted(values, key=repr)
         shuffled = list(keys)
         rng.shuffle(shuffled)
         for old, new in zip(keys, shuffled, strict=True):
-            mapping[(kind[1], old)] = values[new]
+            mapping[(kind, old)] = values[new]
     for table, index in component:
-        rows[table] = [
-            row
-            if row[index] is None
-            else (*row[:index], mapping[(type(row[index]).__name__, canon(row[index]))], *row[index + 1 :])
-            for row in rows[table]
-        ]
+        if columns[table]:
+            columns[table][index] = [
+                None if v is None else mapping[(type(v).__name__, _key(v))] for v in columns[table][index]
+            ]
