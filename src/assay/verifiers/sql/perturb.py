@@ -25,10 +25,10 @@ query equivalent to the gold only through those is judged on the copy like any o
 from __future__ import annotations
 
 import random
-from datetime import date, datetime, time, timedelta
-from decimal import Decimal
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from typing import Any
 
 from assay.verifiers.sql.compare import canon
