@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sql_helpers import file_hashes
 
-from assay.settings import Settings
+from assay.settings import Settings, SqlSettings
 from assay.types import Item, Status
 from assay.verifiers.sql import SqlScorer
 from assay.verifiers.sql.perturb import TableData, perturb
@@ -259,3 +260,28 @@ def test_generated_equivalent_answers_still_earn_one(scorer: SqlScorer, data: An
     answer = data.draw(st.sampled_from(REWRITES))(gold)
     result = score(scorer, engine, answer, gold)
     assert result.status is Status.OK and result.reward == 1.0, (gold, answer, result.reason)
+
+
+def test_a_database_too_large_to_copy_skips_the_check_and_says_so(sql_dir: Path) -> None:
+    settings = Settings(workers=1, sql=SqlSettings(databases=sql_dir, perturb_max_cells=50))
+    small = SqlScorer(settings)
+    try:
+        correct = score(small, "sqlite", "SELECT COUNT(id) FROM students", COUNT)
+        literal = score(small, "sqlite", "SELECT 40 FROM students LIMIT 1", COUNT)
+        no_table = score(small, "sqlite", "SELECT 40", COUNT)
+    finally:
+        small.close()
+    assert correct.reward == 1.0 and correct.details["data_check"]["status"] == "skipped"
+    assert "more than 50 values" in correct.details["data_check"]["why"]
+    assert literal.details["data_check"]["status"] == "skipped"  # alternates are what is left here
+    assert no_table.reward == 0.0  # the reads-no-table check does not need a copy
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_copies_leave_the_database_files_untouched(
+    scorer: SqlScorer, engine: str, sql_dir: Path, facts: dict[str, Any]
+) -> None:
+    before = file_hashes(sql_dir)
+    for reference, probe in probes(facts)[:6]:
+        score(scorer, engine, probe, reference)
+    assert file_hashes(sql_dir) == before
