@@ -243,6 +243,7 @@ COLUMNS = {
 }
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), engine=st.sampled_from(ENGINES))
 def test_generated_equivalent_answers_still_earn_one(scorer: SqlScorer, data: Any, engine: str) -> None:
