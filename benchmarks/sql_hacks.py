@@ -193,12 +193,9 @@ def main() -> None:
                 f"{name:44} {len(items):>5} {before:>6} {after:>6} {t_after:>7.3f} {cold:>7.1f} {warm:>7.1f}"
             )
         print("before: allow_constant=true (flag only); after: the default. Counts are items rewarded 1.0.")
-        print(
-            "s/item: after, first sight of each gold; x cold / x warm: after's time per item over before's,"
-        )
-        print(
-            "on fresh caches and on a second pass (the copies of the database are kept per worker and gold)."
-        )
+        print("s/item: after, first sight of each gold. x cold: after's time per item over before's, each")
+        print("item scored once; x warm: the same for a second scoring right after the first (an RL group's")
+        print("next response to the same gold: the copies of the database are kept per worker).")
 
 
 if __name__ == "__main__":
