@@ -286,3 +286,17 @@ def test_the_copies_leave_the_database_files_untouched(
     for reference, probe in probes(facts)[:6]:
         score(scorer, engine, probe, reference)
     assert file_hashes(sql_dir) == before
+
+
+def test_no_time_left_for_a_copy_is_a_timeout_not_a_reward(sql_dir: Path) -> None:
+    # Less than one query timeout is left once the main instance has run: no copy is started.
+    settings = Settings(workers=1, sql=SqlSettings(databases=sql_dir, query_timeout_s=5.0, deadline_s=5.2))
+    tight = SqlScorer(settings)
+    try:
+        literal = score(tight, "sqlite", "SELECT 40 FROM students LIMIT 1", COUNT)
+        no_table = score(tight, "sqlite", "SELECT 40", COUNT)
+    finally:
+        tight.close()
+    assert literal.status is Status.TIMEOUT and literal.reward is None
+    assert "perturbed check" in literal.reason
+    assert no_table.status is Status.OK and no_table.reward == 0.0
