@@ -71,6 +71,24 @@ class SqlSettings(_Section):
     duckdb_spill_dir: Path | None = Field(
         None, description="Directory DuckDB may spill to past memory_limit_mb (unset: no spilling)."
     )
+    perturb_rounds: int = Field(
+        3,
+        ge=0,
+        le=16,
+        description="Perturbed copies of the database a matching prediction is also checked on (a result"
+        " that does not move with the data is not rewarded; 0: only the reads-no-table check).",
+    )
+    perturb_max_rows: int = Field(
+        10_000,
+        gt=0,
+        description="Rows copied per table into a perturbed copy (longer tables: the first rows).",
+    )
+    perturb_max_cells: int = Field(
+        500_000,
+        gt=0,
+        description="Values a perturbed copy may hold; when the tables the queries read hold more, the check"
+        " is skipped (details say so).",
+    )
 
 
 class CodeSettings(_Section):
@@ -351,6 +369,12 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(64 * 1024 * 1024, gt=0, description="Larger request bodies get 413.")
     max_tasks_per_worker: int = Field(
         10_000, ge=0, description="Recycle a worker process after this many items (0: never)."
+    )
+    worker_memory_mb: int = Field(
+        4096,
+        ge=0,
+        description="Address-space limit (RLIMIT_AS) of each math/sql worker process, MiB (0: none). A"
+        " worker maps about 800 MiB once its scorers are loaded; keep it above sql.memory_limit_mb + 1024.",
     )
     plugins: list[str] = Field(
         default_factory=list, description='Extra scorers as "module:Class" (entry points also load).'

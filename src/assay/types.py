@@ -184,9 +184,11 @@ class Result(BaseModel):
 
 
 class TaskOptions(BaseModel):
-    """Base of every task's options model: frozen, and unknown keys are an error."""
+    """Base of every task's options model: frozen, unknown keys are an error, and no number is infinite
+    or NaN (a client's `rel_tol: Infinity` matched any number; issue 28). Each numeric field also
+    carries bounds of its own."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class TaskInfo(BaseModel):

@@ -7,6 +7,11 @@ again inside each worker, which starts workers of its own, and the whole tree ha
 only run code from importable modules (scorers and plugins are named "module:Class"), so they are
 started without the main module and an unguarded script works.
 
+Why a memory limit: a SQL query or a sympy simplification can grow a worker without bound, and SQLite's
+heap limit and DuckDB's memory_limit do not cover what Python holds (fetched rows, sympy trees). Past
+`Settings.worker_memory_mb` an allocation fails: Python raises MemoryError, which the scorer turns into
+the item's verdict, instead of the machine's OOM killer choosing a victim.
+
 Why a parent watch: a worker busy with a long sympy simplification does not notice that the process
 that started it is gone, and the forkserver stays up while any worker lives; each worker exits as soon
 as its caller's end of a pipe closes, so killing a script mid-run leaves no process behind.
@@ -17,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import resource
 import signal
 import sys
 import threading
@@ -107,3 +113,19 @@ def _die_with_forkserver() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
+
+
+def limit_memory(megabytes: int) -> None:
+    """In a worker: cap its address space (RLIMIT_AS) at `megabytes` MiB; 0 leaves it unlimited.
+
+    Address space, not resident memory: it is what the kernel can refuse per process without a cgroup,
+    and a refused allocation is an error the worker sees rather than a kill. Never raises the limit.
+    """
+    if megabytes <= 0:
+        return
+    wanted = megabytes << 20
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    if soft == resource.RLIM_INFINITY or wanted < soft:
+        resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))

@@ -28,7 +28,7 @@ from assay.errors import AssayError
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result
-from assay.worker_processes import WorkerContext, die_with_parent
+from assay.worker_processes import WorkerContext, die_with_parent, limit_memory
 
 # pebble's timeout starts when a worker takes the task; a task handed to a pool in the instant it broke
 # (every worker gone with the forkserver) is neither taken nor failed. Past its deadline plus this grace
@@ -43,6 +43,7 @@ _worker_scorers: dict[str, Scorer] = {}
 
 def _init_worker(settings: Settings) -> None:
     die_with_parent()
+    limit_memory(settings.worker_memory_mb)
     registry = Registry.from_settings(settings)
     for name in registry:
         if registry[name].runs_in == "process":

@@ -56,17 +56,24 @@ _CLOSE_WAIT_S = 5.0
 
 
 class JudgeOptions(TaskOptions):
-    min_score: int = Field(1, ge=0, description="Lowest score of the rubric's scale.")
-    max_score: int = Field(5, le=100, description="Highest score of the rubric's scale.")
+    min_score: int = Field(1, ge=0, le=99, description="Lowest score of the rubric's scale.")
+    max_score: int = Field(5, ge=1, le=100, description="Highest score of the rubric's scale.")
     score_descriptions: dict[int, str] | None = Field(
         None, description="Score -> description, one per score of the scale (Prometheus-style)."
     )
     use_logprobs: bool = Field(True, description="G-Eval: expected score over the score tokens' logprobs.")
     swap: bool = Field(True, description="Pairwise: judge both orders; a win needs both to agree.")
     length_control: bool = Field(False, description="Reward with the length term regressed out.")
-    length_slope: float | None = Field(None, description="Length control: a fixed slope instead of a fit.")
+    # Bounded (issue 28): the length term moves a reward by |slope| at most, and a reward spans 0..1;
+    # a slope of -Infinity gave a wrong answer 1.0.
+    length_slope: float | None = Field(
+        None, ge=-1, le=1, description="Length control: a fixed slope instead of a fit."
+    )
     length_scale: float | None = Field(
-        None, gt=0, description="Length control: characters per unit of tanh (default: the window's std)."
+        None,
+        gt=0,
+        le=1_000_000,
+        description="Length control: characters per unit of tanh (default: the window's std).",
     )
     models: list[str] | None = Field(
         None, min_length=1, max_length=8, description="Judge models of the ensemble (configured ones)."

@@ -80,7 +80,7 @@ class CodeOptions(TaskOptions):
     stop_on_first_failure: bool = Field(False, description="Skip the remaining tests after a failure.")
     checker: Literal["tokens", "exact", "float"] = Field("tokens", description="stdout comparison.")
     float_tol: float = Field(
-        1e-6, ge=0, allow_inf_nan=False, description="Absolute and relative tolerance of the float checker."
+        1e-6, ge=0, le=0.5, description="Absolute and relative tolerance of the float checker."
     )
 
 

@@ -62,13 +62,23 @@ def test_the_reason_names_the_statements() -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_constant_answer_is_flagged(scorers: Any, engine: str, sql_dir: Path) -> None:
+def test_a_constant_answer_is_flagged_and_not_rewarded(scorers: Any, engine: str, sql_dir: Path) -> None:
     with sqlite3.connect(sql_dir / "school.sqlite") as con:
         count = con.execute("SELECT COUNT(*) FROM students").fetchone()[0]
     reference = "SELECT COUNT(*) FROM students"
     for response in (f"There are {count}.\n\nVALUES ({count})", f"```sql\nSELECT {count};\n```"):
         result = score(scorers(engine), engine, response, reference)
-        assert result.status is Status.OK and result.reward == 1.0, result.reason
-        assert "hard-coded" in result.details["warnings"][0]
+        assert result.status is Status.OK and result.reward == 0.0, result.reason
+        assert "reads no table" in result.reason and "hard-coded" in result.details["warnings"][0]
+        graded = score(scorers(engine), engine, response, reference, reward="graded")
+        assert graded.reward == 0.0  # not even the reward for a query that ran
+        allowed = score(scorers(engine), engine, response, reference, allow_constant=True)
+        assert allowed.reward == 1.0 and "hard-coded" in allowed.details["warnings"][0]
     honest = score(scorers(engine), engine, reference, reference)
     assert honest.reward == 1.0 and "warnings" not in honest.details
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_constant_gold_lets_a_constant_answer_through(scorers: Any, engine: str) -> None:
+    result = score(scorers(engine), engine, "SELECT 2", "SELECT 1 + 1")
+    assert result.reward == 1.0 and result.details["warnings"]

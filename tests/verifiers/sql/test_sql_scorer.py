@@ -101,7 +101,12 @@ def test_alternates_catch_an_accidental_match(sql_scorer: SqlScorer) -> None:
     caught = score(sql_scorer, guess, reference=gold)
     assert caught.correct is False and "alt1" in caught.reason
     assert [i["match"] for i in caught.details["instances"]] == [True, False]
-    assert score(sql_scorer, guess, reference=gold, options={"alternates": False}).correct is True
+    # Without alternates, the perturbed copies the scorer builds itself catch it too (issue 28) ...
+    alone = score(sql_scorer, guess, reference=gold, options={"alternates": False})
+    assert alone.correct is False and alone.details["data_check"]["status"] == "differs"
+    # ... and with neither, the main instance alone is fooled.
+    unchecked = {"alternates": False, "allow_constant": True}
+    assert score(sql_scorer, guess, reference=gold, options=unchecked).correct is True
 
 
 def test_engine_without_the_db_is_invalid(sql_scorer: SqlScorer) -> None:

@@ -37,6 +37,7 @@ REFUSED = "refused"  # the engine would not run it (a write, a second statement,
 FAILED = "failed"  # it ran and raised (syntax, unknown column, type error)
 TIMEOUT = "timeout"  # it ran out of time
 TOO_LARGE = "too_large"  # its result passed the row or size cap
+OUT_OF_MEMORY = "the worker ran out of memory (its address-space limit) running the query"
 
 
 class QueryError(AssayError):
@@ -82,21 +83,43 @@ class SqlEngine:
         """Release the connection."""
 
 
+def value_size(value: Any) -> int:
+    """About how many bytes a fetched value holds: text and blobs by length, lists and structs (DuckDB)
+    by their members, anything else 16."""
+    if isinstance(value, str | bytes | bytearray | memoryview):
+        return len(value)
+    if isinstance(value, list | tuple):
+        return 16 + sum(value_size(v) for v in value)
+    if isinstance(value, dict):
+        return 16 + sum(value_size(k) + value_size(v) for k, v in value.items())
+    return 16
+
+
+_BATCH_BYTES = 1 << 20  # a fetch asks for about this many bytes of rows at most
+
+
 def collect(fetchmany: Callable[[int], Sequence[Row]], limits: QueryLimits) -> list[Row]:
-    """Fetch in batches up to the caps; raise TOO_LARGE past them instead of truncating."""
+    """Fetch up to the caps; raise TOO_LARGE past them instead of truncating.
+
+    The caps are checked after every row, and each fetch asks for as many rows as fit in about 1 MiB at
+    the sizes seen so far (one row at first): with 512-row batches a query of 40 rows of 48 MB each was
+    fetched whole, 1.9 GB, before the 64 MB cap was looked at (issue 28).
+    """
     rows: list[Row] = []
     size = 0
+    batch = 1
     while True:
-        batch = fetchmany(512)
-        if not batch:
+        fetched = fetchmany(batch)
+        if not fetched:
             return rows
-        for row in batch:
-            size += sum(len(v) if isinstance(v, str | bytes | bytearray) else 16 for v in row)
-        rows.extend(tuple(row) for row in batch)
-        if len(rows) > limits.max_rows:
-            raise QueryError(TOO_LARGE, f"more than {limits.max_rows} rows")
-        if size > limits.max_bytes:
-            raise QueryError(TOO_LARGE, f"more than {limits.max_bytes} bytes of values")
+        for row in fetched:
+            size += sum(value_size(v) for v in row)
+            rows.append(tuple(row))
+            if len(rows) > limits.max_rows:
+                raise QueryError(TOO_LARGE, f"more than {limits.max_rows} rows")
+            if size > limits.max_bytes:
+                raise QueryError(TOO_LARGE, f"more than {limits.max_bytes} bytes of values")
+        batch = max(1, min(512, _BATCH_BYTES * len(rows) // max(1, size)))
 
 
 # SQLite authorizer: allow-list of action codes; everything not listed is denied.
@@ -127,10 +150,14 @@ class SqliteEngine(SqlEngine):
         self._deadline = 0.0
         self._timed_out = False
 
-    def _connect(self) -> sqlite3.Connection:
+    def _open(self) -> sqlite3.Connection:
+        """The connection, before the read-only guard (scratch.py opens an in-memory one instead)."""
         uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+    def _connect(self) -> sqlite3.Connection:
         try:
-            con = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            con = self._open()
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # fail here on a non-database
             con.execute("PRAGMA query_only = 1")
             con.execute("PRAGMA trusted_schema = 0")
@@ -163,6 +190,8 @@ class SqliteEngine(SqlEngine):
                 raise QueryError(REFUSED, "the statement returns no rows; only queries are allowed")
             columns = [d[0] for d in cursor.description]
             return QueryResult(columns, collect(cursor.fetchmany, limits))
+        except MemoryError as exc:  # the worker's address-space limit (Settings.worker_memory_mb)
+            raise QueryError(TOO_LARGE, OUT_OF_MEMORY) from exc
         except (sqlite3.ProgrammingError, sqlite3.Warning) as exc:
             raise QueryError(REFUSED, f"refused: {exc}") from exc
         except sqlite3.Error as exc:
@@ -208,8 +237,8 @@ class DuckdbEngine(SqlEngine):
         self._con: Any = None
         self._interrupted = False
 
-    def _connect(self) -> Any:
-        duckdb = _duckdb()
+    def _config(self) -> dict[str, Any]:
+        """The connection's settings (scratch.py reuses them for an in-memory copy)."""
         # DuckDB spills to "<database>.tmp" by default: a directory created next to the database. Spill
         # only into the operator's directory, else not at all (a query past memory_limit is too large).
         # Every engine of a process must use the same configuration: DuckDB shares one instance per file.
@@ -229,8 +258,12 @@ class DuckdbEngine(SqlEngine):
             "memory_limit": f"{self._memory_limit_mb}MB",
             "lock_configuration": True,
         }
+        return config
+
+    def _connect(self) -> Any:
+        duckdb = _duckdb()
         try:
-            return duckdb.connect(str(self.path), read_only=True, config=config)
+            return duckdb.connect(str(self.path), read_only=True, config=self._config())
         except duckdb.Error as exc:
             raise EngineUnavailable(f"cannot open DuckDB database {self.path.name}: {exc}") from exc
 
@@ -258,6 +291,8 @@ class DuckdbEngine(SqlEngine):
             con.execute(sql)
             columns = [d[0] for d in con.description or []]
             return QueryResult(columns, collect(con.fetchmany, limits))
+        except MemoryError as exc:
+            raise QueryError(TOO_LARGE, OUT_OF_MEMORY) from exc
         except duckdb.Error as exc:
             if self._interrupted:
                 raise QueryError(TIMEOUT, f"interrupted after {limits.timeout_s:g}s") from exc

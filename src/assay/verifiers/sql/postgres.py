@@ -16,6 +16,7 @@ from typing import Any
 from assay.errors import MissingExtraError
 from assay.verifiers.sql.engines import (
     FAILED,
+    OUT_OF_MEMORY,
     REFUSED,
     TIMEOUT,
     TOO_LARGE,
@@ -25,6 +26,7 @@ from assay.verifiers.sql.engines import (
     QueryResult,
     Row,
     SqlEngine,
+    value_size,
 )
 
 _CANCEL_GRACE_S = 1.0  # the server's statement_timeout should fire first; this only backs it up
@@ -69,6 +71,8 @@ class PostgresEngine(SqlEngine):
                 columns = [d.name for d in cursor.description or []]
         except QueryError:
             raise
+        except MemoryError as exc:
+            raise QueryError(TOO_LARGE, OUT_OF_MEMORY) from exc
         except errors.QueryCanceled as exc:
             if state["too_large"]:
                 raise QueryError(TOO_LARGE, state["too_large"]) from exc
@@ -94,7 +98,7 @@ class PostgresEngine(SqlEngine):
         size = 0
         for row in cursor.stream(sql):
             rows.append(tuple(row))
-            size += sum(len(v) if isinstance(v, str | bytes) else 16 for v in row)
+            size += sum(value_size(v) for v in row)
             if len(rows) > limits.max_rows or size > limits.max_bytes:
                 many = len(rows) > limits.max_rows
                 state["too_large"] = f"more than {limits.max_rows} rows" if many else "result too large"

@@ -9,8 +9,9 @@ Statuses, deliberately:
 - the prediction is missing, not a query, more than one statement, refused, fails, runs out of its
   query time or is too large: `ok`, reward 0 (the policy's fault); nothing of a response with several
   statements is run, so `SELECT ...; DROP ...` earns nothing for its first half;
-- a prediction that reads no table (`VALUES (33)`, `SELECT 33`) is scored as any other, and flagged in
-  `details["warnings"]` as a possible hard-coded result;
+- a prediction that reads no table (`VALUES (33)`, `SELECT 33`) while the gold does, or whose result
+  does not move with the data on perturbed copies of the database (dependence.py), is `ok`, reward 0,
+  and flagged in `details["warnings"]` (option `allow_constant`: the old behaviour, flag only);
 - our own item deadline cut a query short: `timeout`; a database that cannot be opened: `error`.
 Rewards: binary (1 / 0), or graded (1 correct / `executes_reward` ran but wrong / 0 failed). `correct`
 stays the raw verdict in both modes, so a trainer can filter on it rather than on a shaped reward.
@@ -40,6 +41,7 @@ from assay.verifiers.sql.compare import (
     valid_limit_cut,
     values_within,
 )
+from assay.verifiers.sql.dependence import DataCheck, Outcome
 from assay.verifiers.sql.engines import (
     TIMEOUT,
     DuckdbEngine,
@@ -58,6 +60,7 @@ from assay.verifiers.sql.statement import (
     keyed_query,
     known_dialect,
     order_key_columns,
+    referenced_tables,
 )
 
 _DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres"}
@@ -77,7 +80,15 @@ class SqlOptions(TaskOptions):
         "auto", description="auto: row order matters iff the gold's top-level query has ORDER BY."
     )
     alternates: bool | None = Field(None, description="Use alternate instances (default: settings).")
-    rel_tol: float | None = Field(None, ge=0, description="Relative float tolerance (default: settings).")
+    rel_tol: float | None = Field(
+        None, ge=0, le=0.5, description="Relative float tolerance (default: settings)."
+    )
+    allow_constant: bool = Field(
+        False,
+        description="Reward a prediction whose result does not depend on the data (reads no table, or "
+        "does not change on perturbed copies of the database); it is flagged either way. For items whose "
+        "gold is itself a constant in disguise; off for RL, where a policy learns to hard-code answers.",
+    )
 
 
 class _Budget:
@@ -120,6 +131,7 @@ class SqlScorer(Scorer[SqlOptions]):
         self._engines = _EngineCache(maxsize=_MAX_ENGINES)
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
+        self._data_check = DataCheck(settings.sql)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: SqlOptions) -> float:
@@ -185,19 +197,61 @@ class SqlScorer(Scorer[SqlOptions]):
             details["warnings"] = [
                 "the prediction reads no table (a constant answer): possibly a hard-coded result"
             ]
+            if not options.allow_constant and referenced_tables(gold.parsed) != set():
+                reason = "the prediction reads no table while the reference does: a constant answer"
+                return _reward(False, False, options, reason, extracted=pred.sql, details=details)
         ordered = {"strict": True, "ignore": False}.get(options.order, gold.ordered)
         details["order_enforced"] = ordered
         details["instances"] = []
+        seen: dict[str, QueryResult] = {}
         for instance in instances:
             try:
-                verdict = self._on_instance(instance, gold, pred, ordered, options, budget, details)
+                verdict = self._on_instance(instance, gold, pred, ordered, options, budget, details, seen)
             except EngineUnavailable as exc:
                 return Result.error(str(exc), extracted=pred.sql, details=details)
             if verdict is not None:
                 return verdict.model_copy(update={"extracted": pred.sql})
         where = "every instance" if len(instances) > 1 else "the database"
         reason = f"{details['instances'][-1]['why']}, on {where}"
+        if not options.allow_constant and self.settings.sql.perturb_rounds:
+            outcome = self._check_dependence(item, instances[0], gold, pred, ordered, options, budget, seen)
+            details["data_check"] = {"status": outcome.status, "why": outcome.reason, **outcome.details}
+            verdict = _dependence_verdict(outcome, options, details)
+            if verdict is not None:
+                return verdict.model_copy(update={"extracted": pred.sql})
         return _reward(True, True, options, reason, extracted=pred.sql, details=details)
+
+    def _tolerance(self, options: SqlOptions) -> Tolerance:
+        cfg = self.settings.sql
+        return Tolerance(rel=cfg.rel_tol if options.rel_tol is None else options.rel_tol, abs=cfg.abs_tol)
+
+    def _check_dependence(
+        self,
+        item: Item,
+        instance: catalog.Instance,
+        gold: Analysis,
+        pred: Analysis,
+        ordered: bool,
+        options: SqlOptions,
+        budget: _Budget,
+        seen: dict[str, QueryResult],
+    ) -> Outcome:
+        """The prediction against the gold on perturbed copies of the main instance (dependence.py)."""
+        tol = self._tolerance(options)
+
+        def limits() -> tuple[QueryLimits, bool]:
+            timeout_s, cut = budget.timeout()
+            return self._limits(timeout_s), cut
+
+        def match(engine: SqlEngine, gold_result: QueryResult, pred_result: QueryResult) -> Comparison:
+            return self._match(engine, gold, gold_result, pred_result, ordered, tol, budget)
+
+        seed = f"{item.db_id}\x00{gold.sql}"
+        originals = (seen["gold"], seen["pred"])
+        engine = self._engine(instance)
+        return self._data_check.run(
+            engine, instance.location, seed, gold, pred, originals, limits, match, tol
+        )
 
     def _on_instance(
         self,
@@ -208,8 +262,10 @@ class SqlScorer(Scorer[SqlOptions]):
         options: SqlOptions,
         budget: _Budget,
         details: dict[str, Any],
+        seen: dict[str, QueryResult],
     ) -> Result | None:
-        """None when the prediction matches on this instance, else the item's final result."""
+        """None when the prediction matches on this instance, else the item's final result. The main
+        instance's results are left in `seen` (for the dependence check)."""
         engine = self._engine(instance)
         where = "" if instance.label == "main" else f" on alternate instance {instance.label}"
         timeout_s, cut = budget.timeout()
@@ -231,8 +287,30 @@ class SqlScorer(Scorer[SqlOptions]):
                 return Result.timeout(f"the item deadline cut the prediction short{where}", details=details)
             reason = f"the prediction did not run{where} ({exc.kind}): {exc.message}"
             return _reward(False, False, options, reason, details=details)
-        cfg = self.settings.sql
-        tol = Tolerance(rel=cfg.rel_tol if options.rel_tol is None else options.rel_tol, abs=cfg.abs_tol)
+        if instance.label == "main":
+            seen.update(gold=gold_result, pred=pred_result)
+        outcome = self._match(
+            engine, gold, gold_result, pred_result, ordered, self._tolerance(options), budget
+        )
+        info.update(prediction_rows=len(pred_result.rows), match=outcome.equal, why=outcome.reason)
+        if outcome.equal:
+            return None
+        reason = outcome.reason
+        if instance.label != "main":
+            reason += f" (on alternate instance {instance.label}; the main instance matched)"
+        return _reward(False, True, options, reason, details=details)
+
+    def _match(
+        self,
+        engine: SqlEngine,
+        gold: Analysis,
+        gold_result: QueryResult,
+        pred_result: QueryResult,
+        ordered: bool,
+        tol: Tolerance,
+        budget: _Budget,
+    ) -> Comparison:
+        """compare(), with the gold's ties and LIMIT cuts recovered on `engine` where order matters."""
         outcome = compare(
             gold_result.rows,
             pred_result.rows,
@@ -248,13 +326,7 @@ class SqlScorer(Scorer[SqlOptions]):
             and self._limit_ties(engine, gold, gold_result, pred_result, tol, budget)
         ):
             outcome = Comparison(True, "same rows in the required order, up to ties cut by the LIMIT")
-        info.update(prediction_rows=len(pred_result.rows), match=outcome.equal, why=outcome.reason)
-        if outcome.equal:
-            return None
-        reason = outcome.reason
-        if instance.label != "main":
-            reason += f" (on alternate instance {instance.label}; the main instance matched)"
-        return _reward(False, True, options, reason, details=details)
+        return outcome
 
     def _gold_analysis(self, sql: str, dialect: str) -> Analysis:
         """sqlglot's reading of the gold, cached: parsing costs about a millisecond a statement."""
@@ -328,6 +400,7 @@ class SqlScorer(Scorer[SqlOptions]):
         return False
 
     def close(self) -> None:
+        self._data_check.close()
         while self._engines:
             self._engines.popitem()  # closes it
 
@@ -342,6 +415,19 @@ def _item_problem(item: Item) -> str | None:
     if item.dialect is not None:
         return known_dialect(item.dialect)
     return None
+
+
+def _dependence_verdict(outcome: Outcome, options: SqlOptions, details: dict[str, Any]) -> Result | None:
+    """The item's result when the dependence check refuses the reward; None when it stands."""
+    if outcome.status == "timeout":
+        return Result.timeout(outcome.reason, details=details)
+    if outcome.status not in ("constant", "differs", "fails"):
+        return None
+    if outcome.status == "constant":
+        warning = "the prediction's result does not change with the data: possibly a hard-coded result"
+        details.setdefault("warnings", []).append(warning)
+    # A constant answer earns nothing, not even `executes_reward`: it did not compute anything.
+    return _reward(False, outcome.status != "constant", options, outcome.reason, details=details)
 
 
 def _reward(correct: bool, executed: bool, options: SqlOptions, reason: str, **fields: Any) -> Result:

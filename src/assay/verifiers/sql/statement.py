@@ -287,3 +287,21 @@ def keyed_query(tree: exp.Expression | None, dialect: str, unlimited: bool = Fal
         return node.select(*extra, append=True).sql(dialect=dialect), len(extra)
     except (SqlglotError, RecursionError, ValueError):
         return None
+
+
+def referenced_tables(tree: exp.Expression | None) -> set[str] | None:
+    """Names of the tables and views a query reads (CTE names excluded); None when it was not parsed.
+
+    A table function (`range(5)`, `generate_series`) is not a table of the database.
+    """
+    if tree is None:
+        return None
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    names: set[str] = set()
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        if table.name.lower() in ctes and not table.db:
+            continue
+        names.add(table.name)
+    return names

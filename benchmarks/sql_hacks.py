@@ -1,0 +1,202 @@
+"""Literal and constant SQL answers rewarded, and correct answers accepted, before and after issue 28.
+
+    .venv/bin/python benchmarks/sql_hacks.py [--sqlglot-sdist DIR] [--engines sqlite,duckdb]
+
+"Before" is the scorer with `allow_constant: true` (the old behaviour: flag only); "after" is the
+default (no reward for a query that reads no table or whose result does not move on perturbed copies
+of the database). Alternates are off in both, so only the check under test tells the answers apart.
+
+- Probes: for each of a set of gold queries on the dev database `school`, the gold's result read from the
+  database and returned in disguises a policy finds (literal SELECT, VALUES, UNION ALL, CTE, a table
+  read and ignored, LIMIT 1 over a table, a CASE on a count, a literal filter). Target: 0 rewarded after.
+- Correct answers, our material: the `label: true` cases of tests/cases/sql.jsonl (equivalent rewrites).
+- Correct answers, material we did not write: sqlglot's TPC-H fixture (22 queries, each with the
+  optimizer's rewritten equivalent, and the data as CSV) from sqlglot's source distribution, loaded into
+  a DuckDB file at run time (downloaded with `pip download` when --sqlglot-sdist is not given). The
+  original query is the gold and the rewrite the prediction. Target: no false negative added.
+Prints counts and the time per item after/before (the cost of the check) in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from assay.settings import Settings, SqlSettings
+from assay.types import Item
+from assay.verifiers.sql import SqlScorer, devdata
+
+CASES = Path(__file__).resolve().parents[1] / "tests" / "cases" / "sql.jsonl"
+SQLGLOT = "sqlglot==30.31.0"
+GOLDS = [
+    "SELECT name, age FROM students ORDER BY gpa DESC LIMIT 1",
+    "SELECT COUNT(*) FROM students",
+    "SELECT city, COUNT(*) FROM students GROUP BY city",
+    "SELECT SUM(credits) FROM courses WHERE dept = 'cs'",
+    "SELECT dept, AVG(credits) FROM courses GROUP BY dept",
+    "SELECT MAX(score) FROM enrollments WHERE term = 'fall'",
+    "SELECT name FROM students WHERE age > 24 ORDER BY name",
+    "SELECT title FROM courses WHERE id IN (SELECT course_id FROM enrollments WHERE score > 90)",
+    "SELECT term, COUNT(DISTINCT student_id) FROM enrollments GROUP BY term",
+]
+
+
+def _lit(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else repr(value)
+
+
+def disguises(gold: str, rows: list[tuple[Any, ...]], key_filter: str | None) -> list[str]:
+    """The gold's rows returned without computing them, in the forms a policy finds."""
+    if not rows:
+        return []
+    union = " UNION ALL ".join("SELECT " + ", ".join(map(_lit, row)) for row in rows)
+    first = ", ".join(map(_lit, rows[0]))
+    out = [
+        union,
+        "VALUES " + ", ".join("(" + ", ".join(map(_lit, row)) + ")" for row in rows),
+        f"WITH lit AS ({union}) SELECT * FROM lit",
+        f"SELECT * FROM ({union}) AS x WHERE EXISTS (SELECT 1 FROM students)",
+        f"SELECT * FROM ({union}) AS x WHERE (SELECT COUNT(*) FROM enrollments) > 0",
+    ]
+    if len(rows) == 1:
+        out += [
+            f"SELECT {first} FROM students LIMIT 1",
+            f"SELECT {first} FROM (SELECT COUNT(*) AS n FROM courses) AS s",
+            f"SELECT CASE WHEN COUNT(*) > 0 THEN {first} END FROM students" if len(rows[0]) == 1 else union,
+        ]
+    if key_filter:
+        out.append(key_filter)
+    return out
+
+
+def probe_items(directory: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(directory / "school.sqlite") as con:
+        pairs = []
+        for gold in GOLDS:
+            rows = con.execute(gold).fetchall()
+            key = None
+            if gold.startswith("SELECT name, age FROM students ORDER BY gpa"):
+                top = con.execute("SELECT id FROM students ORDER BY gpa DESC LIMIT 1").fetchone()[0]
+                key = f"SELECT name, age FROM students WHERE id = {top}"
+            pairs += [(gold, probe) for probe in disguises(gold, rows, key)]
+    return pairs
+
+
+def case_items() -> list[tuple[str, str, str]]:
+    cases = [json.loads(line) for line in CASES.read_text().splitlines() if line.strip()]
+    return [(c["db_id"], c["reference"], c["response"]) for c in cases if c["label"]]
+
+
+def tpch_items(sdist: Path | None, directory: Path) -> list[tuple[str, str]]:
+    """(gold, rewritten) pairs and a DuckDB file `tpch.duckdb` in `directory` holding the data."""
+    import duckdb
+
+    if sdist is None:
+        sdist = directory / "sdist"
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                SQLGLOT,
+                "-d",
+                str(sdist),
+            ],
+            check=True,
+            capture_output=True,
+        )
+    archives = list(sdist.glob("sqlglot-*.tar.gz"))
+    if archives:
+        with tarfile.open(archives[0]) as tar:
+            tar.extractall(directory / "src", filter="data")
+        sdist = next((directory / "src").glob("sqlglot-*"))
+    fixtures = sdist / "tests" / "fixtures" / "optimizer" / "tpc-h"
+    con = duckdb.connect(str(directory / "tpch.duckdb"))
+    for csv in sorted(fixtures.glob("*.csv.gz")):
+        table = csv.name.split(".")[0]
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_csv('{csv}', delim='|', header=true)")
+    con.close()
+    text = (fixtures / "tpc-h.sql").read_text()
+    statements = [s.strip() for s in re.split(r";\s*\n", re.sub(r"(?m)^--.*$", "", text)) if s.strip()]
+    return list(zip(statements[0::2], statements[1::2], strict=True))
+
+
+def score_all(
+    scorer: SqlScorer, items: list[tuple[str, str, str, str]], allow: bool, repeat: bool = False
+) -> tuple[int, float]:
+    """(items rewarded 1.0, seconds per item). With `repeat`, each item is scored twice in a row and only
+    the second is timed: the next response of an RL group against the same gold, on warm caches."""
+    rewarded = 0
+    seconds = 0.0
+    for db_id, engine, gold, response in items:
+        item = Item(task="sql", db_id=db_id, reference=gold, response=response)
+        options = scorer.parse_options({"engine": engine, "alternates": False, "allow_constant": allow})
+        if repeat:
+            scorer.score(item, options)
+        started = time.perf_counter()
+        rewarded += scorer.score(item, options).reward == 1.0
+        seconds += time.perf_counter() - started
+    return rewarded, seconds / max(1, len(items))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sqlglot-sdist", type=Path, help="unpacked sqlglot sdist (or a directory with it)")
+    parser.add_argument("--engines", default="sqlite,duckdb")
+    parser.add_argument("--no-tpch", action="store_true")
+    args = parser.parse_args()
+    engines = args.engines.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        devdata.build(directory / "db")
+        sets: dict[str, list[tuple[str, str, str, str]]] = {
+            "literal probes (target: 0 rewarded)": [
+                ("school", e, g, p) for e in engines for g, p in probe_items(directory / "db")
+            ],
+            "correct, tests/cases/sql.jsonl (ours)": [
+                (db, e, g, p) for e in engines for db, g, p in case_items()
+            ],
+        }
+        if not args.no_tpch and "duckdb" in engines:
+            pairs = tpch_items(args.sqlglot_sdist, directory / "db")
+            sets["correct, sqlglot TPC-H rewrites (not ours)"] = [("tpch", "duckdb", g, p) for g, p in pairs]
+        settings = Settings(workers=1, sql=SqlSettings(databases=directory / "db", deadline_s=60))
+        print(f"{'set':44} {'items':>5} {'before':>6} {'after':>6} {'s/item':>7} {'x cold':>7} {'x warm':>7}")
+        for name, items in sets.items():
+            results = []
+            for allow, repeat in ((True, False), (False, False), (True, True), (False, True)):
+                scorer = SqlScorer(settings)  # fresh caches for each pass
+                results.append(score_all(scorer, items, allow, repeat))
+                scorer.close()
+            (before, t_before), (after, t_after), (_, t_before_warm), (_, t_warm) = results
+            cold = t_after / t_before if t_before else math.nan
+            warm = t_warm / t_before_warm if t_before_warm else math.nan
+            print(
+                f"{name:44} {len(items):>5} {before:>6} {after:>6} {t_after:>7.3f} {cold:>7.1f} {warm:>7.1f}"
+            )
+        print("before: allow_constant=true (flag only); after: the default. Counts are items rewarded 1.0.")
+        print("s/item: after, first sight of each gold. x cold: after's time per item over before's, each")
+        print("item scored once; x warm: the same for a second scoring right after the first (an RL group's")
+        print("next response to the same gold: the copies of the database are kept per worker).")
+
+
+if __name__ == "__main__":
+    main()

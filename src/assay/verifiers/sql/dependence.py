@@ -1,0 +1,224 @@
+"""Does a prediction compute its answer from the data? Checked on perturbed copies of the database.
+
+A prediction that matched the gold is run again, with the gold, on `rounds` copies of the database that
+the scorer builds itself (scratch.py) from the original's rows perturbed by a seed of the item
+(perturb.py: rows deleted, values relabelled, references kept). On each copy the prediction must still
+match the gold; where it does not, the item is not rewarded:
+- `constant`: the gold's result changed and the prediction's did not (`SELECT 'Dana', 25`, `SELECT 40
+  FROM t LIMIT 1`, a CASE on a count, `SELECT 40 WHERE EXISTS (SELECT 1 FROM t)`);
+- `differs`: both changed, differently (a literal filter that happens to pick the gold's row, `WHERE
+  name = 'Dana'` for "the oldest person");
+- `fails`: the prediction failed or ran out of its query time on the copy while the gold ran.
+No false negative is added by design where the prediction is equivalent to the gold on every database
+that keeps the original's domains, NULLs, keys and references (see perturb.py for what is not kept).
+`inconclusive` (the gold's result never changed, or the gold failed on every copy) and `skipped` (the
+gold reads no table, the copy would be too large, PostgreSQL) leave the verdict as it was; the details
+say which. When the item's deadline cuts the check short before any copy told gold and prediction
+apart, the item is `timeout` (our deadline), never a reward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cachetools import LRUCache
+
+from assay.settings import SqlSettings
+from assay.verifiers.sql.compare import Comparison, Tolerance, compare
+from assay.verifiers.sql.engines import (
+    TIMEOUT,
+    EngineUnavailable,
+    QueryError,
+    QueryLimits,
+    QueryResult,
+    SqlEngine,
+)
+from assay.verifiers.sql.perturb import perturb, references
+from assay.verifiers.sql.scratch import CopyTooLarge, Snapshot, scratch_engine, snapshot
+from assay.verifiers.sql.statement import Analysis, referenced_tables
+
+# (engine to run on, gold result there) -> the verdict on it, with ties and LIMIT cuts as on the original
+Matcher = Callable[[SqlEngine, QueryResult, QueryResult], Comparison]
+Limits = Callable[[], tuple[QueryLimits, bool]]  # the next query's limits, and whether the deadline cut it
+
+
+@dataclass
+class Outcome:
+    status: str  # passed, constant, differs, fails, inconclusive, skipped, timeout
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class _Copies(LRUCache[Any, Any]):
+    """Scratch engines kept per worker (an RL group scores many responses against one gold); an
+    evicted one is closed."""
+
+    def popitem(self) -> tuple[Any, Any]:
+        key, value = super().popitem()
+        if isinstance(value, tuple) and isinstance(value[0], SqlEngine):
+            value[0].close()
+        return key, value
+
+
+class DataCheck:
+    """The check, with the copies it built kept for the next prediction against the same gold."""
+
+    def __init__(self, settings: SqlSettings) -> None:
+        self.settings = settings
+        self._snapshots: LRUCache[Any, Snapshot] = LRUCache(maxsize=2)
+        self._copies = _Copies(maxsize=max(1, 2 * settings.perturb_rounds))
+
+    def run(
+        self,
+        engine: SqlEngine,
+        location: str,
+        seed: str,
+        gold: Analysis,
+        pred: Analysis,
+        originals: tuple[QueryResult, QueryResult],
+        limits: Limits,
+        match: Matcher,
+        tol: Tolerance,
+    ) -> Outcome:
+        gold_tables = referenced_tables(gold.parsed)
+        if gold_tables is not None and not gold_tables:
+            return Outcome("skipped", "the reference reads no table")
+        pred_tables = referenced_tables(pred.parsed)
+        try:
+            snap, snap_key = self._snapshot(engine, location, gold_tables, pred_tables, limits)
+        except CopyTooLarge as exc:
+            return Outcome("skipped", str(exc))
+        except QueryError as exc:
+            return Outcome("skipped", f"the database could not be read for a copy: {exc.message}")
+        targets = snap.resolve(gold_tables or set())
+        if gold_tables is None or len(targets) < len(gold_tables):  # not parsed, or it reads a view
+            targets = set(snap.tables)
+        return self._rounds(engine, snap, snap_key, targets, seed, gold, pred, originals, limits, match, tol)
+
+    def _snapshot(
+        self,
+        engine: SqlEngine,
+        location: str,
+        gold_tables: set[str] | None,
+        pred_tables: set[str] | None,
+        limits: Limits,
+    ) -> tuple[Snapshot, Any]:
+        """The tables both queries read (every table when either was not parsed), kept for the next
+        prediction that reads the same ones: copying costs more than the queries."""
+        cfg = self.settings
+        wanted = None if gold_tables is None or pred_tables is None else gold_tables | pred_tables
+        key = (location, None if wanted is None else frozenset(n.lower() for n in wanted))
+        cached = self._snapshots.get(key)
+        if cached is None:
+            query_limits = limits()[0]
+            cached = snapshot(engine, wanted, query_limits, cfg.perturb_max_rows, cfg.perturb_max_cells)
+            self._snapshots[key] = cached
+        return cached, key
+
+    def _copy(
+        self,
+        engine: SqlEngine,
+        snap: Snapshot,
+        key: Any,
+        targets: set[str],
+        seed: str,
+        gold: Analysis,
+        limits: Limits,
+    ) -> tuple[SqlEngine, QueryResult | QueryError]:
+        """Round `seed`'s scratch engine and the gold's result (or failure) on it, built once."""
+        cached = self._copies.get((key, seed, gold.sql))
+        if cached is not None:
+            return cached
+        if snap.links is None:
+            snap.links = references(snap.tables)
+        copy = scratch_engine(engine, snap, perturb(snap.tables, targets, seed, snap.links))
+        query_limits, cut = limits()
+        try:
+            gold_result: QueryResult | QueryError = copy.run(gold.sql, query_limits)
+        except QueryError as exc:
+            if exc.kind == TIMEOUT and cut:
+                copy.close()
+                raise
+            gold_result = exc
+        self._copies[(key, seed, gold.sql)] = (copy, gold_result)
+        return copy, gold_result
+
+    def _rounds(
+        self,
+        engine: SqlEngine,
+        snap: Snapshot,
+        key: Any,
+        targets: set[str],
+        seed: str,
+        gold: Analysis,
+        pred: Analysis,
+        originals: tuple[QueryResult, QueryResult],
+        limits: Limits,
+        match: Matcher,
+        tol: Tolerance,
+    ) -> Outcome:
+        gold_original, pred_original = originals
+        info: dict[str, Any] = {"perturbed_tables": sorted(targets), "rounds": []}
+        if any(not snap.tables[name].complete for name in targets):
+            info["copied_in_part"] = sorted(name for name in targets if not snap.tables[name].complete)
+        told = 0  # rounds on which the gold's result changed and the prediction still matched it
+        for index in range(self.settings.perturb_rounds):
+            # Building a copy is not interruptible: start one only while a whole query timeout is left,
+            # so that the pool's kill at the item deadline (which loses every copy kept) is not reached.
+            if (key, f"{seed}:{index}", gold.sql) not in self._copies and limits()[1]:
+                return self._cut(told, "the copies", info)
+            try:
+                copy, gold_result = self._copy(engine, snap, key, targets, f"{seed}:{index}", gold, limits)
+            except EngineUnavailable as exc:
+                return Outcome("skipped", str(exc), info)
+            except QueryError:
+                return self._cut(told, "the reference", info)
+            if isinstance(gold_result, QueryError):
+                info["rounds"].append({"reference": f"failed ({gold_result.kind})"})
+                continue
+            changed = not _same(gold_original, gold_result, tol)
+            query_limits, cut = limits()
+            try:
+                pred_result = copy.run(pred.sql, query_limits)
+            except QueryError as exc:
+                if exc.kind == TIMEOUT and cut:
+                    return self._cut(told, "the prediction", info)
+                info["rounds"].append({"reference_changed": changed, "prediction": f"failed ({exc.kind})"})
+                why = f"the prediction fails on a perturbed copy of the database ({exc.kind}: {exc.message})"
+                return Outcome("fails", why, info)
+            verdict = match(copy, gold_result, pred_result)
+            unmoved = _same(pred_original, pred_result, tol)
+            info["rounds"].append(
+                {"reference_changed": changed, "prediction_changed": not unmoved, "match": verdict.equal}
+            )
+            if not verdict.equal:
+                if changed and unmoved:
+                    why = (
+                        "the prediction's result does not depend on the data: on a perturbed copy of the "
+                        "database the reference's result changed and the prediction's did not"
+                    )
+                    return Outcome("constant", why, info)
+                return Outcome("differs", f"on a perturbed copy of the database: {verdict.reason}", info)
+            told += changed
+        if not told:
+            why = "the reference's result did not change on any perturbed copy"
+            return Outcome("inconclusive", why, info)
+        return Outcome("passed", f"matches on {told} perturbed copies of the database", info)
+
+    @staticmethod
+    def _cut(told: int, whose: str, info: dict[str, Any]) -> Outcome:
+        if told:
+            return Outcome("passed", f"matches on {told} perturbed copies (the deadline cut the rest)", info)
+        return Outcome("timeout", f"the item deadline cut {whose} short (perturbed check)", info)
+
+    def close(self) -> None:
+        while self._copies:
+            self._copies.popitem()
+
+
+def _same(a: QueryResult, b: QueryResult, tol: Tolerance) -> bool:
+    """The same result as a multiset of rows (whether a query's answer moved with the data)."""
+    width = len(a.columns)
+    return compare(a.rows, b.rows, gold_width=width, pred_width=len(b.columns), ordered=False, tol=tol).equal
