@@ -39,6 +39,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from assay.verifiers.math.cues import Language, cue_pattern, language_of, localised_answer
 from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
 from assay.verifiers.math.region import final_region, strip_turn_tokens
 
@@ -91,6 +92,16 @@ _BARE_LEAD_RE = re.compile(
     r"^(?:(?:it|this|that|there|which|we|i|you|they|he|she|the\s+(?:value|result|total|sum|number))\s+)?"
     r"(?:(?:also|then|finally|now|just)\s+)?"
     r"(?:is|are|was|were|equals|get|got|gets|obtain|obtained|have|has|find|found)\b\s*:?\s*",
+    re.IGNORECASE,
+)
+# A short answer's opening words that say who answers or how sure they are ("I think it is 48.", "I'd
+# say 3.", "A total of 48."): read as letters, these made 48 a choice "I" (issue 30).
+_SPEAKER_LEAD_RE = re.compile(
+    r"^(?:(?:i|we)(?:\s+|['’]d\s+)(?:(?:really|would|also)\s+)?"
+    r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it)"
+    r"\s+(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
+    r"|(?:a|the)\s+total\s+of\s+|in\s+total,?\s+|(?:it|that|this)['’]s\s+|that\s+makes\s+"
+    r"|(?:the\s+)?answer['’]s\s+)",
     re.IGNORECASE,
 )
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
@@ -235,14 +246,19 @@ def _answer_after_cue(snippet: str) -> str | None:
 
 def _cue_answer(region: str) -> Extraction | NoAnswer | None:
     """The answer after the last cue that has one ("The answer is ...", "Answer:", "#### 42")."""
-    cues = sorted(
+    cues: list[tuple[int, str, Language | None]] = sorted(
         itertools.chain(
-            ((m.end(), "answer-cue") for m in _CUE_RE.finditer(region)),
-            ((m.end(), "hash-cue") for m in _HASH_RE.finditer(region)),
-        )
+            ((m.end(), "answer-cue", None) for m in _CUE_RE.finditer(region)),
+            ((m.end(), "hash-cue", None) for m in _HASH_RE.finditer(region)),
+            ((m.end(), f"answer-cue:{m.lastgroup}", language_of(m)) for m in cue_pattern().finditer(region)),
+        ),
+        key=lambda cue: cue[0],
     )
-    for end, rule in reversed(cues):
-        answer = _answer_after_cue(region[end:])
+    for end, rule, language in reversed(cues):
+        if language is not None:  # "答案是 42。", "Die Antwort ist 42, weil ...", "Ответ: 42"
+            answer = _answer_after_cue(localised_answer(region[end:], language))
+        else:
+            answer = _answer_after_cue(region[end:])
         if answer and _taken_back(answer, region[end:]):
             return NoAnswer("the answer after the cue is taken back later (a hedge)")
         if answer:
@@ -381,6 +397,7 @@ def _bare_value(region: str) -> str:
     """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
     (read whole, "It is 3" is the product I*t*i*s*3)."""
     text = _LEAD_WORD_RE.sub("", region.strip())
+    text = _SPEAKER_LEAD_RE.sub("", text)
     text = _BARE_LEAD_RE.sub("", text)
     text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
     return text.lstrip("= ").strip() or region.strip()
@@ -390,7 +407,8 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     """The final region (see `final_region`), without chat tokens or a next few-shot question."""
     text = response[-max_chars:] if len(response) > max_chars else response
     region, unclosed = final_region(strip_turn_tokens(text))
-    markers = [m.end() for pattern in (BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
+    patterns = (BOX_RE, _CUE_RE, _HASH_RE, cue_pattern())
+    markers = [m.end() for pattern in patterns if (m := pattern.search(region))]
     if not markers:
         return region, unclosed
     # Only a few follow-on questions are tried, each a linear scan, so a hostile response stays cheap.

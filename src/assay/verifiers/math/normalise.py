@@ -131,9 +131,16 @@ class Cleaned:
     degrees: bool = False
 
 
+# Digits of other scripts: fullwidth (CJK input methods), Arabic-Indic and Persian.
+_DIGITS = str.maketrans(
+    "０１２３４５６７８９٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹－＋．，：（）",
+    "0123456789" * 3 + "-+.,:()",
+)
+
+
 def clean(raw: str) -> Cleaned:
     """Normalise spelling without changing meaning (see the module docstring for the list)."""
-    text = raw.strip()
+    text = raw.strip().translate(_DIGITS)
     text = _ESCAPED_COMMAND_RE.sub(r"\\", text)  # "\\\\frac" (a doubly escaped string) is "\\frac"
     text = re.sub(r",\\!\s*", ",", text)  # "32,\\! 349": a thousands separator, even with a space after
     text = _DELIMS_RE.sub(" ", text)

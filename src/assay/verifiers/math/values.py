@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from assay.verifiers.math.choices import read_letters
 from assay.verifiers.math.normalise import canonical_text, clean, is_synonym_word
 from assay.verifiers.math.numbers import Number, parse_number
 
@@ -82,10 +83,6 @@ _INFINITIES = {
     **dict.fromkeys(("-\\infty", "-infty", "-inf", "-infinity", "-∞", "-oo"), "-\\infty"),
 }
 _ALL_REALS = frozenset({"allrealnumbers", "allreals", "allrealvalues", "allrealx", "realnumbers"})
-_CHOICE_RE = re.compile(
-    r"^(?:(?:option|choice|answer)\s*:?\s*)?\(?\s*([A-J])\s*\)?(?:\s*[.:)]?\s+(.*)|\s*[.:)])?$", re.IGNORECASE
-)
-_OTHER_CHOICE_RE = re.compile(r"\(\s*([A-J])\s*\)|(?<![A-Za-z\\])([A-J])(?![A-Za-z])")
 # What may stand on the left of "= value": a variable, a Greek letter, a function at a point ("f(2)",
 # "P(A)", "f(x, y)", "f^{-1}(x)"), a tuple of variables, a sum or difference of two variables, or a
 # named segment or angle ("AB", "\\angle ABC").
@@ -368,13 +365,10 @@ def parse_value(raw: str, depth: int = 0) -> Value:
     text = cleaned.text
     if depth > MAX_DEPTH or not text:
         return Atom(text)
-    match = _CHOICE_RE.match(text)
-    if match and match.group(1).isupper() and not re.match(r"^[=<>^_+*/-]", match.group(2) or ""):
-        rest = (match.group(2) or "").strip()
-        others = [a or b for a, b in _OTHER_CHOICE_RE.findall(rest)]
-        if others:  # "B and C", "(A) 10 (B) 12": several options, a hedge
-            return Seq("list", tuple(Choice(letter) for letter in [match.group(1), *others]))
-        return Choice(match.group(1).upper(), rest)
+    if (letters := read_letters(text)) is not None:  # "(B) 24", "C", "B and C"; never "A total of 48"
+        if isinstance(letters, list):
+            return Seq("list", tuple(Choice(letter) for letter in letters))  # several options: a hedge
+        return Choice(*letters)
     text = re.sub(r"^(?:either|both)\s+|^[a-zA-Z]\s*\\in\s+", "", text, flags=re.IGNORECASE)
     if (infinity := _INFINITIES.get(text.replace(" ", ""))) is not None:
         return Atom(infinity)
