@@ -33,15 +33,15 @@ _AFTER_LETTER_WORDS = frozenset(
 )
 # One bracketed, bold or bare letter as a token of a sentence.
 _TOKEN_RE = re.compile(r"\*\*\(?([A-J])\)?\*\*|\(([A-J])\)|(?<![\w\\'’])([A-J])(?![\w'’(])")
-# Words that rule out the letters after them in the same clause ("can't be A or B", "not D").
+# Words that rule out the letters of their clause ("can't be A or B", "A is wrong", "not D").
 _NEGATION_RE = re.compile(
-    r"\b(?:not|n't|never|cannot|can't|isn't|rule[sd]?\s+out|eliminat\w*|exclude\w*|except|wrong|incorrect"
-    r"|neither|nor|instead\s+of|rather\s+than)\b",
+    r"\b(?:not|no|never|cannot|can't|isn't|doesn't|don't|fails?|wrong|incorrect|false|impossible|out"
+    r"|rule[sd]?\s+out|eliminat\w*|exclude\w*|except|neither|nor|instead\s+of|rather\s+than)\b|n't\b",
     re.IGNORECASE,
 )
-# A letter the sentence then affirms after a negated part: "..., so C", "...; therefore (C)".
-_AFFIRM_RE = re.compile(
-    r"(?:,|;|—|–|\.|\bso\b|\bthus\b|\btherefore\b|\bhence\b|\bonly\b|\bleaving\b|\bleaves\b|\bbut\b)",
+# Where one clause of a sentence ends and the next begins ("A fails, and B is wrong, so C").
+_CLAUSE_SPLIT_RE = re.compile(
+    r"[,;:—–]|\.\s|\s(?:and|but|so|thus|therefore|hence|which\s+leaves|leaving|while|whereas)\s",
     re.IGNORECASE,
 )
 
@@ -79,33 +79,20 @@ def read_letters(text: str) -> tuple[str, str] | list[str] | None:
 
 
 def prose_choice(sentence: str) -> list[str]:
-    """The letters a last sentence names and does not rule out: ["C"] for "It can't be A or B, so C.",
-    ["B", "C"] for "It is either B or C." (a hedge), [] when it names none."""
-    sentence = sentence.replace("**", " ").strip()
+    """The letters a sentence names and does not rule out: ["C"] for "It can't be A or B, so C." and "A
+    is wrong and B is wrong, therefore C", ["B", "C"] for "It is either B or C." (a hedge), [] for none.
+    A clause that holds a negation rules out every letter in it."""
     keep: list[str] = []
-    negated = False
-    position = 0
-    for match in _TOKEN_RE.finditer(sentence):
-        letter = match.group(1) or match.group(2) or match.group(3)
-        if match.group(3) and _is_word(letter, sentence[match.end() :]):
-            continue
-        if match.group(3) and re.match(r"\s*[=<>^_+*/-]", sentence[match.end() :]):
-            continue
-        between = sentence[position : match.start()]
-        if _NEGATION_RE.search(between):
-            negated = True
-        elif _AFFIRM_RE.search(between):
-            negated = False
-        if not negated:
-            keep.append(letter)
-        position = match.end()
-    if (
-        keep
-        and _NEGATION_RE.search(sentence[position:])
-        and len(keep) == 1
-        and not re.search(r"[,;]|\bso\b", sentence[position:])
-    ):
-        return []  # "C is not correct."
+    for clause in _CLAUSE_SPLIT_RE.split(sentence.replace("**", " ")):
+        letters = []
+        for match in _TOKEN_RE.finditer(clause):
+            letter = match.group(1) or match.group(2) or match.group(3)
+            after = clause[match.end() :]
+            if match.group(3) and (_is_word(letter, after) or re.match(r"\s*[=<>^_+*/-]", after)):
+                continue  # "A total", "B = 2": a word or a variable
+            letters.append(letter)
+        if letters and not _NEGATION_RE.search(clause):
+            keep.extend(letters)
     return list(dict.fromkeys(keep))
 
 

@@ -5,9 +5,11 @@ Rules (each Decision names the one that decided, for `details`):
 - fraction gold: exact equality; a decimal answer within `rel_tol` (relative) also counts.
 - decimal gold: within `rel_tol`, or an answer more precise than the gold that rounds to it
   ("1.732" or `\\sqrt{3}` for gold "1.73"; "1.7" does not).
-- percent: "50%" equals a percent gold "50\\%" or a plain "50"; it equals 0.5 only where the gold is a
-  percent or a fraction (`\\frac{1}{2}`), never a plain decimal. An answer 0.5 or 1/2 equals gold "50\\%".
-  Nothing is ever scaled by 100 otherwise (Qwen2.5-Math's grader accepts x100 and /100 of any gold).
+- percent: a percent answer is its decimal ("50%" equals gold 0.5 or 1/2, "4%" never equals gold 4);
+  it equals the bare number of percent ("4%" for gold 4) only when the prompt asks for a percent
+  (prompt.py). A percent gold "50\\%" is answered by "50%", by 0.5 or 1/2, or by a bare 50. Nothing
+  else is ever scaled by 100 (Qwen2.5-Math's grader accepts x100 and /100 of any gold).
+- choice with a prompt that lists options: a letter answers the option's text and the text its letter.
 - expressions: sympy, see `symbolic.equal` (symbols by name first, constants exactly, then agreement at
   positive, negative and complex points, then a bounded simplify); the string fast path keeps grouping.
 - sequences: sets and lists of solutions are unordered (a repeated element is one); tuples, vectors,
@@ -40,6 +42,8 @@ class Policy:
     rel_tol: float = 1e-6
     percent: bool = True
     units: bool = True
+    percent_question: bool = False  # the prompt asks for a percent (prompt.asks_for_percent)
+    options: tuple[tuple[str, str], ...] = ()  # the prompt's options, (letter, text) (choices.py)
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,10 @@ def compare(gold: Value, answer: Value, policy: Policy) -> Decision:
     if isinstance(gold, Text):
         return _text(gold, answer)
     if isinstance(answer, Choice):
+        option = dict(policy.options).get(answer.letter)
+        if option is not None:  # a letter for a gold written as the option's text
+            decision = compare(gold, parse_value(option), policy)
+            return Decision(decision.correct, f"choice-from-prompt: option {answer.letter} ({decision.rule})")
         if not answer.rest:
             answer = Atom(answer.letter)
         else:
@@ -97,6 +105,15 @@ def compare(gold: Value, answer: Value, policy: Policy) -> Decision:
 def _choice(gold: Choice, answer: Value, policy: Policy) -> Decision:
     if isinstance(answer, Atom) and (m := re.fullmatch(r"\(?([a-j])\)?", answer.text)):
         answer = Choice(m.group(1).upper())
+    if not isinstance(answer, Choice | Seq) and policy.options:
+        matching = [
+            letter for letter, text in policy.options if compare(parse_value(text), answer, policy).correct
+        ]
+        if len(matching) == 1:  # the option's text for a gold letter: its letter in the prompt's list
+            ok = matching[0] == gold.letter
+            return Decision(
+                ok, f"choice-from-prompt: option {matching[0]} {'=' if ok else '!='} {gold.letter}"
+            )
     if isinstance(answer, Choice):
         ok = answer.letter == gold.letter
         return Decision(ok, f"choice: letter {answer.letter} {'=' if ok else '!='} {gold.letter}")
@@ -182,14 +199,22 @@ def scalar_equal(gold: Atom, answer: Atom, policy: Policy) -> Decision:
 def _numbers(gold: Number, answer: Number, policy: Policy) -> Decision:
     candidates: list[tuple[Fraction, str]] = [(answer.value, "")]
     if answer.percent and not gold.percent:
-        if gold.kind == "fraction" and policy.percent:
-            candidates = [(answer.value / 100, "percent answer as a fraction; ")]
+        # "50%" is 0.5 (issue 30), never 50, unless the question asks for a percent: then a gold 4 is
+        # "4 percent" and "4%" answers it (without that question, 4 for 4% was a reward not earned, issue 28)
+        candidates = [(answer.value / 100, "percent answer as its decimal; ")] if policy.percent else []
+        if policy.percent and policy.percent_question:
+            candidates.append((answer.value, "percent answer to a question that asks for a percent; "))
+        if not candidates:
+            return Decision(False, "percent: a percent answer for a gold that is not a percent")
     elif gold.percent and not answer.percent and policy.percent:
         candidates.append((answer.value * 100, "fraction answer as a percent; "))
     for value, note in candidates:
         decision = _number_equal(gold, value, answer, policy.rel_tol)
         if decision.correct:
             return Decision(True, note + decision.rule)
+    if answer.percent and not gold.percent and not policy.percent_question:
+        read = f"{answer.describe()} read as {answer.value / 100}"
+        return Decision(False, f"percent: {read} != {gold.describe()} (no prompt that asks for a percent)")
     return Decision(False, f"number: {answer.describe()} != {gold.describe()}")
 
 

@@ -39,6 +39,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from assay.verifiers.math.choices import prose_choice, read_letters
 from assay.verifiers.math.cues import Language, cue_pattern, language_of, localised_answer
 from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
 from assay.verifiers.math.region import final_region, strip_turn_tokens
@@ -461,7 +462,10 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
         if prose and (number := _concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
-        return Extraction((_bare_value(region),), "bare")
+        bare = _bare_value(region)
+        if read_letters(bare) is None and (letters := _choice_sentence(region)):
+            return Extraction((letters,), "choice-prose")  # "The correct one is (C).", "Not A: I pick C."
+        return Extraction((bare,), "bare")
     for rule, find in (  # a last sentence that states one number outranks a formula before it
         ("last-line", _last_line_answer),
         ("concluding-sentence", _concluding_number),
@@ -469,6 +473,33 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     ):
         if answer := find(region):
             return Extraction((answer,), rule)
+    if letters := _choice_sentence(region):
+        return Extraction((letters,), "choice-prose")
     if not _looks_complete(region):
         return NoAnswer("the response stops mid-sentence (cut off) without a final answer")
     return NoAnswer("no boxed answer, answer cue or concluding formula found")
+
+
+# A last sentence that chooses: it names a choice word, or ends on its letter ("..., so C").
+_CHOOSING_RE = re.compile(
+    r"\b(?:option|choice|answer|correct|right|so|thus|therefore|hence|pick|choose|select|go\s+with)\b"
+    r"|(?:\(?[A-J]\)?|\*\*\(?[A-J]\)?\*\*)[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _choice_sentence(region: str) -> str | None:
+    """The option letters a last sentence chooses ("It can't be A or B, so C." -> "(C)"), several joined
+    by "or" so the comparer sees the hedge; None when it names no letter or does not choose."""
+    paragraphs = _paragraphs(region)
+    if not paragraphs:
+        return None
+    sentence = re.split(r"(?<=[.!?])\s+", paragraphs[-1].rsplit("\n", 1)[-1])[-1]
+    if (
+        len(sentence) > _LAST_SENTENCE_MAX_CHARS
+        or math_segments(sentence)
+        or not _CHOOSING_RE.search(sentence)
+    ):
+        return None
+    letters = prose_choice(sentence)
+    return " or ".join(f"({letter})" for letter in letters) or None

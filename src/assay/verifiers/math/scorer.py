@@ -20,10 +20,12 @@ from assay.registry import Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import symbolic
+from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
 from assay.verifiers.math.extract import Extraction, extract
 from assay.verifiers.math.formulas import find_boxes
 from assay.verifiers.math.normalise import strip_units
+from assay.verifiers.math.prompt import asks_for_percent, restates_prompt
 from assay.verifiers.math.values import Atom, Seq, Text, Value, describe, kind_of, parse_value
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ class MathOptions(TaskOptions):
     )
     allow_percent: bool = Field(
         True,
-        description='Let "50%" equal 0.5 where the gold is a percent or a fraction, and 0.5 equal "50%".',
+        description='Let "50%" equal 0.5 (and 0.5 a gold "50%"); off: a percent equals only a percent.',
     )
     strip_units: bool = Field(True, description='Drop unit words after a bare number ("20 cm" -> 20).')
 
@@ -144,9 +146,15 @@ class MathScorer(Scorer[MathOptions]):
             log.exception("math scorer failed")
             return Result.error(f"math scorer failed: {type(exc).__name__}: {exc}")
 
-    def _policy(self, options: MathOptions) -> Policy:
+    def _policy(self, options: MathOptions, prompt: str | None) -> Policy:
         rel_tol = options.rel_tol if options.rel_tol is not None else self.settings.math.rel_tol
-        return Policy(rel_tol=rel_tol, percent=options.allow_percent, units=options.strip_units)
+        return Policy(
+            rel_tol=rel_tol,
+            percent=options.allow_percent,
+            units=options.strip_units,
+            percent_question=asks_for_percent(prompt),
+            options=tuple(prompt_options(prompt).items()) if prompt else (),
+        )
 
     def _score(self, item: Item, options: MathOptions) -> Result:
         reference = (item.reference or "").strip()
@@ -165,7 +173,12 @@ class MathScorer(Scorer[MathOptions]):
             return Result.verdict(
                 False, found.reason, details={"rule": "no-answer", "gold_kind": kind_of(gold)}
             )
-        return self._judge(gold, found, self._policy(options))
+        result = self._judge(gold, found, self._policy(options, item.prompt))
+        if result.correct and restates_prompt(item.prompt, item.response, found.answers[-1]):
+            details = {**(result.details or {}), "rule": "restates-prompt"}
+            reason = "the response only restates the question and ends on a number from it (restates-prompt)"
+            return Result.verdict(False, reason, extracted=result.extracted, details=details)
+        return result
 
     def _judge(self, gold: Value, found: Extraction, policy: Policy) -> Result:
         details: dict[str, Any] = {
