@@ -30,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from assay.verifiers.math import symbolic
+from assay.verifiers.math.clock import Clock, same_time
 from assay.verifiers.math.normalise import canonical_text, strip_unit_words, strip_units
 from assay.verifiers.math.numbers import Number, parse_number
 from assay.verifiers.math.values import Atom, Choice, Relation, Seq, Text, Union, Value, parse_value
@@ -79,9 +80,20 @@ def _squash(text: str) -> str:
 
 
 def compare(gold: Value, answer: Value, policy: Policy) -> Decision:
-    """Whether `answer` is equivalent to `gold`, by the rule the gold's kind selects."""
+    """Whether `answer` is equivalent to `gold`, by the rule the gold's kind selects; a set built by an
+    operation (sets.py) names that operation in the rule."""
+    decision = _compare(gold, answer, policy)
+    origins = [origin for v in (gold, answer) if (origin := getattr(v, "origin", ""))]
+    return Decision(decision.correct, f"{', '.join(origins)}: {decision.rule}") if origins else decision
+
+
+def _compare(gold: Value, answer: Value, policy: Policy) -> Decision:
     if isinstance(gold, Choice):
         return _choice(gold, answer, policy)
+    if isinstance(gold, Clock) or isinstance(answer, Clock):
+        if not (isinstance(gold, Clock) and isinstance(answer, Clock)):
+            return Decision(False, "clock: a time against a value that is not a time")
+        return Decision(*same_time(gold, answer))
     if isinstance(gold, Text):
         return _text(gold, answer)
     if isinstance(answer, Choice):
@@ -340,6 +352,8 @@ def _sequence(gold: Seq, answer: Value, policy: Policy) -> Decision:
         return Decision(False, f"interval of {answer.var} where one of {gold.var} was expected")
     if (named := _by_name(gold, answer, policy)) is not None:
         return named
+    if (indexed := _by_index(gold, answer, policy)) is not None:
+        return indexed
     if gold.kind in _UNORDERED_PEERS:
         if answer.kind not in _UNORDERED_PEERS[gold.kind]:
             return Decision(False, f"{answer.kind} where a {gold.kind} (unordered) was expected")
@@ -381,6 +395,26 @@ def _by_name(gold: Seq, answer: Seq, policy: Policy) -> Decision | None:
         if not decision.correct:
             return Decision(False, f"{var}: {decision.rule}")
     return Decision(True, "named values: each variable equal")
+
+
+_INDEXED_RE = re.compile(r"^([a-zA-Z])_\{?(\d+)\}?$")
+
+
+def _by_index(gold: Seq, answer: Seq, policy: Policy) -> Decision | None:
+    """ "a_1 = -1, a_2 = 1" answered by the tuple "(-1, 1)" (issue 30): terms named by one letter with
+    distinct indices are read in index order, so a tuple that lists them in that order answers them."""
+    named = _named_items(gold)
+    indices = [_INDEXED_RE.match(var) for var in named or {}]
+    if not named or not all(indices) or len({m.group(1) for m in indices if m}) != 1:
+        return None
+    if answer.kind not in ("paren", "vector") or len(answer.items) != len(named) or _named_items(answer):
+        return None
+    order = sorted(named, key=lambda var: int(_INDEXED_RE.match(var).group(2)))  # type: ignore[union-attr]
+    for var, item in zip(order, answer.items, strict=True):
+        decision = compare(named[var], item, policy)
+        if not decision.correct:
+            return Decision(False, f"indexed terms in order: {var}: {decision.rule}")
+    return Decision(True, "indexed terms in order: each term equal")
 
 
 def _named_items(seq: Seq) -> dict[str, Atom] | None:

@@ -52,6 +52,10 @@ _SPACING_RE = re.compile(
 )
 _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree(?![a-zA-Z])|\^\s*\{\s*o\s*\}")
 _DEGREE_WORD_RE = re.compile(r"(\d)\s*degrees?\b")
+_TRIG_RE = re.compile(r"\\(?:sin|cos|tan|sec|csc|cot)(?![a-zA-Z])")
+_DEGREE_NUMBER_RE = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])|\^\s*\{\s*o\s*\})"
+)
 _DELIMS_RE = re.compile(r"\$\$|\$|\\\[|\\\]|\\\(|\\\)")
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])|\\cfrac(?![a-zA-Z])")
 _RELATION_ALIASES = {
@@ -160,12 +164,15 @@ def clean(raw: str) -> Cleaned:
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
     text = _plain_functions(text)
+    if _TRIG_RE.search(text):  # "\\sin(90^{\\circ}-x)": degrees inside a function are pi/180 there (issue 30)
+        text = _DEGREE_NUMBER_RE.sub(r"\\frac{\1\\pi}{180}", text)
     degrees = bool(_DEGREE_RE.search(text) or _DEGREE_WORD_RE.search(text))
     text = _DEGREE_WORD_RE.sub(r"\1", _DEGREE_RE.sub(" ", text))
     text = _SPACING_RE.sub(" ", text.replace("\\!", ""))
     text = text.replace("{,}", ",").replace("{.}", ".")
     text = _MULTISPACE_RE.sub(" ", text).strip()
     text = _PERCENT_WORD_RE.sub(r"\1%", text)
+    text = re.sub(r"(?<!\\)\\$", "", text).rstrip()  # a stray trailing backslash ("5\\", issue 30)
     text = text.rstrip(" .;:,").lstrip(" ;:,").strip()
     if text.startswith("**") and text.endswith("**"):
         text = text[2:-2].strip()
