@@ -172,3 +172,55 @@ def test_an_honest_answer_found_in_the_question_is_rewarded(scorer: MathScorer, 
 def test_without_a_prompt_nothing_is_a_restatement() -> None:
     assert not restates_prompt(None, f"{APPLES} The answer is 5.", "5")
     assert not restates_prompt(APPLES, f"{APPLES} The answer is 8.", "8")  # 8 is not in the question
+
+
+# Decimal commas: unambiguous forms always; "1,22" only where the prompt or the answer's language says so.
+@pytest.mark.parametrize(
+    ("gold", "response", "prompt", "correct"),
+    [
+        ("1000.99", "1000,99", None, True),
+        ("0,111", "0.111", None, True),
+        ("2.74", "Answer: 2,74 $", None, True),
+        ("2.74", "Answer: 2,75 $", None, False),
+        ("1000.99", "The answer is 1,000.99€.", None, True),
+        ("3.5", "Die Antwort ist 3,5.", None, True),
+        ("3.6", "Die Antwort ist 3,5.", None, False),
+        ("1.22", "1,22", "Un objet pèse 2,5 kg. Il perd 1,28 kg. Combien pèse-t-il ?", True),
+        ("1.23", "1,22", "Un objet pèse 2,5 kg. Il perd 1,28 kg. Combien pèse-t-il ?", False),
+        ("1.22", "1,22", None, False),  # no prompt, no language: the sound reading is a list
+        ("1.22", "1,22", "What is 0.61 times 2?", False),
+        ("1,000", "1000", None, True),
+        ("(1,2)", "\\boxed{(1,2)}", "Un point à 1,5 cm ?", True),
+    ],
+)
+def test_decimal_commas(
+    scorer: MathScorer, gold: str, response: str, prompt: str | None, correct: bool
+) -> None:
+    assert _correct(scorer, gold, response, prompt) is correct
+
+
+def test_the_comma_reading_is_said_in_details(scorer: MathScorer) -> None:
+    result = scorer.score(Item(task="math", response="1,22", reference="1.22"), MathOptions())
+    assert (result.details or {})["decimal_comma"].startswith("list")
+    result = scorer.score(Item(task="math", response="Die Antwort ist 3,5.", reference="3.5"), MathOptions())
+    assert "German" in (result.details or {})["decimal_comma"]
+
+
+# An explicit correction after a box replaces it; a check after an unboxed answer is not the answer.
+@pytest.mark.parametrize(
+    ("gold", "response", "correct"),
+    [
+        ("44", "We get 42.\n\nSo $\\boxed{42}$.\n\nCorrecting, the answer is 44.", True),
+        ("42", "We get 42.\n\nSo $\\boxed{42}$.\n\nCorrecting, the answer is 44.", False),
+        ("44", "The answer is 42. Correcting, it is 44.", True),
+        ("42", "The answer is 42. Correction: it is 44.", False),
+        (
+            "\\frac{3}{4}x+2",
+            "Therefore, the cost is $\\frac{3}{4}x + 2$.\n\nCheck: with $x = 4$ this gives 5.",
+            True,
+        ),
+        ("5", "Therefore, the cost is $\\frac{3}{4}x + 2$.\n\nSanity check: for x = 4 the cost is 5.", False),
+    ],
+)
+def test_corrections_and_checks(scorer: MathScorer, gold: str, response: str, correct: bool) -> None:
+    assert _correct(scorer, gold, response) is correct

@@ -8,7 +8,8 @@ Policies answer in the language of the question (issue 30: "答案是 42", "Die 
   a dash after it ("Antwort: 42"); words that also head a worked solution ("Lösung", "解") are left out,
   since a cue there would take the first line of the working for the answer;
 - `or_words`: the language's "or": a second value after it keeps the answer whole (a hedge, rejected);
-- `trailers`: what closes a sentence after the answer ("です", "입니다", "है", "'dir"), dropped.
+- `trailers`: what closes a sentence after the answer ("です", "입니다", "है", "'dir"), dropped;
+- `decimal_comma`: the language writes 3,5 for 3.5 (a "1,22" cued in it is one number, see prompt.py).
 
 English cues live in extract.py. A cue found here is named `answer-cue:<code>` in `details`.
 """
@@ -28,6 +29,7 @@ class Language:
     nouns: tuple[str, ...]
     or_words: tuple[str, ...]
     trailers: tuple[str, ...] = ()
+    decimal_comma: bool = False  # the language writes 3,5 for 3.5
 
 
 LANGUAGES: tuple[Language, ...] = (
@@ -84,6 +86,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("endgültige antwort", "antwort", "endergebnis", "ergebnis"),
         ("oder",),
+        decimal_comma=True,
     ),
     Language(
         "fr",
@@ -97,6 +100,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("réponse finale", "réponse", "résultat"),
         ("ou",),
+        decimal_comma=True,
     ),
     Language(
         "es",
@@ -110,6 +114,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("respuesta final", "respuesta", "resultado"),
         ("o", "u"),
+        decimal_comma=True,
     ),
     Language(
         "ru",
@@ -124,6 +129,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("итоговый ответ", "ответ", "результат"),
         ("или", "либо"),
+        decimal_comma=True,
     ),
     Language(
         "pt",
@@ -137,6 +143,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("resposta final", "resposta", "resultado"),
         ("ou",),
+        decimal_comma=True,
     ),
     Language(
         "it",
@@ -150,6 +157,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("risposta finale", "risposta", "risultato"),
         ("o", "oppure"),
+        decimal_comma=True,
     ),
     Language(
         "ar",
@@ -173,6 +181,7 @@ LANGUAGES: tuple[Language, ...] = (
         ("cevap", "yanıt", "sonuç"),
         ("veya", "ya da", "yoksa"),
         ("'dir", "'dır", "'dur", "'dür", "’dir", "’dır", "dir", "dır"),
+        decimal_comma=True,
     ),
     Language(
         "vi",
@@ -180,6 +189,7 @@ LANGUAGES: tuple[Language, ...] = (
         ("đáp án cuối cùng là", "đáp án đúng là", "đáp án là", "câu trả lời là", "kết quả là", "đáp số là"),
         ("đáp án", "đáp số", "câu trả lời", "kết quả"),
         ("hoặc", "hay"),
+        decimal_comma=True,
     ),
     Language(
         "id",
@@ -193,6 +203,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("jawaban akhir", "jawaban", "hasil"),
         ("atau",),
+        decimal_comma=True,
     ),
     Language(
         "pl",
@@ -208,6 +219,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("ostateczna odpowiedź", "odpowiedź", "wynik", "odp"),
         ("lub", "albo"),
+        decimal_comma=True,
     ),
     Language(
         "nl",
@@ -221,6 +233,7 @@ LANGUAGES: tuple[Language, ...] = (
         ),
         ("eindantwoord", "antwoord", "uitkomst", "resultaat"),
         ("of",),
+        decimal_comma=True,
     ),
     Language(
         "sv",
@@ -228,6 +241,7 @@ LANGUAGES: tuple[Language, ...] = (
         ("det slutliga svaret är", "rätt svar är", "svaret är", "resultatet är"),
         ("slutligt svar", "svar", "svaret", "resultat"),
         ("eller",),
+        decimal_comma=True,
     ),
     Language(
         "uk",
@@ -235,6 +249,7 @@ LANGUAGES: tuple[Language, ...] = (
         ("остаточна відповідь", "правильна відповідь", "відповідь дорівнює", "відповідь буде"),
         ("відповідь", "результат"),
         ("або", "чи"),
+        decimal_comma=True,
     ),
     Language(
         "cs",
@@ -242,6 +257,7 @@ LANGUAGES: tuple[Language, ...] = (
         ("konečná odpověď je", "správná odpověď je", "odpověď je", "výsledek je"),
         ("odpověď", "výsledek"),
         ("nebo",),
+        decimal_comma=True,
     ),
     Language(
         "fa",

@@ -250,6 +250,7 @@ def _cue_answer(region: str) -> Extraction | NoAnswer | None:
     cues: list[tuple[int, str, Language | None]] = sorted(
         itertools.chain(
             ((m.end(), "answer-cue", None) for m in _CUE_RE.finditer(region)),
+            ((m.end(), "correction-cue", None) for m in _CORRECTION_CUE_RE.finditer(region)),
             ((m.end(), "hash-cue", None) for m in _HASH_RE.finditer(region)),
             ((m.end(), f"answer-cue:{m.lastgroup}", language_of(m)) for m in cue_pattern().finditer(region)),
         ),
@@ -424,19 +425,47 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
 _FINAL_CUE_RE = re.compile(r"\bfinal\s+answer\b(?:\s*:)?(?:\s*the\s+final\s+answer\s+is)?", re.IGNORECASE)
 
 
+# An explicit correction that restates the answer: "Correcting, the answer is 44.", "Correction: 44".
+_CORRECTION_CUE_RE = re.compile(
+    r"\b(?:correcting|correction|corrected|to\s+correct)\b[^.\n]{0,40}?"
+    r"(?:the\s+(?:(?:correct|final|right)\s+)?answer\s+(?:is|should\s+be)|it\s+(?:is|should\s+be)|:)",
+    re.IGNORECASE,
+)
+
+
 def _final_cue_after_boxes(region: str) -> Extraction | None:
     """ "... = \\boxed{255} ... Final Answer: The final answer is $10,455$.": boxes of intermediate
-    values, then the response's own final answer after the last of them."""
+    values, then the response's own final answer after the last of them; or a box the response then
+    corrects explicitly ("\\boxed{42} ... Correcting, the answer is 44.": the corrected answer counts)."""
     last_box = max(m.start() for m in BOX_RE.finditer(region))
-    cue = None
-    for match in _FINAL_CUE_RE.finditer(region, last_box):
-        cue = match
-    if cue is None:
-        return None
-    answer = _answer_after_cue(region[cue.end() :])
-    if not answer or not re.search(r"[\d\\]", answer):  # "Final Answer: see the box above"
-        return None
-    return Extraction((answer,), "final-answer-cue")
+    for pattern, rule in ((_CORRECTION_CUE_RE, "correction-cue"), (_FINAL_CUE_RE, "final-answer-cue")):
+        cue = None
+        for match in pattern.finditer(region, last_box):
+            cue = match
+        if cue is None:
+            continue
+        answer = _answer_after_cue(region[cue.end() :])
+        if answer and re.search(r"[\d\\]", answer):  # not "Final Answer: see the box above"
+            return Extraction((answer,), rule)
+    return None
+
+
+# A closing paragraph that checks the answer rather than states it ("Check: with x = 4 this gives 5.").
+_CHECK_RE = re.compile(
+    r"^[*_#\s]*(?:sanity[- ]check|check(?:ing)?|verification|verify(?:ing)?|double[- ]check(?:ing)?"
+    r"|let(?:'s|\s+us|\s+me)\s+(?:verify|check|double[- ]check)|to\s+(?:verify|check))\b",
+    re.IGNORECASE,
+)
+
+
+def _without_checks(region: str) -> str:
+    """The region without closing paragraphs that check the answer: its last number is the check's
+    (issue 30: an unboxed answer followed by a sanity-check number was read as that number)."""
+    paragraphs = _paragraphs(region)
+    kept = len(paragraphs)
+    while kept > 1 and _CHECK_RE.match(paragraphs[kept - 1]):
+        kept -= 1
+    return region if kept == len(paragraphs) else "\n\n".join(paragraphs[:kept])
 
 
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
@@ -456,7 +485,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return cued
     if cued := cued or _named_answer(region):
         return cued
-    region = _SIGN_OFF_RE.sub("", region)
+    region = _without_checks(_SIGN_OFF_RE.sub("", region))
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3

@@ -56,6 +56,9 @@ _TRIG_RE = re.compile(r"\\(?:sin|cos|tan|sec|csc|cot)(?![a-zA-Z])")
 _DEGREE_NUMBER_RE = re.compile(
     r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])|\^\s*\{\s*o\s*\})"
 )
+# A price with a decimal comma: two digits after the comma, then a currency sign.
+_PRICE_COMMA_RE = re.compile(r"(?<![\d,])(\d+),(\d{2})\s*(?:\\?\$|€|£|¥|₽|₹|zł)(?![\w$])")
+_CURRENCY_RE = re.compile(r"€|£|¥|₽|₹")
 _DELIMS_RE = re.compile(r"\$\$|\$|\\\[|\\\]|\\\(|\\\)")
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])|\\cfrac(?![a-zA-Z])")
 _RELATION_ALIASES = {
@@ -147,7 +150,9 @@ def clean(raw: str) -> Cleaned:
     text = raw.strip().translate(_DIGITS)
     text = _ESCAPED_COMMAND_RE.sub(r"\\", text)  # "\\\\frac" (a doubly escaped string) is "\\frac"
     text = re.sub(r",\\!\s*", ",", text)  # "32,\\! 349": a thousands separator, even with a space after
+    text = _PRICE_COMMA_RE.sub(r"\1.\2 ", text)  # "2,74 $", "2,74€": a price, never the list 2, 74
     text = _DELIMS_RE.sub(" ", text)
+    text = _CURRENCY_RE.sub(" ", text)
     text = text.replace("\\\\%", "%").replace("\\%", "%").replace("\\$", " ").replace("\\#", "#")
     text = _FRAC_ALIASES_RE.sub(r"\\frac", text)
     text = text.replace("\\dbinom", "\\binom").replace("\\tbinom", "\\binom")

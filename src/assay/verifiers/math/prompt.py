@@ -10,8 +10,9 @@
   besides answer phrasing ("so the answer is"). Any working (a number of its own, a sentence of its own)
   makes it an answer like any other, so an honest response whose answer happens to be in the question
   is never caught; a paraphrase of the question is not detected (that would need a model).
-- Whether the question writes decimals with a comma ("2,5 kg"): then "1,22" is one number (see
-  numbers.py, decimal commas).
+- Whether "1,22" is one number: yes when the question writes its decimals with a comma ("2,5 kg") or
+  the answer is cued in a language that does ("Die Antwort ist 3,5."); otherwise a list (the sound
+  reading: a list never answers a single-valued gold), and `details["decimal_comma"]` says which.
 """
 
 from __future__ import annotations
@@ -91,3 +92,32 @@ def restates_prompt(prompt: str | None, response: str, answer: str) -> bool:
         if not was_copied and w not in _ANSWER_WORDS and w not in _cue_words() and w not in prompt_numbers
     ]
     return len(own) <= _MAX_OWN_WORDS
+
+
+# "1,22", "0,5": a comma that may be a decimal comma or a list separator (no space, one or two digits).
+_AMBIGUOUS_COMMA_RE = re.compile(r"(?<![\d,.])(\d{1,3}),(\d{1,2})(?![\d,])")
+_PROMPT_DECIMAL_COMMA_RE = re.compile(r"(?<![\d,.])\d+,\d{1,2}(?![\d,])")
+
+
+def has_ambiguous_comma(text: str) -> bool:
+    """Whether `text` holds an ambiguous comma outside brackets (in "(1,2)" a comma only separates)."""
+    return not re.search(r"[(\[{]", text) and bool(_AMBIGUOUS_COMMA_RE.search(text))
+
+
+def decimal_comma(prompt: str | None, extraction: str) -> str | None:
+    """Why an ambiguous "1,22" is one number here (the reason goes to `details`), or None: the answer was
+    cued in a language that writes decimal commas ("Die Antwort ist 3,5."), or the prompt itself writes
+    decimals with a comma and none with a point. Otherwise "1,22" stays a list: the sound reading, since
+    a list never answers a single-valued gold."""
+    code = extraction.removeprefix("answer-cue:") if extraction.startswith("answer-cue:") else ""
+    language = next((language for language in LANGUAGES if language.code == code), None)
+    if language is not None and language.decimal_comma:
+        return f"decimal comma: the answer is cued in {language.name}, which writes 3,5 for 3.5"
+    if prompt and _PROMPT_DECIMAL_COMMA_RE.search(prompt) and not re.search(r"\d\.\d", prompt):
+        return "decimal comma: the prompt writes its decimals with a comma"
+    return None
+
+
+def with_decimal_points(text: str) -> str:
+    """ "1,22" -> "1.22" (only the ambiguous commas; "1,000" and "1,2,3" are left alone)."""
+    return text if re.search(r"[(\[{]", text) else _AMBIGUOUS_COMMA_RE.sub(r"\1.\2", text)

@@ -22,10 +22,16 @@ from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import symbolic
 from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
-from assay.verifiers.math.extract import Extraction, extract
+from assay.verifiers.math.extract import Extraction, NoAnswer, extract
 from assay.verifiers.math.formulas import find_boxes
 from assay.verifiers.math.normalise import strip_units
-from assay.verifiers.math.prompt import asks_for_percent, restates_prompt
+from assay.verifiers.math.prompt import (
+    asks_for_percent,
+    decimal_comma,
+    has_ambiguous_comma,
+    restates_prompt,
+    with_decimal_points,
+)
 from assay.verifiers.math.values import Atom, Seq, Text, Value, describe, kind_of, parse_value
 
 log = logging.getLogger(__name__)
@@ -116,6 +122,15 @@ def _boxes_as_one_list(gold: Value, boxes: tuple[str, ...], policy: Policy) -> D
     return Decision(True, f"the boxes as one list: {decision.rule}") if decision.correct else None
 
 
+def _comma_reading(prompt: str | None, found: Extraction | NoAnswer, reference: str) -> str | None:
+    """How an ambiguous "1,22" in the answer or the gold is read (prompt.decimal_comma), None if none."""
+    answers = found.answers if isinstance(found, Extraction) else ()
+    if not any(has_ambiguous_comma(text) for text in (*answers, reference)):
+        return None
+    reason = decimal_comma(prompt, found.rule if isinstance(found, Extraction) else "")
+    return reason or "list: 1,22 is read as the list 1, 22 (no prompt or language says decimal comma)"
+
+
 class MathScorer(Scorer[MathOptions]):
     name: ClassVar[str] = "math"
     description: ClassVar[str] = "Final answer of a chain of thought vs a gold answer (LaTeX or text)."
@@ -164,16 +179,23 @@ class MathScorer(Scorer[MathOptions]):
             return Result.invalid(f"the reference is longer than {MAX_REFERENCE_CHARS} characters")
         if item.response is None:
             return Result.invalid("math items need a response")
+        found = extract(item.response, self.settings.math.max_response_chars)
+        comma = _comma_reading(item.prompt, found, reference)
+        if comma and comma.startswith("decimal comma: the prompt"):
+            reference = with_decimal_points(reference)  # the gold is written in the prompt's convention
         try:
             gold = parse_gold(reference)
         except GoldUnusable as exc:
             return Result.invalid(f"cannot use the reference {reference[:80]!r}: {exc}")
-        found = extract(item.response, self.settings.math.max_response_chars)
         if not isinstance(found, Extraction):
             return Result.verdict(
                 False, found.reason, details={"rule": "no-answer", "gold_kind": kind_of(gold)}
             )
+        if comma and comma.startswith("decimal comma"):
+            found = Extraction(tuple(with_decimal_points(a) for a in found.answers), found.rule)
         result = self._judge(gold, found, self._policy(options, item.prompt))
+        if comma:
+            result = result.model_copy(update={"details": {**(result.details or {}), "decimal_comma": comma}})
         if result.correct and restates_prompt(item.prompt, item.response, found.answers[-1]):
             details = {**(result.details or {}), "rule": "restates-prompt"}
             reason = "the response only restates the question and ends on a number from it (restates-prompt)"
