@@ -83,3 +83,47 @@ def test_a_complement_names_its_rule(scorer: MathScorer) -> None:
         reference="\\mathbb{R} \\setminus (3,5)",
     )
     assert (scorer.score(item, MathOptions()).details or {})["rule"].startswith("set complement")
+
+
+MATRICES = [
+    # matrix arithmetic of explicit matrices, evaluated (issue 30); a matrix row is ordered
+    (
+        "\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}",
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}",
+        True,
+    ),
+    (
+        "\\begin{pmatrix}6 & 8 \\\\ 10 & 13\\end{pmatrix}",
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}",
+        False,
+    ),
+    (
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        "\\begin{pmatrix}1 & 0 \\\\ 0 & 1\\end{pmatrix} \\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        True,
+    ),
+    (
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        "\\begin{pmatrix}0 & 1 \\\\ 1 & 0\\end{pmatrix} \\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        False,
+    ),
+    (
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        "\\begin{pmatrix}2 & 1 \\\\ 4 & 3\\end{pmatrix}",
+        False,
+    ),  # columns swapped
+]
+# Points on a branch cut (the negative real axis) are not sampled where complex points are allowed.
+BRANCHES = [
+    ("\\frac{1}{\\sqrt{x}}", "\\sqrt{\\frac{1}{x}}", True),
+    ("\\sqrt{x^2}", "x", False),
+    ("\\log(x^2)", "2\\log(x)", False),
+    ("\\sqrt{x}\\sqrt{y}", "\\sqrt{xy}", False),
+    ("\\sqrt{-x}", "i\\sqrt{x}", False),
+    ("|x|", "x", False),
+]
+
+
+@pytest.mark.parametrize(("gold", "answer", "correct"), MATRICES + BRANCHES)
+def test_matrices_and_branch_cuts(scorer: MathScorer, gold: str, answer: str, correct: bool) -> None:
+    test_answer_forms(scorer, gold, answer, correct)

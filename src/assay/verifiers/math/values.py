@@ -194,7 +194,9 @@ def _matrix(body: str, depth: int) -> Value:
     cells = [tuple(parse_value(cell, depth + 1) for cell in split_top(row, ("&",))) for row in rows]
     if all(len(row) == 1 for row in cells) and len(cells) > 1:
         return Seq("vector", tuple(row[0] for row in cells))  # a column vector is a vector
-    return Seq("matrix", tuple(Seq("list", row) for row in cells))
+    return Seq(
+        "matrix", tuple(Seq("vector", row) for row in cells)
+    )  # a row is ordered (columns swapped differ)
 
 
 def _relation(text: str, depth: int) -> Value | None:
@@ -412,6 +414,10 @@ def parse_value(raw: str, depth: int = 0) -> Value:
             # "21, 16 or 11": one list of solutions, not a list holding a list
             flat = (v.items if isinstance(v, Seq) and v.kind == "list" else (v,) for v in values)
             return Seq("list", tuple(item for group in flat for item in group))
+    if text.count("\\begin{") > 1 and (evaluated := matrices.evaluate(text)) is not None:
+        body = _MATRIX_RE.match(evaluated)  # "M_1 + M_2", "I M": the matrix it evaluates to
+        if body is not None and isinstance(value := _matrix(body.group(2), depth), Seq):
+            return Seq(value.kind, value.items, origin="matrix arithmetic evaluated")
     if (bracketed_matrix := _BRACKETED_MATRIX_RE.match(text)) is not None:
         text = bracketed_matrix.group(1)  # \\left[\\begin{array}...\\end{array}\\right]
     if matrix := _MATRIX_RE.match(text):
@@ -469,4 +475,4 @@ def kind_of(value: Value) -> str:
 
 
 # sets.py builds on the types above; imported last, so the two modules do not import each other in a loop.
-from assay.verifiers.math import sets  # noqa: E402
+from assay.verifiers.math import matrices, sets  # noqa: E402
