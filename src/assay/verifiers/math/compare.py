@@ -236,12 +236,19 @@ def _rounding_gold(gold: Number) -> bool:
     return gold.kind == "decimal" and gold.significant_digits >= 3
 
 
+_NOISE_TOL = 1e-6
+
+
 def _number_equal(gold: Number, value: Fraction, answer: Number, rel_tol: float) -> Decision:
     if value == gold.value:
         return Decision(True, "number: exact")
     inexact = {"decimal", "scientific"}
     if gold.kind == "integer" or (gold.kind not in inexact and answer.kind not in inexact):
         return Decision(False, "number: exact value required")
+    if gold.kind == answer.kind == "decimal" and answer.decimals <= gold.decimals and rel_tol <= _NOISE_TOL:
+        # 37212.16 for 37212.15 is within a relative 1e-6 but differs at a digit both wrote: a tolerance
+        # this small is for floating-point noise, which a written digit is not (a larger rel_tol is a choice)
+        return Decision(False, "number: differs at a written digit")
     if abs(value - gold.value) <= Fraction(rel_tol) * max(abs(value), abs(gold.value)):
         return Decision(True, "number: within relative tolerance")
     more_precise = answer.kind != "decimal" or answer.decimals > gold.decimals

@@ -310,15 +310,15 @@ def language_of(match: re.Match[str]) -> Language:
 
 # Where an answer after a localised cue ends: a sentence mark of any script, a line end, or a comma
 # before a word (", weil ...", "，因为 ...") -- a list of values ("2, 3") keeps its commas.
-_END_RE = re.compile(r"[。！？；!?;\n]|[.．]\s|[.．]$|[，,、]\s*(?=[^\W\d_]{2})")
+_END_RE = re.compile(r"[。！？；!?;\n।]|[.．]\s|[.．]$|[，,、]\s*(?=[^\W\d_]{2})")
 
 
 def localised_answer(snippet: str, language: Language) -> str:
     """The answer after a localised cue, up to the end of its clause and without the language's sentence
     closer; a second value after the language's "or" keeps the sentence whole, with the "or" written in
     English so the comparer sees the hedge ("42 oder 43" -> "42 or 43")."""
-    snippet = snippet.lstrip(" \t:：*=")
-    sentence = re.split(r"[。！？!?\n]|[.．]\s", snippet, maxsplit=1)[0]
+    snippet = snippet.lstrip(" \t:：*=—–-")  # "Правильный ответ — 418"
+    sentence = re.split(r"[。！？!?\n।]|[.．]\s", snippet, maxsplit=1)[0]
     cut = _END_RE.search(snippet)
     head = snippet[: cut.start()] if cut else snippet
     for word in language.or_words:

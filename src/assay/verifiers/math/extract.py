@@ -150,6 +150,7 @@ _BOUND_WORDS_RE = re.compile(
     r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
     re.IGNORECASE,
 )
+_TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
 _NUMBER_TOKEN_RE = re.compile(r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?(?![\w^_{])")
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
@@ -367,6 +368,9 @@ def _concluding_number(region: str) -> str | None:
         return None  # "less than 18", "42 is wrong", "18 so far": a bound, a rejection or an interim value
     if math_segments(sentence):
         return None  # a formula: rule 5 reads those
+    times = _TIME_TOKEN_RE.findall(sentence)
+    if len(times) == 1 and not _NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
+        return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
     if "=" in sentence:
         tokens = _NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
         return tokens[0] if tokens else None
