@@ -302,6 +302,27 @@ def cue_pattern() -> re.Pattern[str]:
     return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
+# A cheap first look: a letter of a script other than Latin, or a stem of a Latin-script cue. Most
+# responses are English; the full pattern (every cue, word boundaries, case folding) then never runs.
+_PREFILTER_RE = re.compile(
+    r"[\u0400-\u04ff\u0600-\u06ff\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
+    r"|antwo|ergebnis|r[ée]ponse|r[ée]sulta|respu|risult|rispost|respost|uitkomst|odp|wynik|jawab|hasil"
+    r"|ceva|yan[ıi]t|sonu[çc]|svar|odpov|v[ýy]sled|đáp|trả lời|kết quả",
+    re.IGNORECASE,
+)
+# Only the end of a response is searched: a final answer is stated there, and a hostile response of
+# many cues stays cheap.
+TAIL_CHARS = 3000
+
+
+def find_cues(region: str) -> list[re.Match[str]]:
+    """The localised cues in the last `TAIL_CHARS` characters of `region` (positions in `region`)."""
+    start = max(len(region) - TAIL_CHARS, 0)
+    if not _PREFILTER_RE.search(region, start):
+        return []
+    return list(cue_pattern().finditer(region, start))
+
+
 def language_of(match: re.Match[str]) -> Language:
     """The language whose cue `match` (of `cue_pattern`) found."""
     code = match.lastgroup or ""

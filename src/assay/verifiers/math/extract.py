@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.choices import prose_choice, read_letters
-from assay.verifiers.math.cues import Language, cue_pattern, language_of, localised_answer
+from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
 from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
 from assay.verifiers.math.region import final_region, strip_turn_tokens
 
@@ -253,7 +253,7 @@ def _cue_answer(region: str) -> Extraction | NoAnswer | None:
             ((m.end(), "answer-cue", None) for m in _CUE_RE.finditer(region)),
             ((m.end(), "correction-cue", None) for m in _CORRECTION_CUE_RE.finditer(region)),
             ((m.end(), "hash-cue", None) for m in _HASH_RE.finditer(region)),
-            ((m.end(), f"answer-cue:{m.lastgroup}", language_of(m)) for m in cue_pattern().finditer(region)),
+            ((m.end(), f"answer-cue:{m.lastgroup}", language_of(m)) for m in find_cues(region)),
         ),
         key=lambda cue: cue[0],
     )
@@ -413,8 +413,8 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     """The final region (see `final_region`), without chat tokens or a next few-shot question."""
     text = response[-max_chars:] if len(response) > max_chars else response
     region, unclosed = final_region(strip_turn_tokens(text))
-    patterns = (BOX_RE, _CUE_RE, _HASH_RE, cue_pattern())
-    markers = [m.end() for pattern in patterns if (m := pattern.search(region))]
+    markers = [m.end() for pattern in (BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
+    markers += [m.end() for m in find_cues(region)[:1]]
     if not markers:
         return region, unclosed
     # Only a few follow-on questions are tried, each a linear scan, so a hostile response stays cheap.

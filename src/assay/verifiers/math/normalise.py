@@ -57,7 +57,8 @@ _DEGREE_NUMBER_RE = re.compile(
     r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])|\^\s*\{\s*o\s*\})"
 )
 # A price with a decimal comma: two digits after the comma, then a currency sign.
-_PRICE_COMMA_RE = re.compile(r"(?<![\d,])(\d+),(\d{2})\s*(?:\\?\$|€|£|¥|₽|₹|zł)(?![\w$])")
+# A bare "$" counts only after a space and before the end or a space ("2,74 $"): "$21,16$" is a formula.
+_PRICE_COMMA_RE = re.compile(r"(?<![\d,])(\d+),(\d{2})(?:\s+\$(?=\s|$)|\s*(?:\\\$|€|£|¥|₽|₹|zł)(?![\w$]))")
 _CURRENCY_RE = re.compile(r"€|£|¥|₽|₹")
 _DELIMS_RE = re.compile(r"\$\$|\$|\\\[|\\\]|\\\(|\\\)")
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])|\\cfrac(?![a-zA-Z])")

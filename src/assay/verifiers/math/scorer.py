@@ -66,6 +66,7 @@ def _unit_words(unit: str) -> bool:
     return bool(re.search(r"[a-zA-Z]{2,}", unit)) or unit.strip() in _ONE_LETTER_UNITS
 
 
+@lru_cache(maxsize=4096)
 def gold_answer(reference: str) -> str:
     """The answer a reference states. A worked solution (MATH style) states it in its own `\\boxed{}`
     (several boxes are one list); a reference written as prose with formulas goes through the extractor;
@@ -161,13 +162,13 @@ class MathScorer(Scorer[MathOptions]):
             log.exception("math scorer failed")
             return Result.error(f"math scorer failed: {type(exc).__name__}: {exc}")
 
-    def _policy(self, options: MathOptions, prompt: str | None) -> Policy:
+    def _policy(self, options: MathOptions, prompt: str | None, worked: str | None) -> Policy:
         rel_tol = options.rel_tol if options.rel_tol is not None else self.settings.math.rel_tol
         return Policy(
             rel_tol=rel_tol,
             percent=options.allow_percent,
             units=options.strip_units,
-            percent_question=asks_for_percent(prompt),
+            percent_question=asks_for_percent(prompt) or asks_for_percent(worked),
             options=tuple(prompt_options(prompt).items()) if prompt else (),
         )
 
@@ -193,7 +194,11 @@ class MathScorer(Scorer[MathOptions]):
             )
         if comma and comma.startswith("decimal comma"):
             found = Extraction(tuple(with_decimal_points(a) for a in found.answers), found.rule)
-        result = self._judge(gold, found, self._policy(options, item.prompt))
+        # A worked reference that speaks of a percentage asks for one as a prompt would (math-verify's
+        # suite: a MATH solution "Let the percentage of ... be $x$" with the gold 20 answered "20%").
+        worked = reference if gold_answer(reference) != reference else None
+        policy = self._policy(options, item.prompt, worked)
+        result = self._judge(gold, found, policy)
         if comma:
             result = result.model_copy(update={"details": {**(result.details or {}), "decimal_comma": comma}})
         if result.correct and restates_prompt(item.prompt, item.response, found.answers[-1]):
