@@ -4,7 +4,9 @@
 
 The pairs come from tests/verifiers/math/math_pairs.py, a model of answers built on sympy that knows
 nothing of the verifier's rules: rewrites of a gold (must be accepted) and near-misses (must be rejected),
-inside realistic chains of thought. Targets (issue 14): near-miss FP <= 0.1%, rewrite FN <= 1%.
+inside realistic chains of thought. Targets (issue 30): near-miss FP 0, rewrite FN <= 0.5%, including the
+answer styles of tests/verifiers/math/answer_styles.py (other languages, letters in prose, times,
+complements, percents, decimal commas, restated prompts, corrections and checks).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def main() -> None:
     start = time.perf_counter()
     for _ in range(args.pairs):
         pair = draw(rng)
-        result = scorer.score(Item(task="math", response=pair.response, reference=pair.gold), options)
+        item = Item(task="math", response=pair.response, reference=pair.gold, prompt=pair.prompt)
+        result = scorer.score(item, options)
         not_ok += result.status.value != "ok"
         key = f"{pair.kind}/{pair.form}"
         for name in (key, f"wrapper:{pair.wrapper}"):
@@ -61,8 +64,8 @@ def main() -> None:
     fn = sum(v for k, v in errors[True].items() if not k.startswith("wrapper:"))
     fp = sum(v for k, v in errors[False].items() if not k.startswith("wrapper:"))
     print(f"{args.pairs} generated pairs (seed {args.seed}) in {elapsed:.0f} s, {not_ok} not scored ok")
-    print(f"rewrites:    {positives:>6}  FN {fn:>5}  ({100 * fn / max(positives, 1):.2f}%)  target <= 1%")
-    print(f"near-misses: {negatives:>6}  FP {fp:>5}  ({100 * fp / max(negatives, 1):.2f}%)  target <= 0.1%")
+    print(f"rewrites:    {positives:>6}  FN {fn:>5}  ({100 * fn / max(positives, 1):.2f}%)  target <= 0.5%")
+    print(f"near-misses: {negatives:>6}  FP {fp:>5}  ({100 * fp / max(negatives, 1):.2f}%)  target 0")
     _rates("FN per rendering (kind/rendering and wrapper):", totals[True], errors[True])
     _rates("FP per mutation (kind/mutation and wrapper):", totals[False], errors[False])
     if examples:

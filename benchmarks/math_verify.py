@@ -43,7 +43,7 @@ def load(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def verl_math_verify() -> Callable[[str, str], bool]:
+def verl_math_verify() -> Callable[[str, str, str | None], bool]:
     """The reward function of verl's `verl/utils/reward_score/math_verify.py`, rebuilt from its docs."""
     # This file is named math_verify.py; as a script its folder comes first on sys.path and would shadow
     # the package.
@@ -59,7 +59,7 @@ def verl_math_verify() -> Callable[[str, str], bool]:
         pred_extraction_target=(ExprExtractionConfig(), LatexExtractionConfig()),
     )
 
-    def score(response: str, reference: str) -> bool:
+    def score(response: str, reference: str, prompt: str | None = None) -> bool:  # no use for a prompt
         try:
             value, _ = verify(["\\boxed{" + reference + "}"], [response])
         except (Exception, TimeoutException):
@@ -69,20 +69,19 @@ def verl_math_verify() -> Callable[[str, str], bool]:
     return score
 
 
-def assay_scorer() -> Callable[[str, str], bool]:
+def assay_scorer() -> Callable[[str, str, str | None], bool]:
     scorer = MathScorer(Settings(workers=1, plugins=[]))
     options = MathOptions()
 
-    def score(response: str, reference: str) -> bool:
-        return (
-            scorer.score(Item(task="math", response=response, reference=reference), options).correct is True
-        )
+    def score(response: str, reference: str, prompt: str | None = None) -> bool:
+        item = Item(task="math", response=response, reference=reference, prompt=prompt)
+        return scorer.score(item, options).correct is True
 
     return score
 
 
 def measure(
-    name: str, score: Callable[[str, str], bool], cases: list[dict[str, Any]], repeat: int
+    name: str, score: Callable[[str, str, str | None], bool], cases: list[dict[str, Any]], repeat: int
 ) -> dict[str, Any]:
     fn: list[str] = []
     fp: list[str] = []
@@ -93,7 +92,7 @@ def measure(
         fp.clear()
         for case in cases:
             begin = time.perf_counter()
-            correct = score(case["response"], case["reference"])
+            correct = score(case["response"], case["reference"], case.get("prompt"))
             slowest = max(slowest, time.perf_counter() - begin)
             if case["label"] and not correct:
                 fn.append(case["id"])
@@ -156,8 +155,8 @@ def main() -> None:
 def report(
     path: Path,
     cases: list[dict[str, Any]],
-    baseline: Callable[[str, str], bool],
-    assay_score: Callable[[str, str], bool],
+    baseline: Callable[[str, str, str | None], bool],
+    assay_score: Callable[[str, str, str | None], bool],
     repeat: int,
     verbose: bool,
 ) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy
+from answer_styles import STYLED
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Pair:
     kind: str  # the gold's type
     form: str  # the rendering (label True) or the mutation (label False)
     wrapper: str  # how the answer sits in the response
+    prompt: str | None = None  # the question, where it decides (answer_styles.py)
 
 
 # (gold, [(rendering name, text)], [(mutation name, text)])
@@ -466,11 +468,42 @@ KINDS: dict[str, Callable[[random.Random], Drawn]] = {
 }
 
 
+def _styled(rng: random.Random, label: bool) -> Pair:
+    """A pair of answer_styles.py: a whole response written in one of the styles policies use."""
+    kind = rng.choice(sorted(STYLED))
+    gold, forms, mutations, prompt = STYLED[kind](rng, _filler(rng, rng.randint(1, 4)))
+    form, response = rng.choice(forms if label else mutations)
+    return Pair(gold, response, label, kind, form, "as-written", prompt)
+
+
+def _revised(rng: random.Random, answer: str, wrong: str, label: bool) -> tuple[str, str]:
+    """A response that boxes one value and then explicitly corrects it, or that checks its answer in a
+    closing paragraph whose number is not the answer."""
+    thinking = _filler(rng, rng.randint(2, 4))
+    if rng.random() < 0.5:
+        first, last = (wrong, answer) if label else (answer, wrong)
+        return (
+            "correction",
+            f"{thinking}\n\nSo the answer is $\boxed{{{first}}}$.\n\nCorrecting, the answer is ${last}$.",
+        )
+    check = rng.randint(2, 99)
+    said = answer if label else wrong
+    return (
+        "check-after",
+        f"{thinking}\n\nTherefore, the answer is ${said}$.\n\nCheck: substituting back gives {check}.",
+    )
+
+
 def draw(rng: random.Random, label: bool | None = None) -> Pair:
     """One labelled pair: a rewrite (label True) or a near-miss (False), of a random gold type."""
+    label = rng.random() < 0.5 if label is None else label
+    if rng.random() < 0.3:
+        return _styled(rng, label)
     kind = rng.choice(sorted(KINDS))
     gold, forms, mutations = KINDS[kind](rng)
-    label = rng.random() < 0.5 if label is None else label
+    if rng.random() < 0.1:  # a correction after a box, or a check after the answer
+        wrapper, response = _revised(rng, rng.choice(forms)[1], rng.choice(mutations)[1], label)
+        return Pair(gold, response, label, kind, "revised", wrapper)
     if not label and rng.random() < 0.15:  # a hedge: the right value and a near-miss, both offered
         right, wrong = rng.choice(forms)[1], rng.choice(mutations)[1]
         wrapper, response = wrap(rng, right)

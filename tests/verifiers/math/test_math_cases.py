@@ -34,7 +34,7 @@ def load_cases(name: str) -> list[dict[str, object]]:
 def test_case_file_is_well_formed(name: str) -> None:
     cases = load_cases(name)
     assert len(cases) >= CASE_FILES[name]
-    assert all(set(case) == FIELDS for case in cases)
+    assert all(set(case) - {"prompt"} == FIELDS for case in cases)  # a prompt is optional
     assert len({case["id"] for case in cases}) == len(cases)
     assert all(isinstance(case["label"], bool) and case["note"] for case in cases)
     assert all(case["task"] == "math" for case in cases)
@@ -45,7 +45,9 @@ def test_case_file_is_well_formed(name: str) -> None:
 def test_error_rates_through_the_engine(name: str) -> None:
     cases = load_cases(name)
     items = [
-        {"id": c["id"], "task": "math", "response": c["response"], "reference": c["reference"]} for c in cases
+        {"id": c["id"], "task": "math", "response": c["response"], "reference": c["reference"]}
+        | ({"prompt": c["prompt"]} if "prompt" in c else {})
+        for c in cases
     ]
     with Engine(Settings(workers=2, plugins=[])) as engine:
         results = engine.score(items)

@@ -22,7 +22,8 @@ ROWS = [
     ("[1, 2)", "(1, 2]", False),  # Qwen2.5-Math FP: brackets stripped
     ("5", "0.05", False),  # Qwen2.5-Math FP: /100 of any gold
     ("0.05", "5", False),  # Qwen2.5-Math FP: x100 of any gold
-    ("0.5", "50\\%", False),  # stated rule: % equals a fraction only for % or fraction golds
+    ("0.5", "50\\%", True),  # a percent is its decimal (issue 30)
+    ("4", "4\\%", False),  # ... so 4% is not 4 (issue 28), unless the prompt asks for a percent
     ("\\frac{1}{2}", "50\\%", True),
     ("50\\%", "0.5", True),
     ("1000000", "10^6", True),  # PRM800K rejects anything with ^{

@@ -26,8 +26,8 @@ def scorer() -> MathScorer:
     return MathScorer(Settings(workers=1, plugins=[]))
 
 
-def _verdict(scorer: MathScorer, gold: str, response: str) -> bool | None:
-    result = scorer.score(Item(task="math", response=response, reference=gold), MathOptions())
+def _verdict(scorer: MathScorer, gold: str, response: str, prompt: str | None) -> bool | None:
+    result = scorer.score(Item(task="math", response=response, reference=gold, prompt=prompt), MathOptions())
     assert result.status.value == "ok", result.reason
     return result.correct
 
@@ -37,7 +37,7 @@ def _verdict(scorer: MathScorer, gold: str, response: str) -> bool | None:
 @BOUNDED
 def test_a_generated_pair_gets_its_label(scorer: MathScorer, label: bool, seed: int) -> None:
     pair = draw(random.Random(seed), label=label)
-    assert _verdict(scorer, pair.gold, pair.response) is label, (
+    assert _verdict(scorer, pair.gold, pair.response, pair.prompt) is label, (
         pair.kind,
         pair.form,
         pair.gold,

@@ -42,6 +42,17 @@ NEAR_MISSES = [
     ("42", "The answer is 42.\n\nWait, the question asks for the remainder, which is 2.", "taken back"),
     ("5", "So $x != 5$.", "x != 5 never reads as its right side"),
     ("\\frac{1}{3}", "\\boxed{0.3333}", "a rounded decimal is not an exact fraction"),
+    ("37212.15", "\\boxed{37212.16}", "a different digit is no floating-point noise (issue 30)"),
+    ("A", "A total of 48.", "a sentence opening with 'A' chooses no option (issue 30)"),
+    ("4", "\\boxed{4\\%}", "4% is 0.04, not 4, unless the prompt asks for a percent (issue 28)"),
+    ("C", "It is either B or C.", "a hedge listing several letters (issue 30)"),
+    (
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        "\\boxed{\\begin{pmatrix}2 & 1 \\\\ 4 & 3\\end{pmatrix}}",
+        "columns",
+    ),
+    ("8:34 PM", "\\boxed{8:34}", "a time that leaves the half of the day open (issue 30)"),
+    ("\\mathbb{R} \\setminus (3,5)", "\\boxed{(-\\infty,3)\\cup(5,\\infty)}", "a complement's ends flip"),
 ]
 
 LEGAL = [

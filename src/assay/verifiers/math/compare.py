@@ -5,9 +5,11 @@ Rules (each Decision names the one that decided, for `details`):
 - fraction gold: exact equality; a decimal answer within `rel_tol` (relative) also counts.
 - decimal gold: within `rel_tol`, or an answer more precise than the gold that rounds to it
   ("1.732" or `\\sqrt{3}` for gold "1.73"; "1.7" does not).
-- percent: "50%" equals a percent gold "50\\%" or a plain "50"; it equals 0.5 only where the gold is a
-  percent or a fraction (`\\frac{1}{2}`), never a plain decimal. An answer 0.5 or 1/2 equals gold "50\\%".
-  Nothing is ever scaled by 100 otherwise (Qwen2.5-Math's grader accepts x100 and /100 of any gold).
+- percent: a percent answer is its decimal ("50%" equals gold 0.5 or 1/2, "4%" never equals gold 4);
+  it equals the bare number of percent ("4%" for gold 4) only when the prompt asks for a percent
+  (prompt.py). A percent gold "50\\%" is answered by "50%", by 0.5 or 1/2, or by a bare 50. Nothing
+  else is ever scaled by 100 (Qwen2.5-Math's grader accepts x100 and /100 of any gold).
+- choice with a prompt that lists options: a letter answers the option's text and the text its letter.
 - expressions: sympy, see `symbolic.equal` (symbols by name first, constants exactly, then agreement at
   positive, negative and complex points, then a bounded simplify); the string fast path keeps grouping.
 - sequences: sets and lists of solutions are unordered (a repeated element is one); tuples, vectors,
@@ -28,6 +30,7 @@ from fractions import Fraction
 from typing import Any
 
 from assay.verifiers.math import symbolic
+from assay.verifiers.math.clock import Clock, same_time
 from assay.verifiers.math.normalise import canonical_text, strip_unit_words, strip_units
 from assay.verifiers.math.numbers import Number, parse_number
 from assay.verifiers.math.values import Atom, Choice, Relation, Seq, Text, Union, Value, parse_value
@@ -40,6 +43,8 @@ class Policy:
     rel_tol: float = 1e-6
     percent: bool = True
     units: bool = True
+    percent_question: bool = False  # the prompt asks for a percent (prompt.asks_for_percent)
+    options: tuple[tuple[str, str], ...] = ()  # the prompt's options, (letter, text) (choices.py)
 
 
 @dataclass(frozen=True)
@@ -75,12 +80,27 @@ def _squash(text: str) -> str:
 
 
 def compare(gold: Value, answer: Value, policy: Policy) -> Decision:
-    """Whether `answer` is equivalent to `gold`, by the rule the gold's kind selects."""
+    """Whether `answer` is equivalent to `gold`, by the rule the gold's kind selects; a set built by an
+    operation (sets.py) names that operation in the rule."""
+    decision = _compare(gold, answer, policy)
+    origins = [origin for v in (gold, answer) if (origin := getattr(v, "origin", ""))]
+    return Decision(decision.correct, f"{', '.join(origins)}: {decision.rule}") if origins else decision
+
+
+def _compare(gold: Value, answer: Value, policy: Policy) -> Decision:
     if isinstance(gold, Choice):
         return _choice(gold, answer, policy)
+    if isinstance(gold, Clock) or isinstance(answer, Clock):
+        if not (isinstance(gold, Clock) and isinstance(answer, Clock)):
+            return Decision(False, "clock: a time against a value that is not a time")
+        return Decision(*same_time(gold, answer))
     if isinstance(gold, Text):
         return _text(gold, answer)
     if isinstance(answer, Choice):
+        option = dict(policy.options).get(answer.letter)
+        if option is not None:  # a letter for a gold written as the option's text
+            decision = compare(gold, parse_value(option), policy)
+            return Decision(decision.correct, f"choice-from-prompt: option {answer.letter} ({decision.rule})")
         if not answer.rest:
             answer = Atom(answer.letter)
         else:
@@ -97,6 +117,15 @@ def compare(gold: Value, answer: Value, policy: Policy) -> Decision:
 def _choice(gold: Choice, answer: Value, policy: Policy) -> Decision:
     if isinstance(answer, Atom) and (m := re.fullmatch(r"\(?([a-j])\)?", answer.text)):
         answer = Choice(m.group(1).upper())
+    if not isinstance(answer, Choice | Seq) and policy.options:
+        matching = [
+            letter for letter, text in policy.options if compare(parse_value(text), answer, policy).correct
+        ]
+        if len(matching) == 1:  # the option's text for a gold letter: its letter in the prompt's list
+            ok = matching[0] == gold.letter
+            return Decision(
+                ok, f"choice-from-prompt: option {matching[0]} {'=' if ok else '!='} {gold.letter}"
+            )
     if isinstance(answer, Choice):
         ok = answer.letter == gold.letter
         return Decision(ok, f"choice: letter {answer.letter} {'=' if ok else '!='} {gold.letter}")
@@ -182,14 +211,22 @@ def scalar_equal(gold: Atom, answer: Atom, policy: Policy) -> Decision:
 def _numbers(gold: Number, answer: Number, policy: Policy) -> Decision:
     candidates: list[tuple[Fraction, str]] = [(answer.value, "")]
     if answer.percent and not gold.percent:
-        if gold.kind == "fraction" and policy.percent:
-            candidates = [(answer.value / 100, "percent answer as a fraction; ")]
+        # "50%" is 0.5 (issue 30), never 50, unless the question asks for a percent: then a gold 4 is
+        # "4 percent" and "4%" answers it (without that question, 4 for 4% was a reward not earned, issue 28)
+        candidates = [(answer.value / 100, "percent answer as its decimal; ")] if policy.percent else []
+        if policy.percent and policy.percent_question:
+            candidates.append((answer.value, "percent answer to a question that asks for a percent; "))
+        if not candidates:
+            return Decision(False, "percent: a percent answer for a gold that is not a percent")
     elif gold.percent and not answer.percent and policy.percent:
         candidates.append((answer.value * 100, "fraction answer as a percent; "))
     for value, note in candidates:
         decision = _number_equal(gold, value, answer, policy.rel_tol)
         if decision.correct:
             return Decision(True, note + decision.rule)
+    if answer.percent and not gold.percent and not policy.percent_question:
+        read = f"{answer.describe()} read as {answer.value / 100}"
+        return Decision(False, f"percent: {read} != {gold.describe()} (no prompt that asks for a percent)")
     return Decision(False, f"number: {answer.describe()} != {gold.describe()}")
 
 
@@ -199,12 +236,19 @@ def _rounding_gold(gold: Number) -> bool:
     return gold.kind == "decimal" and gold.significant_digits >= 3
 
 
+_NOISE_TOL = 1e-6
+
+
 def _number_equal(gold: Number, value: Fraction, answer: Number, rel_tol: float) -> Decision:
     if value == gold.value:
         return Decision(True, "number: exact")
     inexact = {"decimal", "scientific"}
     if gold.kind == "integer" or (gold.kind not in inexact and answer.kind not in inexact):
         return Decision(False, "number: exact value required")
+    if gold.kind == answer.kind == "decimal" and answer.decimals <= gold.decimals and rel_tol <= _NOISE_TOL:
+        # 37212.16 for 37212.15 is within a relative 1e-6 but differs at a digit both wrote: a tolerance
+        # this small is for floating-point noise, which a written digit is not (a larger rel_tol is a choice)
+        return Decision(False, "number: differs at a written digit")
     if abs(value - gold.value) <= Fraction(rel_tol) * max(abs(value), abs(gold.value)):
         return Decision(True, "number: within relative tolerance")
     more_precise = answer.kind != "decimal" or answer.decimals > gold.decimals
@@ -315,6 +359,8 @@ def _sequence(gold: Seq, answer: Value, policy: Policy) -> Decision:
         return Decision(False, f"interval of {answer.var} where one of {gold.var} was expected")
     if (named := _by_name(gold, answer, policy)) is not None:
         return named
+    if (indexed := _by_index(gold, answer, policy)) is not None:
+        return indexed
     if gold.kind in _UNORDERED_PEERS:
         if answer.kind not in _UNORDERED_PEERS[gold.kind]:
             return Decision(False, f"{answer.kind} where a {gold.kind} (unordered) was expected")
@@ -356,6 +402,26 @@ def _by_name(gold: Seq, answer: Seq, policy: Policy) -> Decision | None:
         if not decision.correct:
             return Decision(False, f"{var}: {decision.rule}")
     return Decision(True, "named values: each variable equal")
+
+
+_INDEXED_RE = re.compile(r"^([a-zA-Z])_\{?(\d+)\}?$")
+
+
+def _by_index(gold: Seq, answer: Seq, policy: Policy) -> Decision | None:
+    """ "a_1 = -1, a_2 = 1" answered by the tuple "(-1, 1)" (issue 30): terms named by one letter with
+    distinct indices are read in index order, so a tuple that lists them in that order answers them."""
+    named = _named_items(gold)
+    indices = [_INDEXED_RE.match(var) for var in named or {}]
+    if not named or not all(indices) or len({m.group(1) for m in indices if m}) != 1:
+        return None
+    if answer.kind not in ("paren", "vector") or len(answer.items) != len(named) or _named_items(answer):
+        return None
+    order = sorted(named, key=lambda var: int(_INDEXED_RE.match(var).group(2)))  # type: ignore[union-attr]
+    for var, item in zip(order, answer.items, strict=True):
+        decision = compare(named[var], item, policy)
+        if not decision.correct:
+            return Decision(False, f"indexed terms in order: {var}: {decision.rule}")
+    return Decision(True, "indexed terms in order: each term equal")
 
 
 def _named_items(seq: Seq) -> dict[str, Atom] | None:

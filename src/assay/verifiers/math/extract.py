@@ -39,6 +39,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from assay.verifiers.math.choices import prose_choice, read_letters
+from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
 from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
 from assay.verifiers.math.region import final_region, strip_turn_tokens
 
@@ -93,6 +95,16 @@ _BARE_LEAD_RE = re.compile(
     r"(?:is|are|was|were|equals|get|got|gets|obtain|obtained|have|has|find|found)\b\s*:?\s*",
     re.IGNORECASE,
 )
+# A short answer's opening words that say who answers or how sure they are ("I think it is 48.", "I'd
+# say 3.", "A total of 48."): read as letters, these made 48 a choice "I" (issue 30).
+_SPEAKER_LEAD_RE = re.compile(
+    r"^(?:(?:i|we)(?:\s+|['’]d\s+)(?:(?:really|would|also)\s+)?"
+    r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it)"
+    r"\s+(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
+    r"|(?:a|the)\s+total\s+of\s+|in\s+total,?\s+|(?:it|that|this)['’]s\s+|that\s+makes\s+"
+    r"|(?:the\s+)?answer['’]s\s+)",
+    re.IGNORECASE,
+)
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 _CONNECTOR_RE = re.compile(
@@ -138,6 +150,7 @@ _BOUND_WORDS_RE = re.compile(
     r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
     re.IGNORECASE,
 )
+_TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
 _NUMBER_TOKEN_RE = re.compile(r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?%?(?![\w^_{])")
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
@@ -235,14 +248,20 @@ def _answer_after_cue(snippet: str) -> str | None:
 
 def _cue_answer(region: str) -> Extraction | NoAnswer | None:
     """The answer after the last cue that has one ("The answer is ...", "Answer:", "#### 42")."""
-    cues = sorted(
+    cues: list[tuple[int, str, Language | None]] = sorted(
         itertools.chain(
-            ((m.end(), "answer-cue") for m in _CUE_RE.finditer(region)),
-            ((m.end(), "hash-cue") for m in _HASH_RE.finditer(region)),
-        )
+            ((m.end(), "answer-cue", None) for m in _CUE_RE.finditer(region)),
+            ((m.end(), "correction-cue", None) for m in _CORRECTION_CUE_RE.finditer(region)),
+            ((m.end(), "hash-cue", None) for m in _HASH_RE.finditer(region)),
+            ((m.end(), f"answer-cue:{m.lastgroup}", language_of(m)) for m in find_cues(region)),
+        ),
+        key=lambda cue: cue[0],
     )
-    for end, rule in reversed(cues):
-        answer = _answer_after_cue(region[end:])
+    for end, rule, language in reversed(cues):
+        if language is not None:  # "答案是 42。", "Die Antwort ist 42, weil ...", "Ответ: 42"
+            answer = _answer_after_cue(localised_answer(region[end:], language))
+        else:
+            answer = _answer_after_cue(region[end:])
         if answer and _taken_back(answer, region[end:]):
             return NoAnswer("the answer after the cue is taken back later (a hedge)")
         if answer:
@@ -349,6 +368,9 @@ def _concluding_number(region: str) -> str | None:
         return None  # "less than 18", "42 is wrong", "18 so far": a bound, a rejection or an interim value
     if math_segments(sentence):
         return None  # a formula: rule 5 reads those
+    times = _TIME_TOKEN_RE.findall(sentence)
+    if len(times) == 1 and not _NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
+        return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
     if "=" in sentence:
         tokens = _NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
         return tokens[0] if tokens else None
@@ -381,6 +403,7 @@ def _bare_value(region: str) -> str:
     """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
     (read whole, "It is 3" is the product I*t*i*s*3)."""
     text = _LEAD_WORD_RE.sub("", region.strip())
+    text = _SPEAKER_LEAD_RE.sub("", text)
     text = _BARE_LEAD_RE.sub("", text)
     text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
     return text.lstrip("= ").strip() or region.strip()
@@ -391,6 +414,7 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
     text = response[-max_chars:] if len(response) > max_chars else response
     region, unclosed = final_region(strip_turn_tokens(text))
     markers = [m.end() for pattern in (BOX_RE, _CUE_RE, _HASH_RE) if (m := pattern.search(region))]
+    markers += [m.end() for m in find_cues(region)[:1]]
     if not markers:
         return region, unclosed
     # Only a few follow-on questions are tried, each a linear scan, so a hostile response stays cheap.
@@ -405,19 +429,47 @@ def _answer_region(response: str, max_chars: int) -> tuple[str, bool]:
 _FINAL_CUE_RE = re.compile(r"\bfinal\s+answer\b(?:\s*:)?(?:\s*the\s+final\s+answer\s+is)?", re.IGNORECASE)
 
 
+# An explicit correction that restates the answer: "Correcting, the answer is 44.", "Correction: 44".
+_CORRECTION_CUE_RE = re.compile(
+    r"\b(?:correcting|correction|corrected|to\s+correct)\b[^.\n]{0,40}?"
+    r"(?:the\s+(?:(?:correct|final|right)\s+)?answer\s+(?:is|should\s+be)|it\s+(?:is|should\s+be)|:)",
+    re.IGNORECASE,
+)
+
+
 def _final_cue_after_boxes(region: str) -> Extraction | None:
     """ "... = \\boxed{255} ... Final Answer: The final answer is $10,455$.": boxes of intermediate
-    values, then the response's own final answer after the last of them."""
+    values, then the response's own final answer after the last of them; or a box the response then
+    corrects explicitly ("\\boxed{42} ... Correcting, the answer is 44.": the corrected answer counts)."""
     last_box = max(m.start() for m in BOX_RE.finditer(region))
-    cue = None
-    for match in _FINAL_CUE_RE.finditer(region, last_box):
-        cue = match
-    if cue is None:
-        return None
-    answer = _answer_after_cue(region[cue.end() :])
-    if not answer or not re.search(r"[\d\\]", answer):  # "Final Answer: see the box above"
-        return None
-    return Extraction((answer,), "final-answer-cue")
+    for pattern, rule in ((_CORRECTION_CUE_RE, "correction-cue"), (_FINAL_CUE_RE, "final-answer-cue")):
+        cue = None
+        for match in pattern.finditer(region, last_box):
+            cue = match
+        if cue is None:
+            continue
+        answer = _answer_after_cue(region[cue.end() :])
+        if answer and re.search(r"[\d\\]", answer):  # not "Final Answer: see the box above"
+            return Extraction((answer,), rule)
+    return None
+
+
+# A closing paragraph that checks the answer rather than states it ("Check: with x = 4 this gives 5.").
+_CHECK_RE = re.compile(
+    r"^[*_#\s]*(?:sanity[- ]check|check(?:ing)?|verification|verify(?:ing)?|double[- ]check(?:ing)?"
+    r"|let(?:'s|\s+us|\s+me)\s+(?:verify|check|double[- ]check)|to\s+(?:verify|check))\b",
+    re.IGNORECASE,
+)
+
+
+def _without_checks(region: str) -> str:
+    """The region without closing paragraphs that check the answer: its last number is the check's
+    (issue 30: an unboxed answer followed by a sanity-check number was read as that number)."""
+    paragraphs = _paragraphs(region)
+    kept = len(paragraphs)
+    while kept > 1 and _CHECK_RE.match(paragraphs[kept - 1]):
+        kept -= 1
+    return region if kept == len(paragraphs) else "\n\n".join(paragraphs[:kept])
 
 
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
@@ -437,13 +489,16 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return cued
     if cued := cued or _named_answer(region):
         return cued
-    region = _SIGN_OFF_RE.sub("", region)
+    region = _without_checks(_SIGN_OFF_RE.sub("", region))
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
         if prose and (number := _concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
-        return Extraction((_bare_value(region),), "bare")
+        bare = _bare_value(region)
+        if read_letters(bare) is None and (letters := _choice_sentence(region)):
+            return Extraction((letters,), "choice-prose")  # "The correct one is (C).", "Not A: I pick C."
+        return Extraction((bare,), "bare")
     for rule, find in (  # a last sentence that states one number outranks a formula before it
         ("last-line", _last_line_answer),
         ("concluding-sentence", _concluding_number),
@@ -451,6 +506,33 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     ):
         if answer := find(region):
             return Extraction((answer,), rule)
+    if letters := _choice_sentence(region):
+        return Extraction((letters,), "choice-prose")
     if not _looks_complete(region):
         return NoAnswer("the response stops mid-sentence (cut off) without a final answer")
     return NoAnswer("no boxed answer, answer cue or concluding formula found")
+
+
+# A last sentence that chooses: it names a choice word, or ends on its letter ("..., so C").
+_CHOOSING_RE = re.compile(
+    r"\b(?:option|choice|answer|correct|right|so|thus|therefore|hence|pick|choose|select|go\s+with)\b"
+    r"|(?:\(?[A-J]\)?|\*\*\(?[A-J]\)?\*\*)[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _choice_sentence(region: str) -> str | None:
+    """The option letters a last sentence chooses ("It can't be A or B, so C." -> "(C)"), several joined
+    by "or" so the comparer sees the hedge; None when it names no letter or does not choose."""
+    paragraphs = _paragraphs(region)
+    if not paragraphs:
+        return None
+    sentence = re.split(r"(?<=[.!?])\s+", paragraphs[-1].rsplit("\n", 1)[-1])[-1]
+    if (
+        len(sentence) > _LAST_SENTENCE_MAX_CHARS
+        or math_segments(sentence)
+        or not _CHOOSING_RE.search(sentence)
+    ):
+        return None
+    letters = prose_choice(sentence)
+    return " or ".join(f"({letter})" for letter in letters) or None

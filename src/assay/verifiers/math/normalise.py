@@ -52,6 +52,14 @@ _SPACING_RE = re.compile(
 )
 _DEGREE_RE = re.compile(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|°|\\degree(?![a-zA-Z])|\^\s*\{\s*o\s*\}")
 _DEGREE_WORD_RE = re.compile(r"(\d)\s*degrees?\b")
+_TRIG_RE = re.compile(r"\\(?:sin|cos|tan|sec|csc|cot)(?![a-zA-Z])")
+_DEGREE_NUMBER_RE = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°|\\degree(?![a-zA-Z])|\^\s*\{\s*o\s*\})"
+)
+# A price with a decimal comma: two digits after the comma, then a currency sign.
+# A bare "$" counts only after a space and before the end or a space ("2,74 $"): "$21,16$" is a formula.
+_PRICE_COMMA_RE = re.compile(r"(?<![\d,])(\d+),(\d{2})(?:\s+\$(?=\s|$)|\s*(?:\\\$|€|£|¥|₽|₹|zł)(?![\w$]))")
+_CURRENCY_RE = re.compile(r"€|£|¥|₽|₹")
 _DELIMS_RE = re.compile(r"\$\$|\$|\\\[|\\\]|\\\(|\\\)")
 _FRAC_ALIASES_RE = re.compile(r"\\[dt]frac(?![a-zA-Z])|\\cfrac(?![a-zA-Z])")
 _RELATION_ALIASES = {
@@ -131,12 +139,21 @@ class Cleaned:
     degrees: bool = False
 
 
+# Digits of other scripts: fullwidth (CJK input methods), Arabic-Indic and Persian.
+_DIGITS = str.maketrans(
+    "０１２３４５６７８９٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹－＋．，：（）",
+    "0123456789" * 3 + "-+.,:()",
+)
+
+
 def clean(raw: str) -> Cleaned:
     """Normalise spelling without changing meaning (see the module docstring for the list)."""
-    text = raw.strip()
+    text = raw.strip().translate(_DIGITS)
     text = _ESCAPED_COMMAND_RE.sub(r"\\", text)  # "\\\\frac" (a doubly escaped string) is "\\frac"
     text = re.sub(r",\\!\s*", ",", text)  # "32,\\! 349": a thousands separator, even with a space after
+    text = _PRICE_COMMA_RE.sub(r"\1.\2 ", text)  # "2,74 $", "2,74€": a price, never the list 2, 74
     text = _DELIMS_RE.sub(" ", text)
+    text = _CURRENCY_RE.sub(" ", text)
     text = text.replace("\\\\%", "%").replace("\\%", "%").replace("\\$", " ").replace("\\#", "#")
     text = _FRAC_ALIASES_RE.sub(r"\\frac", text)
     text = text.replace("\\dbinom", "\\binom").replace("\\tbinom", "\\binom")
@@ -153,12 +170,15 @@ def clean(raw: str) -> Cleaned:
     text = _DROP_RE.sub("", text)
     text = unwrap_commands(text)
     text = _plain_functions(text)
+    if _TRIG_RE.search(text):  # "\\sin(90^{\\circ}-x)": degrees inside a function are pi/180 there (issue 30)
+        text = _DEGREE_NUMBER_RE.sub(r"\\frac{\1\\pi}{180}", text)
     degrees = bool(_DEGREE_RE.search(text) or _DEGREE_WORD_RE.search(text))
     text = _DEGREE_WORD_RE.sub(r"\1", _DEGREE_RE.sub(" ", text))
     text = _SPACING_RE.sub(" ", text.replace("\\!", ""))
     text = text.replace("{,}", ",").replace("{.}", ".")
     text = _MULTISPACE_RE.sub(" ", text).strip()
     text = _PERCENT_WORD_RE.sub(r"\1%", text)
+    text = re.sub(r"(?<!\\)\\$", "", text).rstrip()  # a stray trailing backslash ("5\\", issue 30)
     text = text.rstrip(" .;:,").lstrip(" ;:,").strip()
     if text.startswith("**") and text.endswith("**"):
         text = text[2:-2].strip()

@@ -1,6 +1,7 @@
 """Exact parsing of written numbers into `Fraction`s: the fast path that needs no sympy.
 
-Covered: integers with thousands separators ("1,000,000", "1 000", "1\\,000"), decimals, repeating
+Covered: integers with thousands separators ("1,000,000", "1 000", "1\\,000"), decimals (a decimal comma
+where no other reading is possible: "1000,99", "0,111"), repeating
 decimals (`0.\\overline{3}`), fractions (`\\frac{3}{4}`, `\\frac34`, `3/4`), mixed numbers
 (`2\\frac{1}{2}`, "2 1/2"), percent, scientific notation (`1.5\\times10^{3}`, "1.5e3"), and small integer
 powers (`10^6`, `2^{10}`). A power whose result would be huge is refused here (the cost guard), so
@@ -27,6 +28,9 @@ _INT = r"\d+"
 _DEC = r"(?:\d+\.\d*|\.\d+|\d+)"
 _THOUSANDS_RE = re.compile(r"^\d{1,3}(?:(?:,|\s|\\,|\{,\})\d{3})+(?:\.\d+)?$")
 _DECIMAL_RE = re.compile(rf"^{_DEC}$")
+# A comma that can only be a decimal comma: after four digits or more with one or two after it, or after
+# a lone 0 with three or more ("1000,99", "0,111"). "1,22" or "0,5" may be a list (see prompt.py).
+_DECIMAL_COMMA_RE = re.compile(r"^(?:[1-9]\d{3,},\d{1,2}|0,\d{3,})$")
 _REPEATING_RE = re.compile(r"^(\d*)\.(\d*)\\overline\{?(\d+)\}?$|^(\d*)\.(\d*)\((\d+)\)$")
 _FRAC_RE = re.compile(
     r"^\\frac\s*(?:\{\s*([-+]?\s*\d+(?:\.\d+)?)\s*\}|(\d))\s*(?:\{\s*([-+]?\s*\d+(?:\.\d+)?)\s*\}|(\d))$"
@@ -81,6 +85,8 @@ def _unsigned(text: str) -> tuple[Fraction, NumberKind, int] | None:
     if _DECIMAL_RE.match(text):
         places = _decimal_places(text)
         return Fraction(text.rstrip(".") or "0"), ("decimal" if places else "integer"), places
+    if _DECIMAL_COMMA_RE.match(text):  # "1000,99", "0,111": no thousands grouping reads so (issue 30)
+        return _unsigned(text.replace(",", "."))
     if _THOUSANDS_RE.match(text):
         digits = re.sub(r"\\,|\{,\}|,|\s", "", text)
         return Fraction(digits), ("decimal" if "." in digits else "integer"), _decimal_places(digits)

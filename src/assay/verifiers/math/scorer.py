@@ -20,10 +20,18 @@ from assay.registry import Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import symbolic
+from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
-from assay.verifiers.math.extract import Extraction, extract
+from assay.verifiers.math.extract import Extraction, NoAnswer, extract
 from assay.verifiers.math.formulas import find_boxes
 from assay.verifiers.math.normalise import strip_units
+from assay.verifiers.math.prompt import (
+    asks_for_percent,
+    decimal_comma,
+    has_ambiguous_comma,
+    restates_prompt,
+    with_decimal_points,
+)
 from assay.verifiers.math.values import Atom, Seq, Text, Value, describe, kind_of, parse_value
 
 log = logging.getLogger(__name__)
@@ -44,7 +52,7 @@ class MathOptions(TaskOptions):
     )
     allow_percent: bool = Field(
         True,
-        description='Let "50%" equal 0.5 where the gold is a percent or a fraction, and 0.5 equal "50%".',
+        description='Let "50%" equal 0.5 (and 0.5 a gold "50%"); off: a percent equals only a percent.',
     )
     strip_units: bool = Field(True, description='Drop unit words after a bare number ("20 cm" -> 20).')
 
@@ -58,6 +66,7 @@ def _unit_words(unit: str) -> bool:
     return bool(re.search(r"[a-zA-Z]{2,}", unit)) or unit.strip() in _ONE_LETTER_UNITS
 
 
+@lru_cache(maxsize=4096)
 def gold_answer(reference: str) -> str:
     """The answer a reference states. A worked solution (MATH style) states it in its own `\\boxed{}`
     (several boxes are one list); a reference written as prose with formulas goes through the extractor;
@@ -114,6 +123,15 @@ def _boxes_as_one_list(gold: Value, boxes: tuple[str, ...], policy: Policy) -> D
     return Decision(True, f"the boxes as one list: {decision.rule}") if decision.correct else None
 
 
+def _comma_reading(prompt: str | None, found: Extraction | NoAnswer, reference: str) -> str | None:
+    """How an ambiguous "1,22" in the answer or the gold is read (prompt.decimal_comma), None if none."""
+    answers = found.answers if isinstance(found, Extraction) else ()
+    if not any(has_ambiguous_comma(text) for text in (*answers, reference)):
+        return None
+    reason = decimal_comma(prompt, found.rule if isinstance(found, Extraction) else "")
+    return reason or "list: 1,22 is read as the list 1, 22 (no prompt or language says decimal comma)"
+
+
 class MathScorer(Scorer[MathOptions]):
     name: ClassVar[str] = "math"
     description: ClassVar[str] = "Final answer of a chain of thought vs a gold answer (LaTeX or text)."
@@ -144,9 +162,15 @@ class MathScorer(Scorer[MathOptions]):
             log.exception("math scorer failed")
             return Result.error(f"math scorer failed: {type(exc).__name__}: {exc}")
 
-    def _policy(self, options: MathOptions) -> Policy:
+    def _policy(self, options: MathOptions, prompt: str | None, worked: str | None) -> Policy:
         rel_tol = options.rel_tol if options.rel_tol is not None else self.settings.math.rel_tol
-        return Policy(rel_tol=rel_tol, percent=options.allow_percent, units=options.strip_units)
+        return Policy(
+            rel_tol=rel_tol,
+            percent=options.allow_percent,
+            units=options.strip_units,
+            percent_question=asks_for_percent(prompt) or asks_for_percent(worked),
+            options=tuple(prompt_options(prompt).items()) if prompt else (),
+        )
 
     def _score(self, item: Item, options: MathOptions) -> Result:
         reference = (item.reference or "").strip()
@@ -156,16 +180,32 @@ class MathScorer(Scorer[MathOptions]):
             return Result.invalid(f"the reference is longer than {MAX_REFERENCE_CHARS} characters")
         if item.response is None:
             return Result.invalid("math items need a response")
+        found = extract(item.response, self.settings.math.max_response_chars)
+        comma = _comma_reading(item.prompt, found, reference)
+        if comma and comma.startswith("decimal comma: the prompt"):
+            reference = with_decimal_points(reference)  # the gold is written in the prompt's convention
         try:
             gold = parse_gold(reference)
         except GoldUnusable as exc:
             return Result.invalid(f"cannot use the reference {reference[:80]!r}: {exc}")
-        found = extract(item.response, self.settings.math.max_response_chars)
         if not isinstance(found, Extraction):
             return Result.verdict(
                 False, found.reason, details={"rule": "no-answer", "gold_kind": kind_of(gold)}
             )
-        return self._judge(gold, found, self._policy(options))
+        if comma and comma.startswith("decimal comma"):
+            found = Extraction(tuple(with_decimal_points(a) for a in found.answers), found.rule)
+        # A worked reference that speaks of a percentage asks for one as a prompt would (math-verify's
+        # suite: a MATH solution "Let the percentage of ... be $x$" with the gold 20 answered "20%").
+        worked = reference if gold_answer(reference) != reference else None
+        policy = self._policy(options, item.prompt, worked)
+        result = self._judge(gold, found, policy)
+        if comma:
+            result = result.model_copy(update={"details": {**(result.details or {}), "decimal_comma": comma}})
+        if result.correct and restates_prompt(item.prompt, item.response, found.answers[-1]):
+            details = {**(result.details or {}), "rule": "restates-prompt"}
+            reason = "the response only restates the question and ends on a number from it (restates-prompt)"
+            return Result.verdict(False, reason, extracted=result.extracted, details=details)
+        return result
 
     def _judge(self, gold: Value, found: Extraction, policy: Policy) -> Result:
         details: dict[str, Any] = {

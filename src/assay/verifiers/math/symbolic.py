@@ -206,6 +206,9 @@ def _nodes(expr: Any) -> Any:
     return sympy.preorder_traversal(expr)
 
 
+_CUT_OFFSET = Fraction(1, 1000)
+
+
 def _points(symbols: list[Any], complex_ok: bool) -> list[dict[Any, Any]]:
     """Positive, negative and (where allowed) complex fractional points: sampling only (0.3, 2.7) accepted
     sqrt(x^2) for x, |x| for x and log(x^2) for 2 log x (issue 14)."""
@@ -225,6 +228,12 @@ def _points(symbols: list[Any], complex_ok: bool) -> list[dict[Any, Any]]:
             value: Any = sign * fraction(0.31, 2.77)
             if kind == "complex":
                 value = value + rng.choice((1, -1)) * fraction(0.29, 1.93) * sympy.I
+            elif sign < 0 and complex_ok:
+                # Just above the negative real axis, not on it: the cut of sqrt, log and x^(1/n) lies
+                # there, so 1/sqrt(x) and sqrt(1/x) (equal everywhere off the cut) differed at every
+                # negative point (issue 30). Off-axis points still tell sqrt(x^2) from x, log(x^2) from
+                # 2 log x and sqrt(x) sqrt(y) from sqrt(xy), which differ on a whole half-plane.
+                value = value + _CUT_OFFSET * sympy.I
             point[s] = value
         points.append(point)
     return points

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from assay.verifiers.math.choices import read_letters
+from assay.verifiers.math.clock import Clock, read_clock
 from assay.verifiers.math.normalise import canonical_text, clean, is_synonym_word
 from assay.verifiers.math.numbers import Number, parse_number
 
@@ -42,11 +44,13 @@ class Seq:
     left: str = ""
     right: str = ""
     var: str = ""  # "x" of "1 < x < 3": the interval of a named variable (1 < y < 3 is another answer)
+    origin: str = field(default="", compare=False)  # the rule that built it ("set complement"), for details
 
 
 @dataclass(frozen=True)
 class Union:
     parts: tuple[Seq, ...]
+    origin: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,7 @@ class Text:
     raw: str = field(default="", compare=False)
 
 
-Value = Atom | Seq | Union | Relation | Choice | Text
+Value = Atom | Seq | Union | Relation | Choice | Text | Clock
 
 MAX_DEPTH = 8
 _INFINITIES = {
@@ -82,10 +86,6 @@ _INFINITIES = {
     **dict.fromkeys(("-\\infty", "-infty", "-inf", "-infinity", "-∞", "-oo"), "-\\infty"),
 }
 _ALL_REALS = frozenset({"allrealnumbers", "allreals", "allrealvalues", "allrealx", "realnumbers"})
-_CHOICE_RE = re.compile(
-    r"^(?:(?:option|choice|answer)\s*:?\s*)?\(?\s*([A-J])\s*\)?(?:\s*[.:)]?\s+(.*)|\s*[.:)])?$", re.IGNORECASE
-)
-_OTHER_CHOICE_RE = re.compile(r"\(\s*([A-J])\s*\)|(?<![A-Za-z\\])([A-J])(?![A-Za-z])")
 # What may stand on the left of "= value": a variable, a Greek letter, a function at a point ("f(2)",
 # "P(A)", "f(x, y)", "f^{-1}(x)"), a tuple of variables, a sum or difference of two variables, or a
 # named segment or angle ("AB", "\\angle ABC").
@@ -97,7 +97,7 @@ _VAR_RE = re.compile(
 )
 # |x| (after `clean`, `\\lvert x \\rvert` and `\\left| x \\right|` are written `|x|` too).
 _ABS_VAR_RE = re.compile(r"^\|\s*[a-zA-Z](?:_\{?\w+\}?)?\s*\|$")
-_CLOCK_RE = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap]\.?m\.?)?$", re.IGNORECASE)
+_CLOCK_SHAPE_RE = re.compile(r"^\d{1,2}(?::|\s*h\s*)\d{2}(?::\d{2})?\s*(?:[ap]\.?\s?m\.?)?$", re.IGNORECASE)
 _RELATION_RE = re.compile(r"\\leq|\\geq|\\ne|\\lt|\\gt|<=|>=|!=|<|>|=")
 _OPENERS = {"(": ")", "[": "]", "\\{": "\\}", "\\langle": "\\rangle", "{": "}", "⟨": "⟩"}
 _MATRIX_RE = re.compile(r"^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^}]*\})?(.*)\\end\{\1\}$", re.DOTALL)
@@ -194,7 +194,9 @@ def _matrix(body: str, depth: int) -> Value:
     cells = [tuple(parse_value(cell, depth + 1) for cell in split_top(row, ("&",))) for row in rows]
     if all(len(row) == 1 for row in cells) and len(cells) > 1:
         return Seq("vector", tuple(row[0] for row in cells))  # a column vector is a vector
-    return Seq("matrix", tuple(Seq("list", row) for row in cells))
+    return Seq(
+        "matrix", tuple(Seq("vector", row) for row in cells)
+    )  # a row is ordered (columns swapped differ)
 
 
 def _relation(text: str, depth: int) -> Value | None:
@@ -210,8 +212,10 @@ def _relation(text: str, depth: int) -> Value | None:
             if isinstance(value, Atom):
                 return Atom(value.text, value.number, value.degrees, lhs.replace(" ", ""))
             return value
-        if not _letters(lhs) and not _letters(rhs):
-            return parse_value(rhs, depth + 1)  # "\\binom{4}{2} = 6": a computation, then its value
+        if not _letters(rhs) and (not _letters(lhs) or _OPERATOR_LHS_RE.match(lhs)):
+            # "\\binom{4}{2} = 6", "\\lim_{x \\to 0} \\frac{\\sin x}{x} = 1", "\\det(A) = 3": a computation,
+            # then its value
+            return parse_value(rhs, depth + 1)
         if _NAME_LHS_RE.match(lhs) and not _letters(rhs):  # "A:B = 1", "|AB| = 1", "\\frac{NO}{BO} = ..."
             value = parse_value(rhs, depth + 1)
             if isinstance(value, Atom):
@@ -238,6 +242,12 @@ def _split_relation(text: str) -> tuple[list[str], list[str]]:
 def _letters(text: str) -> bool:
     """Whether `text` names a variable (letters other than LaTeX command names and constants)."""
     return bool(re.search(r"[a-zA-Z]", re.sub(r"\\[a-zA-Z]+|(?<![a-zA-Z])(?:e|i)(?![a-zA-Z])", "", text)))
+
+
+# An operator whose result is a value, written on the left of "= value" (issue 30: these were relations).
+_OPERATOR_LHS_RE = re.compile(
+    r"^\\(?:lim|det|sum|prod|int|max|min|sup|inf|gcd|operatorname\{?(?:det|lcm|gcd))(?![a-zA-Z])"
+)
 
 
 # The name of a quantity on the left of "= value": a ratio of named things ("A:B", "V_1:V_2"), a length
@@ -362,19 +372,24 @@ def _strip_redundant_parens(text: str) -> str:
     return text
 
 
+def _set_operation(text: str, depth: int) -> Value | None:
+    """ "A \\setminus B" evaluated (sets.py), when both sides are sets or intervals it knows."""
+    parts = split_top(text, ("\\setminus", "\\backslash"))
+    if len(parts) != 2 or not all(parts):
+        return None
+    return sets.difference(parse_value(parts[0], depth + 1), parse_value(parts[1], depth + 1))
+
+
 def parse_value(raw: str, depth: int = 0) -> Value:
     """The structured form of a (possibly uncleaned) answer string. Never raises."""
     cleaned = clean(raw)
     text = cleaned.text
     if depth > MAX_DEPTH or not text:
         return Atom(text)
-    match = _CHOICE_RE.match(text)
-    if match and match.group(1).isupper() and not re.match(r"^[=<>^_+*/-]", match.group(2) or ""):
-        rest = (match.group(2) or "").strip()
-        others = [a or b for a, b in _OTHER_CHOICE_RE.findall(rest)]
-        if others:  # "B and C", "(A) 10 (B) 12": several options, a hedge
-            return Seq("list", tuple(Choice(letter) for letter in [match.group(1), *others]))
-        return Choice(match.group(1).upper(), rest)
+    if (letters := read_letters(text)) is not None:  # "(B) 24", "C", "B and C"; never "A total of 48"
+        if isinstance(letters, list):
+            return Seq("list", tuple(Choice(letter) for letter in letters))  # several options: a hedge
+        return Choice(*letters)
     text = re.sub(r"^(?:either|both)\s+|^[a-zA-Z]\s*\\in\s+", "", text, flags=re.IGNORECASE)
     if (infinity := _INFINITIES.get(text.replace(" ", ""))) is not None:
         return Atom(infinity)
@@ -386,15 +401,23 @@ def parse_value(raw: str, depth: int = 0) -> Value:
         return Seq("list", tuple(parse_value(part, depth + 1) for part in pm))
     text = re.sub(r",\s*(?:and|or)\s+", ", ", text)  # "1, 2, and 3": the last item of a list
     text = re.sub(r"([)\]])\s*(or|and)\s*([(\[])", r"\1 \2 \3", text)  # "(11,7)or(7,11)"
+    if (difference := _set_operation(text, depth)) is not None:
+        return difference
     for separators in ((" or ", " and ", ";", "\\text{or}", "\\text{and}"), ("\\cup", " U ", "∪")):
         parts = split_top(f" {text} ", separators)
         if len(parts) > 1 and all(parts):
             values = tuple(parse_value(p, depth + 1) for p in parts)
+            if separators[0] == "\\cup" and (joined := sets.union_of_sets(values)) is not None:
+                return joined  # "\\{1,2\\} \\cup \\{3,4\\}" is the set \\{1,2,3,4\\}
             if all(isinstance(v, Seq) and v.kind in ("interval", "paren", "bracket") for v in values):
                 return Union(tuple(v for v in values if isinstance(v, Seq)))
             # "21, 16 or 11": one list of solutions, not a list holding a list
             flat = (v.items if isinstance(v, Seq) and v.kind == "list" else (v,) for v in values)
             return Seq("list", tuple(item for group in flat for item in group))
+    if text.count("\\begin{") > 1 and (evaluated := matrices.evaluate(text)) is not None:
+        body = _MATRIX_RE.match(evaluated)  # "M_1 + M_2", "I M": the matrix it evaluates to
+        if body is not None and isinstance(value := _matrix(body.group(2), depth), Seq):
+            return Seq(value.kind, value.items, origin="matrix arithmetic evaluated")
     if (bracketed_matrix := _BRACKETED_MATRIX_RE.match(text)) is not None:
         text = bracketed_matrix.group(1)  # \\left[\\begin{array}...\\end{array}\\right]
     if matrix := _MATRIX_RE.match(text):
@@ -404,10 +427,8 @@ def parse_value(raw: str, depth: int = 0) -> Value:
         bracketed := _bracketed(*enclosed, depth=depth)
     ) is not None:
         return bracketed
-    if clock := _CLOCK_RE.match(text):  # a time, never the ratio 12/00 (1:00 is not 12:00, 3:15 not 1:5)
-        hour, minute, second, half = clock.groups()
-        suffix = (half or "").replace(".", "").lower()
-        return Text(f"time {int(hour)}:{minute}{':' + second if second else ''}{suffix}", text)
+    if _CLOCK_SHAPE_RE.match(text):  # a time, never the ratio 12/00 (1:00 is not 12:00, 3:15 not 1:5)
+        return read_clock(text) or Text(f"not a time {text}", text)
     number = parse_number(text, cleaned.degrees)
     if number is not None:
         return Atom(text, number, cleaned.degrees)
@@ -437,6 +458,8 @@ def describe(value: Value) -> str:
         return f"{value.lhs} {value.op} {value.rhs}"
     if isinstance(value, Choice):
         return f"choice {value.letter}" + (f" ({value.rest})" if value.rest else "")
+    if isinstance(value, Clock):
+        return value.describe()
     return f"text {value.text!r}"
 
 
@@ -449,3 +472,7 @@ def kind_of(value: Value) -> str:
     if isinstance(value, Seq):
         return value.kind
     return type(value).__name__.lower()
+
+
+# sets.py builds on the types above; imported last, so the two modules do not import each other in a loop.
+from assay.verifiers.math import matrices, sets  # noqa: E402

@@ -1,0 +1,129 @@
+"""Answer forms of issue 30 beyond extraction: clock times (clock.py), degrees inside trigonometric
+functions, operators whose value is stated ("\\lim ... = 1", "\\det(A) = 3"), indexed terms as a tuple,
+golds with a stray trailing backslash, and set operations (sets.py). Each class has its near-misses."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.settings import Settings
+from assay.types import Item
+from assay.verifiers.math import MathOptions, MathScorer
+
+CASES = [
+    # clock times: seconds left out are zero, a suffix or a 24-hour hour says the half of the day
+    ("20:34:00", "20:34", True),
+    ("20:34", "20:34:00", True),
+    ("8:34 PM", "20:34", True),
+    ("20:34", "8:34 p.m.", True),
+    ("20:34", "20h34", True),
+    ("8:34", "8:34 PM", True),
+    ("9:05", "09:05", True),
+    ("8:34 PM", "8:34", False),  # the answer leaves the half of the day open
+    ("8:34", "20:34", False),  # another face
+    ("8:34 AM", "20:34", False),
+    ("20:34", "20:35", False),
+    ("20:34:00", "20:34:01", False),
+    ("1:30", "2:60", False),  # no time
+    # degrees inside a trigonometric function
+    ("\\cos(x)", "\\sin(90^{\\circ}-x)", True),
+    ("\\frac{1}{2}", "\\sin 30^\\circ", True),
+    ("\\cos(x)", "\\sin(80^{\\circ}-x)", False),
+    ("\\sin(x)", "\\sin(90^{\\circ}-x)", False),
+    # an operator's value stated as "= value"
+    ("1", "\\lim_{x\\to 0} \\frac{\\sin x}{x} = 1", True),
+    ("3", "\\det(A) = 3", True),
+    ("2", "\\lim_{x\\to 0} \\frac{\\sin x}{x} = 1", False),
+    ("-3", "\\det(A) = 3", False),
+    # indexed terms of one letter, in index order
+    ("a_1 = -1, a_2 = 1", "(-1, 1)", True),
+    ("(-1, 1)", "a_1 = -1, a_2 = 1", True),
+    ("a_1 = -1, a_2 = 1", "(1, -1)", False),
+    # a stray trailing backslash in a gold
+    ("5\\", "5", True),
+    ("\\frac{1}{2}\\", "1/2", True),
+    ("5\\", "6", False),
+    # set operations: complement in the reals, difference, union of finite sets
+    ("\\mathbb{R} \\setminus (3,5)", "(-\\infty,3]\\cup[5,\\infty)", True),
+    ("(-\\infty,3]\\cup[5,\\infty)", "\\mathbb{R} \\setminus (3,5)", True),
+    ("\\mathbb{R} \\setminus [3,5]", "(-\\infty,3)\\cup(5,\\infty)", True),
+    ("\\mathbb{R}\\setminus\\{3\\}", "x \\ne 3", True),
+    ("\\{1,2,3,4\\}", "\\{1,2\\}\\cup\\{3,4\\}", True),
+    ("\\{1,3\\}", "\\{1,2,3\\}\\setminus\\{2\\}", True),
+    ("\\mathbb{R} \\setminus (3,5)", "(-\\infty,3)\\cup(5,\\infty)", False),  # ends not flipped
+    ("\\mathbb{R} \\setminus (3,5)", "(-\\infty,3]\\cup[6,\\infty)", False),  # another interval
+    ("\\mathbb{R} \\setminus (3,5)", "(3,5)", False),
+    ("\\{1,2,3,4\\}", "\\{1,2\\}\\cup\\{3,5\\}", False),
+    ("\\{1,2,3,4\\}", "\\{1,2\\}\\cup\\{3\\}", False),
+]
+
+
+@pytest.fixture(scope="module")
+def scorer() -> MathScorer:
+    return MathScorer(Settings(workers=1, plugins=[]))
+
+
+@pytest.mark.parametrize(("gold", "answer", "correct"), CASES)
+def test_answer_forms(scorer: MathScorer, gold: str, answer: str, correct: bool) -> None:
+    item = Item(task="math", response=f"So the answer is $\\boxed{{{answer}}}$.", reference=gold)
+    result = scorer.score(item, MathOptions())
+    assert result.status.value == "ok", result.reason
+    assert result.correct is correct, result.reason
+
+
+def test_a_time_names_its_rule(scorer: MathScorer) -> None:
+    result = scorer.score(Item(task="math", response="\\boxed{20:34}", reference="8:34 PM"), MathOptions())
+    assert (result.details or {})["rule"].startswith("clock:")
+
+
+def test_a_complement_names_its_rule(scorer: MathScorer) -> None:
+    item = Item(
+        task="math",
+        response="\\boxed{(-\\infty,3]\\cup[5,\\infty)}",
+        reference="\\mathbb{R} \\setminus (3,5)",
+    )
+    assert (scorer.score(item, MathOptions()).details or {})["rule"].startswith("set complement")
+
+
+MATRICES = [
+    # matrix arithmetic of explicit matrices, evaluated (issue 30); a matrix row is ordered
+    (
+        "\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}",
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}",
+        True,
+    ),
+    (
+        "\\begin{pmatrix}6 & 8 \\\\ 10 & 13\\end{pmatrix}",
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}",
+        False,
+    ),
+    (
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        "\\begin{pmatrix}1 & 0 \\\\ 0 & 1\\end{pmatrix} \\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        True,
+    ),
+    (
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        "\\begin{pmatrix}0 & 1 \\\\ 1 & 0\\end{pmatrix} \\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        False,
+    ),
+    (
+        "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}",
+        "\\begin{pmatrix}2 & 1 \\\\ 4 & 3\\end{pmatrix}",
+        False,
+    ),  # columns swapped
+]
+# Points on a branch cut (the negative real axis) are not sampled where complex points are allowed.
+BRANCHES = [
+    ("\\frac{1}{\\sqrt{x}}", "\\sqrt{\\frac{1}{x}}", True),
+    ("\\sqrt{x^2}", "x", False),
+    ("\\log(x^2)", "2\\log(x)", False),
+    ("\\sqrt{x}\\sqrt{y}", "\\sqrt{xy}", False),
+    ("\\sqrt{-x}", "i\\sqrt{x}", False),
+    ("|x|", "x", False),
+]
+
+
+@pytest.mark.parametrize(("gold", "answer", "correct"), MATRICES + BRANCHES)
+def test_matrices_and_branch_cuts(scorer: MathScorer, gold: str, answer: str, correct: bool) -> None:
+    test_answer_forms(scorer, gold, answer, correct)
