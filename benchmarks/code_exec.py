@@ -34,6 +34,17 @@ from assay.verifiers.code import CodeOptions, CodeScorer
 TRIVIAL = "print(int(input()) * 2)"
 TESTS_1 = [{"stdin": "21\n", "stdout": "42"}]
 TESTS_10 = [{"stdin": f"{i}\n", "stdout": str(2 * i)} for i in range(10)]
+# The call/assert shapes (HumanEval/MBPP), Assay only: the per-test baselines speak stdin/stdout.
+DOUBLE = "def double(x):\n    return x * 2\n"
+ASSERTS_10 = [{"assert": f"assert double({i}) == {2 * i}"} for i in range(10)]
+CALLS_10 = [{"fn_name": "double", "args": [i], "expected": 2 * i} for i in range(10)]
+CHECK_1 = [
+    {
+        "check": "def check(candidate):\n"
+        + "".join(f"    assert candidate({i}) == {2 * i}\n" for i in range(8)),
+        "entry_point": "double",
+    }
+]
 
 
 def bwrap_argv(bwrap: str, fd: int, code: str) -> list[str]:
@@ -74,20 +85,21 @@ def measure(
     n: int,
     workers: int,
     rounds: int,
+    program: str = TRIVIAL,
 ) -> dict[str, dict[str, float]]:
     """Interleave the runners in rounds so that load from other processes hits them alike."""
     latencies: dict[str, list[float]] = {name: [] for name in runners}
     elapsed = dict.fromkeys(runners, 0.0)
     for submit in runners.values():  # warm-up: page cache, and every one of assay's `workers` slots
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(lambda _, submit=submit: submit(TRIVIAL, tests), range(workers)))
+            list(pool.map(lambda _, submit=submit: submit(program, tests), range(workers)))
     per_round = max(1, n // rounds)
     for _ in range(rounds):
         for name, submit in runners.items():
 
             def one(_: int, name: str = name, submit: Any = submit) -> bool:
                 started = time.perf_counter()
-                ok = bool(submit(TRIVIAL, tests))
+                ok = bool(submit(program, tests))
                 latencies[name].append(time.perf_counter() - started)
                 return ok
 
@@ -143,6 +155,18 @@ def main() -> None:
                 ratio = row["tests_per_s"] / base
                 cells = f"{row['tests_per_s']:>9.1f} {row['p50_ms']:>9.1f} {row['p99_ms']:>9.1f}"
                 print(f"{name:<12} {cells} {ratio:>13.1f}x")
+        assay_only = {"assay": assay}
+        for label, tests, n in (
+            ("10 assert tests", ASSERTS_10, max(4, args.submissions // 10)),
+            ("10 call tests", CALLS_10, max(4, args.submissions // 10)),
+            ("1 check(candidate) test, 8 asserts", CHECK_1, args.submissions),
+        ):
+            print(f"\n== {label} per submission, {n} submissions, {args.workers} concurrent, assay only ==")
+            row = measure(assay_only, tests, n, args.workers, args.rounds, DOUBLE)["assay"]
+            print(
+                f"assay tests/s {row['tests_per_s']:.1f}  p50 {row['p50_ms']:.1f} ms"
+                f"  p99 {row['p99_ms']:.1f} ms"
+            )
     finally:
         scorer.close()
 
