@@ -448,7 +448,7 @@ def _answer(namespace: dict[str, Any], message: dict[str, Any]) -> dict[str, Any
     except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the evaluator decides what they mean
         tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide the harness frame
         text = "".join(traceback.format_exception(type(exc), exc, tb))
-        return {"raise": type(exc).__name__, "text": text[-4000:]}
+        return {"raise": type(exc).__name__, "exception": isinstance(exc, Exception), "text": text[-4000:]}
     try:
         return {"ok": to_wire(value)}
     except NotPlain as exc:
@@ -461,27 +461,44 @@ class ProgramError(Exception):
     """An exception the program raised in a call that has no builtin Exception of the same name."""
 
 
-class ProgramGone(Exception):
+class Broken(BaseException):
+    """A call that ends the test as a failure, whatever the test does with it. A BaseException, so a
+    test's `except Exception` cannot swallow it; and a test that swallows it anyway still fails."""
+
+
+class ProgramGone(Broken):
     """The program ended (exit, os._exit, a crash, a limit) or broke the call protocol mid-test."""
 
 
-class NotPlainResult(TypeError):
-    """A call returned something other than builtin data: the test fails with this reason."""
+class NotPlainResult(Broken):
+    """A call returned something other than builtin data."""
+
+
+class ProgramAborted(Broken):
+    """The program raised SystemExit, KeyboardInterrupt or another non-Exception in a call: in its own
+    process that would have ended the run."""
 
 
 class _Channel:
     def __init__(self, cap: int) -> None:
         self.cap = cap
+        self.broken: Broken | None = None
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(self.broken, ProgramGone):
+            raise self.broken
         try:
             _send(EVAL_REQUESTS, message)
             reply = _recv(EVAL_REPLIES, self.cap)
         except (OSError, ValueError, RecursionError) as exc:
-            raise ProgramGone(f"the program's reply broke the call protocol: {exc}") from None
+            raise self.fail(ProgramGone(f"the program's reply broke the call protocol: {exc}")) from None
         if reply is None:
-            raise ProgramGone("the program ended before the test finished")
+            raise self.fail(ProgramGone("the program ended before the test finished"))
         return reply
+
+    def fail(self, broken: Broken) -> Broken:
+        self.broken = self.broken or broken
+        return broken
 
 
 class _Proxy:
@@ -502,16 +519,20 @@ class _Proxy:
         reply = self._channel.ask(
             {"op": "call", "name": self.__name__, "args": wire_args, "kwargs": wire_kwargs}
         )
+        channel = self._channel
         if "ok" in reply:
             try:
                 return from_wire(reply["ok"])
             except (ValueError, TypeError, RecursionError) as exc:
-                raise ProgramGone(f"the program's reply is not plain data: {exc}") from None
+                raise channel.fail(ProgramGone(f"the program's reply is not plain data: {exc}")) from None
         if "bad" in reply:
-            raise NotPlainResult(str(reply["bad"]))
+            raise channel.fail(NotPlainResult(str(reply["bad"])))
         if "raise" in reply:
-            raise _program_exception(str(reply["raise"]), str(reply.get("text", "")))
-        raise ProgramGone("the program's reply broke the call protocol")
+            name, text = str(reply["raise"]), str(reply.get("text", ""))
+            if reply.get("exception") is not True:
+                raise channel.fail(ProgramAborted(f"the program raised {name} in a call"))
+            raise _program_exception(name, text)
+        raise channel.fail(ProgramGone("the program's reply broke the call protocol"))
 
 
 def _proxy_name(value: Any) -> str | None:
@@ -519,8 +540,8 @@ def _proxy_name(value: Any) -> str | None:
 
 
 def _program_exception(name: str, text: str) -> BaseException:
-    """The program's exception as the test sees it: the builtin Exception of that name, else
-    ProgramError; never SystemExit or KeyboardInterrupt, which would end the evaluator."""
+    """The program's Exception as the test sees it: the builtin Exception of that name, else
+    ProgramError (so a test expecting a ValueError gets one)."""
     kind = getattr(builtins, name, None)
     exc: BaseException
     try:
@@ -581,12 +602,13 @@ def _run_test_code(spec: dict[str, Any], source: str) -> dict[str, Any]:
                 _bind(namespace, name, what, channel)
         exec(code, namespace)
     except SystemExit as exc:  # the test's own exit: unittest.main() ends with one
-        if exc.code in (None, 0):
+        if channel.broken is None and exc.code in (None, 0):
             return {"verdict": "passed"}
-        return {"verdict": "wrong_answer", "error": f"the test exited with status {exc.code}"}
+        if channel.broken is None:
+            return {"verdict": "wrong_answer", "error": f"the test exited with status {exc.code}"}
     except BaseException as exc:  # the verdict says what happened
-        return _failure(exc)
-    return {"verdict": "passed"}
+        return _failure(channel.broken or exc)
+    return {"verdict": "passed"} if channel.broken is None else _failure(channel.broken)
 
 
 def _bind(namespace: dict[str, Any], name: str, what: dict[str, Any], channel: _Channel) -> None:
@@ -614,6 +636,8 @@ def _failure(exc: BaseException) -> dict[str, Any]:
         failure.update(verdict="wrong_answer", why=str(exc))
     elif isinstance(exc, ProgramGone):
         failure.update(why=str(exc), gone=True)
+    elif isinstance(exc, ProgramAborted):
+        failure["why"] = str(exc)
     elif isinstance(exc, MemoryError) and program_tb:
         failure["verdict"] = "memory_limit"
     return failure

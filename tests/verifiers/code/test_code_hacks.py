@@ -305,3 +305,23 @@ def test_random_hack_objects_earn_nothing(
     result = score(scorer, program, tests)
     assert result.status is Status.OK
     assert result.reward == 0.0, (program, result.details)
+
+
+_RAISES = "try:\n    parse('x')\nexcept{}:\n    pass\nelse:\n    raise AssertionError('no error')\n"
+SWALLOWING = {"except Exception": _RAISES.format(" Exception"), "bare except": _RAISES.format("")}
+
+
+@pytest.mark.parametrize("test", sorted(SWALLOWING))
+@pytest.mark.parametrize(
+    "body", ["import os; os._exit(0)", "raise SystemExit(0)", "raise KeyboardInterrupt", "return object()"]
+)
+def test_a_test_that_swallows_errors_still_fails_a_broken_call(
+    scorer: CodeScorer, body: str, test: str
+) -> None:
+    """Dying, aborting or returning non-plain data in a call fails the test even where the test
+    expects an exception and catches everything: in the program's own process it would have."""
+    assert (
+        score(scorer, "def parse(s):\n    raise ValueError(s)\n", [{"assert": SWALLOWING[test]}]).reward
+        == 1.0
+    )
+    assert_unrewarded(score(scorer, f"def parse(s):\n    {body}\n", [{"assert": SWALLOWING[test]}]))

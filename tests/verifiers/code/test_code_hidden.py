@@ -22,7 +22,10 @@ HIDDEN = [{"stdin": "21\n", "stdout": "424242"}, {"stdin": "5\n", "stdout": "10"
 SECRET = "424242"  # the hidden expected output: must appear nowhere in a result
 HONEST = "print(int(input()) * 2)"
 # Prints a wrong answer on the hidden input, and the hidden expected output on its stderr.
-if_21 = "import sys\nn = int(input())\nif n == 21:\n    print(n * 20202, file=sys.stderr)\nprint(n * 2 if n != 21 else 0)"
+if_21 = (
+    "import sys\nn = int(input())\nif n == 21:\n    print(n * 20202, file=sys.stderr)\n"
+    "print(n * 2 if n != 21 else 0)"
+)
 TABLE = 'answers = {"12": "24", "13": "26"}\nprint(answers[input().strip()])'
 
 
