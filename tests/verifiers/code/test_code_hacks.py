@@ -325,3 +325,33 @@ def test_a_test_that_swallows_errors_still_fails_a_broken_call(
         == 1.0
     )
     assert_unrewarded(score(scorer, f"def parse(s):\n    {body}\n", [{"assert": SWALLOWING[test]}]))
+
+
+def test_the_program_cannot_open_another_process_memory_or_descriptors(scorer: CodeScorer) -> None:
+    """The evaluator and the runtime are other processes of the same uid: the program must open neither
+    their memory nor their descriptors (both are non-dumpable; seccomp refuses ptrace). bwrap's pid 1
+    holds only the host's pipes, which the sandbox uid cannot open, and /dev/null."""
+    program = """
+        import os
+        def reachable():
+            found = []
+            for pid in (p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()):
+                paths = [] if pid == "1" else [f"/proc/{pid}/mem", f"/proc/{pid}/environ"]
+                try:
+                    paths += [f"/proc/{pid}/fd/{fd}" for fd in os.listdir(f"/proc/{pid}/fd")]
+                except OSError:
+                    pass
+                for path in paths:
+                    try:
+                        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+                    except OSError:
+                        continue
+                    if os.path.realpath(path) != "/dev/null":
+                        found.append(path)
+            return found
+        def others():
+            return sum(p.isdigit() for p in os.listdir("/proc")) - 1
+    """
+    test = "assert others() >= 3\nassert reachable() == []\n"  # bwrap's pid 1, the runtime, the evaluator
+    result = score(scorer, program, [{"assert": test}])
+    assert result.reward == 1.0, result.details
