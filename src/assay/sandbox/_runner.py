@@ -22,6 +22,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import contextlib
+import errno
 import fcntl
 import importlib
 import io
@@ -1061,12 +1062,35 @@ def _read_request(stream: BinaryIO) -> tuple[dict[str, Any], list[bytes], list[i
             continue
         fd = os.memfd_create("sealed")
         sealed.append(fd)
+        _splice_into(stream.fileno(), fd, length)
+    return header, blobs, sealed
+
+
+def _splice_into(source: int, target: int, length: int) -> None:
+    """Move `length` bytes from the control stream into a file without reading them here. splice(2)
+    needs a pipe on one side: a socket (docker's attach stream) goes through a pipe of our own."""
+    try:
         while length:
-            moved = os.splice(stream.fileno(), fd, length)
+            moved = os.splice(source, target, length)
             if not moved:
                 raise EOFError("peer closed the control pipe")
             length -= moved
-    return header, blobs, sealed
+        return
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+    read_end, write_end = os.pipe()
+    try:
+        while length:
+            moved = os.splice(source, write_end, min(length, 1 << 16))
+            if not moved:
+                raise EOFError("peer closed the control pipe")
+            length -= moved
+            while moved:
+                moved -= os.splice(read_end, target, moved)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
 
 
 def _write_sealed_reply(out: BinaryIO, header: dict[str, Any], blobs: list[bytes], sealed: int) -> None:
