@@ -10,7 +10,9 @@ Three ways to run the same Python tests, each with W concurrent callers:
 - subprocess: plain `subprocess.run([python3, "-c", code])` per test, no isolation at all.
 
 Workloads: a trivial program with one test per submission, and submissions of 10 tests. Prints tests/s,
-p50/p99 latency per submission, and ratios against the plain subprocess baseline. Target (issue 4):
+p50/p99 latency per submission, and ratios against the plain subprocess baseline. Then the call/assert
+shapes (10 asserts, 10 calls, one HumanEval-style check of 8 asserts), Assay only, each as a ratio to the
+first workload's subprocess rate in the same run. Target (issue 4):
 assay >= 5x the plain subprocess throughput.
 """
 
@@ -34,6 +36,17 @@ from assay.verifiers.code import CodeOptions, CodeScorer
 TRIVIAL = "print(int(input()) * 2)"
 TESTS_1 = [{"stdin": "21\n", "stdout": "42"}]
 TESTS_10 = [{"stdin": f"{i}\n", "stdout": str(2 * i)} for i in range(10)]
+# The call/assert shapes (HumanEval/MBPP), Assay only: the per-test baselines speak stdin/stdout.
+DOUBLE = "def double(x):\n    return x * 2\n"
+ASSERTS_10 = [{"assert": f"assert double({i}) == {2 * i}"} for i in range(10)]
+CALLS_10 = [{"fn_name": "double", "args": [i], "expected": 2 * i} for i in range(10)]
+CHECK_1 = [
+    {
+        "check": "def check(candidate):\n"
+        + "".join(f"    assert candidate({i}) == {2 * i}\n" for i in range(8)),
+        "entry_point": "double",
+    }
+]
 
 
 def bwrap_argv(bwrap: str, fd: int, code: str) -> list[str]:
@@ -74,20 +87,21 @@ def measure(
     n: int,
     workers: int,
     rounds: int,
+    program: str = TRIVIAL,
 ) -> dict[str, dict[str, float]]:
     """Interleave the runners in rounds so that load from other processes hits them alike."""
     latencies: dict[str, list[float]] = {name: [] for name in runners}
     elapsed = dict.fromkeys(runners, 0.0)
     for submit in runners.values():  # warm-up: page cache, and every one of assay's `workers` slots
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(lambda _, submit=submit: submit(TRIVIAL, tests), range(workers)))
+            list(pool.map(lambda _, submit=submit: submit(program, tests), range(workers)))
     per_round = max(1, n // rounds)
     for _ in range(rounds):
         for name, submit in runners.items():
 
             def one(_: int, name: str = name, submit: Any = submit) -> bool:
                 started = time.perf_counter()
-                ok = bool(submit(TRIVIAL, tests))
+                ok = bool(submit(program, tests))
                 latencies[name].append(time.perf_counter() - started)
                 return ok
 
@@ -130,6 +144,7 @@ def main() -> None:
         "bwrap/test": per_test_runner("bwrap"),
         "subprocess": per_test_runner("subprocess"),
     }
+    trivial_base = 0.0  # the plain-subprocess rate of the first workload: the assay-only rows' baseline
     try:
         for label, tests, n in (
             ("trivial, 1 test", TESTS_1, args.submissions),
@@ -138,11 +153,25 @@ def main() -> None:
             print(f"\n== {label} per submission, {n} submissions, {args.workers} concurrent ==")
             rows = measure(runners, tests, n, args.workers, args.rounds)
             base = rows["subprocess"]["tests_per_s"]
+            trivial_base = trivial_base or base
             print(f"{'runner':<12} {'tests/s':>9} {'p50 ms':>9} {'p99 ms':>9} {'vs subprocess':>14}")
             for name, row in rows.items():
                 ratio = row["tests_per_s"] / base
                 cells = f"{row['tests_per_s']:>9.1f} {row['p50_ms']:>9.1f} {row['p99_ms']:>9.1f}"
                 print(f"{name:<12} {cells} {ratio:>13.1f}x")
+        assay_only = {"assay": assay}
+        for label, tests, n in (
+            ("10 assert tests", ASSERTS_10, max(4, args.submissions // 10)),
+            ("10 call tests", CALLS_10, max(4, args.submissions // 10)),
+            ("1 check(candidate) test, 8 asserts", CHECK_1, args.submissions),
+        ):
+            print(f"\n== {label} per submission, {n} submissions, {args.workers} concurrent, assay only ==")
+            row = measure(assay_only, tests, n, args.workers, args.rounds, DOUBLE)["assay"]
+            ratio = row["tests_per_s"] / trivial_base
+            print(
+                f"assay tests/s {row['tests_per_s']:.1f}  p50 {row['p50_ms']:.1f} ms"
+                f"  p99 {row['p99_ms']:.1f} ms; {ratio:.1f}x the first workload's subprocess tests/s"
+            )
     finally:
         scorer.close()
 

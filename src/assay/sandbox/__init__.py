@@ -21,11 +21,14 @@ Covered (each layer has a test in tests/sandbox):
   controller can be used), rlimits per test (CPU, address space for C/C++/Python, file size, open files,
   processes, core 0), wall-clock limits and stdout/stderr caps enforced by the runtime.
 
+- assert-style tests: the test code runs in an evaluator process forked beside the program's, from a
+  runtime whose memory never held it; calls cross a pipe as plain data and only the evaluator writes the
+  verdict (`_runner.run_assert`).
+
 Not covered: kernel exploits (bubblewrap shares the host kernel; for hostile multi-tenant use run the
-server under gVisor or in microVMs such as Firecracker), side channels, and assert-style tests against a
-determined program: the asserts run in the program's own process, so it can read them (the nonce only
-proves the asserts finished). The docker backend (`assay.sandbox.docker`) is only unit-tested: no engine
-exists on the development machines.
+server under gVisor or in microVMs such as Firecracker), side channels, and a test that trusts a helper
+the program defines (HumanEval/32's `poly`): the program may redefine it. The docker backend
+(`assay.sandbox.docker`) is only unit-tested: no engine exists on the development machines.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from assay.sandbox._runner import PLAIN_TYPES, decode_plain, from_wire
 from assay.sandbox.base import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
@@ -62,6 +66,7 @@ __all__ = [
     "MEMORY_LIMIT",
     "OUTPUT_LIMIT",
     "PASSED",
+    "PLAIN_TYPES",
     "RUNTIME_ERROR",
     "TIME_LIMIT",
     "WRONG_ANSWER",
@@ -75,6 +80,8 @@ __all__ = [
     "SlotPool",
     "TestInput",
     "create_executor",
+    "decode_plain",
+    "from_wire",
     "lookup",
 ]
 

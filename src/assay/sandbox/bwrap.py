@@ -257,9 +257,17 @@ class BwrapSlot:
             raise SandboxError(f"slot {self.name}: /tmp not empty after wipe")
 
     def run(
-        self, request: dict[str, Any], stdin: bytes, limits: Limits, collect: str | None = None
+        self,
+        request: dict[str, Any],
+        stdin: bytes,
+        limits: Limits,
+        collect: str | None = None,
+        sealed: bytes | None = None,
     ) -> RunOutcome:
-        """Run one program under `limits` and report how it ended (verdicts are the caller's)."""
+        """Run one program under `limits` and report how it ended (verdicts are the caller's).
+
+        `sealed` (an assert test's code) reaches the sandbox's evaluator without entering the runtime's
+        memory, which every program process is a copy of (see `_runner.run_assert`)."""
         memory = (limits.memory_mb + 96) * 1024 * 1024
         if self.cgroup.memory is not None and memory != self._memory:
             # Headroom for the runtime itself and the tmpfs; the per-test rlimit is the tighter bound.
@@ -269,8 +277,11 @@ class BwrapSlot:
         header = {"op": "run", **request, "limits": limits.wire(nproc)}
         if collect:
             header["collect"] = collect
+        blobs = [stdin]
+        if sealed is not None:
+            header["sealed"], blobs = 1, [stdin, sealed]
         oom_before = self.cgroup.oom_kills()
-        reply, blobs = self._exchange(header, [stdin], timeout=limits.wall + 30.0)
+        reply, blobs = self._exchange(header, blobs, timeout=limits.wall + 30.0)
         oom = self.cgroup.oom_kills() > oom_before
         # A submission's last test may wipe all of /tmp on its way out: the pool then skips its own wipe.
         self.clean = request.get("cleanup") == "/tmp" and reply.get("cleanup_left") == 0

@@ -157,12 +157,20 @@ class DockerSlot:
         self._exchange({"op": "wipe", "root": "/tmp"}, [], 30.0)
 
     def run(
-        self, request: dict[str, Any], stdin: bytes, limits: Limits, collect: str | None = None
+        self,
+        request: dict[str, Any],
+        stdin: bytes,
+        limits: Limits,
+        collect: str | None = None,
+        sealed: bytes | None = None,
     ) -> RunOutcome:
         header = {"op": "run", **request, "limits": limits.wire(None)}
         if collect:
             header["collect"] = collect
-        reply, blobs = self._exchange(header, [stdin], limits.wall + 30.0)
+        blobs = [stdin]
+        if sealed is not None:  # an assert test's code: see BwrapSlot.run
+            header["sealed"], blobs = 1, [stdin, sealed]
+        reply, blobs = self._exchange(header, blobs, limits.wall + 30.0)
         if reply.get("leftover"):
             raise SandboxError(f"docker slot {self.name}: processes survived their test")
         return RunOutcome.from_reply(reply, blobs)

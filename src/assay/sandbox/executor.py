@@ -35,8 +35,8 @@ class TestInput:
     stdin: bytes = b""
     fn_name: str | None = None  # function-call test (Python)
     args: tuple[Any, ...] = ()
-    assert_code: str | None = None  # assert-style test (Python)
-    nonce: str = ""
+    assert_code: str | None = None  # assert-style test (Python), run by the evaluator, never the program
+    entry_point: str | None = None  # the function `check(candidate)` gets: it may shadow a builtin
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,10 @@ class Executor:
                 request = self._request(language, source, test, limits)
                 if index == len(tests) - 1:
                     request["cleanup"] = "/tmp"  # the last test wipes the slot: one round trip less
-                outcome = slot.run(request, test.stdin, limits)
+                if test.assert_code is None:
+                    outcome = slot.run(request, test.stdin, limits)
+                else:  # the test code travels apart, never through the runtime's memory
+                    outcome = slot.run(request, test.stdin, limits, sealed=test.assert_code.encode())
                 assert execution.runs is not None
                 execution.runs.append(outcome)
                 if on_result is not None and not on_result(index, outcome):
@@ -141,6 +144,6 @@ class Executor:
         python: dict[str, Any] = {"mode": "script", "source": source}
         if test.fn_name is not None:
             python.update(mode="call", fn_name=test.fn_name, args=list(test.args))
-        elif test.assert_code is not None:
-            python.update(mode="assert", test=test.assert_code, nonce=test.nonce)
+        elif test.assert_code is not None:  # the test code itself travels sealed (Slot.run)
+            python.update(mode="assert", entry=test.entry_point)
         return {**base, "python": python}

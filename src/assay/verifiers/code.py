@@ -7,11 +7,12 @@ cpp, javascript, java, rust, go), and `tests`, each one of:
 - `{"stdin": "...", "stdout": "..."}`: stdin/stdout; checked by `options.checker` (tokens by default,
   exact, or float with `options.float_tol`);
 - `{"fn_name": "f", "args": [...], "expected": ...}`: a call (LiveCodeBench call-based style; a method
-  of `class Solution` when the program defines one). The return value is serialised to JSON inside the
-  sandbox and compared here, so a custom `__eq__` cannot pass;
-- `{"assert": "assert f(1) == 2"}`: assert-style (HumanEval/MBPP): the code is appended after the
-  program and passes only if a per-test nonce, released after the last assert, comes back (an `exit(0)`
-  before the asserts fails). Python only, like function calls. An assert test that defines `check`
+  of `class Solution` when the program defines one). The return value crosses as plain data (builtin
+  types only, checked all the way down) and is compared here, so a custom `__eq__` cannot pass;
+- `{"assert": "assert f(1) == 2"}`: assert-style (HumanEval/MBPP): the test code runs in an evaluator
+  process that the program cannot reach; the program's names are proxies there, each call crossing as
+  plain data, and only the evaluator writes the verdict (`assay.sandbox._runner.run_assert`, issue 28).
+  Python only, like function calls. An assert test that defines `check`
   but never calls it (HumanEval's `test` field) gets `check(<entry point>)` appended: the test's
   `entry_point`, else the last function the program defines; a test with no assert and no call is run
   but warned about in `details["warnings"]`;
@@ -19,6 +20,9 @@ cpp, javascript, java, rust, go), and `tests`, each one of:
   assert test `check(f)`.
 
 stderr is in `details` for every failed test (cut to `code.max_stderr_bytes`, which never fails a test).
+
+`hidden_tests` (same shapes) count in the reward like `tests` but are never returned: `details` gives
+only their counts. `details["flags"]` may hold `hardcoded_visible_outputs` (see `code_flags`).
 
 Per-test verdicts: passed, wrong_answer, runtime_error, time_limit, memory_limit, output_limit,
 compile_error. The policy's TLE/MLE is `ok` with its reward; our own failure (a crashed slot, overload)
@@ -30,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import secrets
 import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -40,6 +43,8 @@ from pydantic import Field
 from assay.registry import Scorer
 from assay.sandbox import (
     COMPILE_ERROR,
+    MEMORY_LIMIT,
+    OUTPUT_LIMIT,
     PASSED,
     RUNTIME_ERROR,
     TIME_LIMIT,
@@ -53,6 +58,7 @@ from assay.sandbox import (
     SandboxError,
     TestInput,
     create_executor,
+    from_wire,
     lookup,
 )
 from assay.sandbox.languages import language_names
@@ -60,6 +66,7 @@ from assay.sandbox.runtime import offered
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
+from assay.verifiers.code_flags import hardcoded_visible_outputs
 
 __all__ = [
     "CodeOptions",
@@ -138,6 +145,16 @@ class TestPlan:
     entry_points: list[str] = field(default_factory=list)  # what the tests call: picks the code block
     warnings: list[str] = field(default_factory=list)
     uncalled_check: list[int] = field(default_factory=list)  # tests whose check() needs an entry point
+    visible: int | None = None  # tests from this index on are the item's hidden_tests
+
+    def hide(self, hidden: TestPlan) -> None:
+        """Append the item's hidden tests: counted in the reward, never shown (`_run`)."""
+        self.visible = len(self.inputs)
+        self.uncalled_check += [self.visible + i for i in hidden.uncalled_check]
+        self.inputs += hidden.inputs
+        self.expected += hidden.expected
+        self.entry_points = list(dict.fromkeys(self.entry_points + hidden.entry_points))
+        self.warnings += [f"hidden {warning}" for warning in hidden.warnings]
 
     def resolve(self, source: str) -> None:
         """Call each uncalled `check` with the program's last function (HumanEval's entry point)."""
@@ -151,7 +168,7 @@ class TestPlan:
                 continue
             test = self.inputs[index]
             code = f"{test.assert_code}\n\ncheck({entry})\n"
-            self.inputs[index] = dataclasses.replace(test, assert_code=code)
+            self.inputs[index] = dataclasses.replace(test, assert_code=code, entry_point=entry)
             self.warnings.append(f"test {index} defines check() but never calls it: called check({entry})")
 
 
@@ -200,8 +217,8 @@ def _add_assert(plan: TestPlan, number: int, test: dict[str, Any]) -> None:
     elif not shape.asserts_or_calls:
         plan.warnings.append(f"test {number} contains no assert and no call: it cannot fail")
     plan.entry_points += [entry] if entry is not None else used_names(code)
-    plan.inputs.append(TestInput(assert_code=code, nonce=secrets.token_hex(16)))
-    plan.expected.append(("nonce", None))
+    plan.inputs.append(TestInput(assert_code=code, entry_point=entry))
+    plan.expected.append(("harness", None))
 
 
 def verdict_of(
@@ -212,12 +229,13 @@ def verdict_of(
     if verdict == PASSED and outcome.cpu_s > limit_s:
         return TIME_LIMIT
     kind, value = want
-    if kind == "nonce":
-        if outcome.result == test.nonce.encode():
-            return PASSED if verdict == PASSED else verdict
-        if verdict == RUNTIME_ERROR and b"AssertionError" in outcome.stderr:
+    if kind == "harness":
+        if verdict in (TIME_LIMIT, MEMORY_LIMIT, OUTPUT_LIMIT):  # the program's own limits come first
+            return verdict
+        frame = evaluator_verdict(outcome)
+        if frame.get("gone") and outcome.exit_code == 0:  # exit(0) before the test finished
             return WRONG_ANSWER
-        return WRONG_ANSWER if verdict == PASSED else verdict
+        return str(frame["verdict"])
     if verdict != PASSED:
         return verdict
     if kind == "stdout":
@@ -226,23 +244,59 @@ def verdict_of(
             if check_stdout(outcome.stdout, value, options.checker, options.float_tol)
             else WRONG_ANSWER
         )
+    got = call_result(outcome)
+    return PASSED if "ok" in got and same_json(got["ok"], value) else WRONG_ANSWER
+
+
+_NO_VERDICT = {"verdict": RUNTIME_ERROR, "why": "the test's evaluator ended without a verdict"}
+
+
+def evaluator_verdict(outcome: RunOutcome) -> dict[str, Any]:
+    """What an assert test's evaluator wrote (the program cannot write there); a runtime error if none."""
     try:
-        got = json.loads(outcome.result)
+        frame = json.loads(outcome.result)
     except ValueError:
-        return WRONG_ANSWER
-    return PASSED if same_json(got, value) else WRONG_ANSWER
+        return _NO_VERDICT
+    known = (PASSED, WRONG_ANSWER, RUNTIME_ERROR, MEMORY_LIMIT)
+    if not isinstance(frame, dict) or frame.get("verdict") not in known:
+        return _NO_VERDICT
+    return frame
+
+
+def call_result(outcome: RunOutcome) -> dict[str, Any]:
+    """A call test's result as JSON data (`{"ok": value}`), or why there is none (`{"why": ...}`).
+
+    The program wrote the bytes, so they are decoded strictly: builtin data only, then viewed as JSON
+    (tuples as lists, keys as strings) the way the expected value was given."""
+    try:
+        frame = json.loads(outcome.result)
+        if not isinstance(frame, dict) or len(frame) != 1:
+            raise ValueError("not a result frame")
+        if "bad" in frame:
+            return {"why": str(frame["bad"])}
+        return {"ok": json.loads(json.dumps(from_wire(frame["ok"])))}
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return {"why": "the call's result is not JSON data (a set, bytes, or a value that failed to cross)"}
 
 
 def why_failed(outcome: RunOutcome, test: TestInput, verdict: str) -> str | None:
     """A sentence for the failures whose stderr alone does not say what happened."""
-    harness = test.assert_code is not None or test.fn_name is not None
-    if harness and verdict == WRONG_ANSWER and outcome.exit_code == 0 and not outcome.result:
-        what = "asserts" if test.assert_code is not None else "call"
-        return (
-            f"the program exited with status 0 before the test's {what} ran: a sys.exit(), exit() or"
-            ' unittest.main() at top level or in an `if __name__ == "__main__":` block ends the run'
-        )
+    if test.assert_code is not None and verdict != PASSED:
+        frame = evaluator_verdict(outcome)
+        if frame.get("gone") and outcome.exit_code == 0:
+            return _EXITED.format(what="asserts")
+        return frame.get("why")
+    if test.fn_name is not None and verdict == WRONG_ANSWER:
+        if outcome.exit_code == 0 and not outcome.result:
+            return _EXITED.format(what="call")
+        return call_result(outcome).get("why")
     return None
+
+
+_EXITED = (
+    "the program exited with status 0 before the test's {what} ran: a sys.exit(), exit() or"
+    ' unittest.main() at top level or in an `if __name__ == "__main__":` block ends the run'
+)
 
 
 def per_test_limits(code: CodeSettings, options: CodeOptions, wall_s: float | None = None) -> Limits:
@@ -258,6 +312,16 @@ def per_test_limits(code: CodeSettings, options: CodeOptions, wall_s: float | No
     )
 
 
+def _hidden_summary(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    if not verdicts:
+        return {}
+    counts: dict[str, int] = {}
+    for entry in verdicts:
+        counts[entry["verdict"]] = counts.get(entry["verdict"], 0) + 1
+    passed = counts.get(PASSED, 0)
+    return {"hidden": {"total": len(verdicts), "passed": passed, "verdicts": counts}}
+
+
 # Seconds a code item may spend, once it holds a slot, beyond its compile and per-test limits.
 _SLOT_MARGIN_S = 10.0
 
@@ -266,7 +330,7 @@ class CodeScorer(Scorer[CodeOptions]):
     name: ClassVar[str] = "code"
     description: ClassVar[str] = "Run the program in a sandbox against stdin/stdout, call or assert tests."
     Options: ClassVar[type[TaskOptions]] = CodeOptions
-    item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests")
+    item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests", "hidden_tests")
     runs_in = "thread"
     gate: ClassVar[str | None] = "sandbox"  # the engine hands out sandbox slots fairly (assay.scheduling)
 
@@ -286,7 +350,7 @@ class CodeScorer(Scorer[CodeOptions]):
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: CodeOptions) -> float:
         limits = per_test_limits(settings.code, options)
-        tests = len(item.tests or ())
+        tests = len(item.tests or ()) + len(item.hidden_tests or ())
         compile_s = settings.code.compile_timeout_s * 2 + 5
         # The engine starts this deadline once the item holds a sandbox slot (its wait is bounded
         # apart, by code.wait_s); the margin covers replacing a recycled slot.
@@ -298,19 +362,29 @@ class CodeScorer(Scorer[CodeOptions]):
             return Result.invalid(f'unknown language "{item.language}" ({", ".join(language_names())})')
         if not language.available():
             return Result.error(f"language {language.name} is not installed on this server")
-        if not item.tests:
+        hidden = item.hidden_tests or []
+        if not item.tests and not hidden:
             return Result.invalid("code items need a non-empty list of tests")
-        if len(item.tests) > self.settings.code.max_tests:
-            return Result.invalid(f"{len(item.tests)} tests; at most {self.settings.code.max_tests}")
+        count = len(item.tests or ()) + len(hidden)
+        if count > self.settings.code.max_tests:
+            return Result.invalid(f"{count} tests; at most {self.settings.code.max_tests}")
         try:
-            plan = parse_tests(item.tests, language)
+            plan = parse_tests(item.tests or [], language)
         except (ValueError, TypeError) as exc:
             return Result.invalid(str(exc))
+        if hidden:
+            try:
+                plan.hide(parse_tests(hidden, language))
+            except (ValueError, TypeError) as exc:
+                return Result.invalid(f"hidden_tests: {exc}")
         source = extract_code(item.response or "", language, plan.entry_points)
         if source is None or not source.strip():
             return Result.verdict(False, f"no {language.name} code found in the response")
         plan.resolve(source)
-        return self._run(language, source, plan, options)
+        result = self._run(language, source, plan, options)
+        if result.status == "ok" and hardcoded_visible_outputs(source, item.tests or [], result.details):
+            result.details.setdefault("flags", []).append("hardcoded_visible_outputs")
+        return result
 
     def run_program(self, program: Program) -> Execution:
         """Compile and run one program on one input under wall-clock limits (SandboxFusion's `/run_code`).
@@ -349,8 +423,11 @@ class CodeScorer(Scorer[CodeOptions]):
             verdict = verdict_of(outcome, test, plan.expected[index], options, limits.time_s)
             entry = {"verdict": verdict, **outcome.details()}
             why = why_failed(outcome, test, verdict)
-            if verdict != PASSED and outcome.stderr:
-                entry["stderr"] = outcome.stderr[-_STDERR_SHOWN:].decode("utf-8", "replace")
+            stderr = outcome.stderr.decode("utf-8", "replace")
+            if test.assert_code is not None:
+                stderr += str(evaluator_verdict(outcome).get("error", ""))
+            if verdict != PASSED and stderr:
+                entry["stderr"] = stderr[-_STDERR_SHOWN:]
             if why:
                 entry["why"] = why
             verdicts.append(entry)
@@ -363,18 +440,23 @@ class CodeScorer(Scorer[CodeOptions]):
         details: dict[str, Any] = {"language": language.name}
         if plan.warnings:
             details["warnings"] = plan.warnings
+        total = len(plan.inputs)
+        visible = total if plan.visible is None else plan.visible
         if execution.compile_error is not None:
             details["compile_error"] = execution.compile_error[-2000:]
-            details["tests"] = [{"verdict": COMPILE_ERROR}] * len(plan.inputs)
+            verdicts = [{"verdict": COMPILE_ERROR}] * total
+            details.update(tests=verdicts[:visible], **_hidden_summary(verdicts[visible:]))
             return Result.verdict(False, "compile error", extracted=source, details=details)
         passed = sum(v["verdict"] == PASSED for v in verdicts)
-        verdicts += [{"verdict": "not_run"}] * (len(plan.inputs) - len(verdicts))
-        total = len(plan.inputs)
+        verdicts += [{"verdict": "not_run"}] * (total - len(verdicts))
         correct = passed == total
         reward = float(correct) if options.scoring == "all" else passed / total
         first_bad = next((v["verdict"] for v in verdicts if v["verdict"] != PASSED), None)
         reason = f"{passed}/{total} tests passed" + (f" (first failure: {first_bad})" if first_bad else "")
-        details.update(passed=passed, total=total, tests=verdicts)
+        # Hidden tests: only how many passed and how they failed, never what they are or print.
+        details.update(
+            passed=passed, total=total, tests=verdicts[:visible], **_hidden_summary(verdicts[visible:])
+        )
         if execution.cached_build:
             details["cached_build"] = True
         return Result.partial(correct, reward, reason, extracted=source, details=details)

@@ -169,7 +169,7 @@ def test_eq_override_cannot_pass_a_call_test(scorer: CodeScorer) -> None:
     tests = [{"fn_name": "f", "args": [1], "expected": 5}, {"fn_name": "g", "args": [1], "expected": 5}]
     result = score(scorer, code, tests)
     assert result.reward == 0.0
-    assert verdicts(result) == ["runtime_error", "wrong_answer"]
+    assert verdicts(result) == ["wrong_answer", "wrong_answer"]  # not plain data: a failed test
 
 
 def test_assert_tests(scorer: CodeScorer) -> None:
