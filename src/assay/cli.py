@@ -1,4 +1,4 @@
-"""The `assay` command: serve | score | bench | train | doctor.
+"""The `assay` command: serve | score | bench | train | doctor | audit.
 
 `assay score` reads JSON Lines items (a file or `-`), writes JSON Lines results in the same order, shows
 progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
@@ -211,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "doctor", help="diagnose RL failure modes of a run directory (assay doctor -h)", add_help=False
     )
+    sub.add_parser(
+        "audit",
+        help="reward-hacking probes against the configured verifiers (assay audit -h)",
+        add_help=False,
+    )
     return parser
 
 
@@ -218,6 +223,7 @@ _DELEGATED = {
     "bench": "assay.bench.command",
     "train": "assay.rl_client.command",
     "doctor": "assay.doctor.command",
+    "audit": "assay.audit.command",
 }
 
 

@@ -38,7 +38,12 @@ def read(text: str) -> str:
     kept = "".join(
         c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Cf", "Mn")
     )
-    plain = unicodedata.normalize("NFKC", kept).lower().translate(_HOMOGLYPHS)
+    plain = unicodedata.normalize("NFKC", kept).lower()
+    plain = re.sub(
+        r"\w+",
+        lambda w: w.group(0).translate(_HOMOGLYPHS) if re.search("[a-z]", w.group(0)) else w.group(0),
+        plain,
+    )
     plain = re.sub(r"[*_`~>#]+", " ", plain)
     return re.sub(r"\s+", " ", plain).strip()
 

@@ -59,18 +59,31 @@ def fence_token() -> str:
 # -- canonical form ----------------------------------------------------------------------------------
 def _canonical(text: str) -> tuple[str, list[int]]:
     """The text to match on, and for each of its characters the index of the original one."""
+    if text.isascii():  # nothing to strip or fold beyond case: one character for one
+        return text.lower().replace("_", " "), list(range(len(text)))
     out: list[str] = []
     where: list[int] = []
     for index, char in enumerate(text):
         if unicodedata.category(char) == "Cf":  # zero-width spaces, joiners, bidi marks, BOM
             continue
-        folded = unicodedata.normalize("NFKC", char).casefold().translate(_LOOKALIKES).replace("_", " ")
+        folded = unicodedata.normalize("NFKC", char).casefold().replace("_", " ")
         for piece in folded:
             if unicodedata.combining(piece):
                 continue
             out.append(piece)
             where.append(index)
-    return "".join(out), where
+    return _MIXED_WORD.sub(_unmix, "".join(out)), where
+
+
+_MIXED_WORD = re.compile(r"[^\W\d_]+")
+_LATIN = re.compile(r"[a-z]")
+
+
+def _unmix(word: re.Match[str]) -> str:
+    """Look-alikes are mapped only inside a word that also has Latin letters ("cоrrеct" with Cyrillic
+    о and е), so Russian or Greek text keeps its own letters (one for one: the index map holds)."""
+    text = word.group(0)
+    return text.translate(_LOOKALIKES) if not text.isascii() and _LATIN.search(text) else text
 
 
 # -- what is neutralised -----------------------------------------------------------------------------
@@ -135,7 +148,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # Openers that carry no content of their own (the master keys of Zhao et al. and their neighbours).
 _CUES = re.compile(
     (
-        r"\b(?:thought|thinking|reasoning)<S>process\b|\bstep<S>by<S>step\b|\b(?:final<S>)?(?:solution|answer|"
+        r"\b(?:thought|thinking|reasoning)<S>process\b|\bstep<S>by<S>step\b|\bstep<S>\d{1,2}\b|\b(?:final<S>)?(?:solution|answer|"
         r"reasoning|thoughts?|analysis|explanation|response|result|working|steps?|so|thus|therefore|hence|"
         r"okay|ok|sure|well|first|firstly|now|then|problem|question|task|solve|solving|think|this|that|it|"
         r"let'?s|let|us|me|we|will|carefully|process|here<S>(?:is|are|it<S>is)|the<S>answer<S>is|my|is)\b|"

@@ -190,9 +190,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
         if problem is not None:
             return Result.invalid(problem)
         assert item.response is not None
-        guarded = {"response": neutralise(item.response)}
-        if item.response_b is not None:
-            guarded["response_b"] = neutralise(item.response_b)
+        guarded = await asyncio.to_thread(_guard, item)  # long texts take a while: off the event loop
         flags = sorted({flag for g in guarded.values() for flag in g.flags})
         if not guarded["response"].substantive:
             return _unjudged(item, guarded, flags)
@@ -402,6 +400,14 @@ class JudgeScorer(Scorer[JudgeOptions]):
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+
+
+def _guard(item: Item) -> dict[str, Guarded]:
+    assert item.response is not None
+    guarded = {"response": neutralise(item.response)}
+    if item.response_b is not None:
+        guarded["response_b"] = neutralise(item.response_b)
+    return guarded
 
 
 def _unjudged(item: Item, guarded: dict[str, Guarded], flags: list[str]) -> Result:
