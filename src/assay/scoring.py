@@ -169,7 +169,7 @@ class Engine:
             }
         ).json_safe()
         label = result.task if result.task in self.registry else "unknown"
-        self.metrics.items.labels(task=label, status=result.status.value).inc()
+        self.metrics.count_item(label, result.status.value, result.details)
         self.metrics.item_seconds.labels(task=label).observe(elapsed_ms / 1000.0)
         return result
 

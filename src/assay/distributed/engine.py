@@ -93,7 +93,7 @@ class RayEngine:
         results = await self.dispatcher.score(raw_items)
         for result in results:
             label = result.task if result.task in self.registry else "unknown"
-            self.metrics.items.labels(task=label, status=result.status.value).inc()
+            self.metrics.count_item(label, result.status.value, result.details)
             self.metrics.item_seconds.labels(task=label).observe(result.elapsed_ms / 1000.0)
         return results
 
