@@ -95,8 +95,9 @@ class Metrics:
             registry=self.registry,
         )
 
-    def count_item(self, task: str, status: str, details: Mapping[str, Any]) -> None:
+    def count_item(self, task: str | None, status: str, details: Mapping[str, Any]) -> None:
         """One scored item: its status, and each flag it carries."""
+        task = task or "unknown"
         self.items.labels(task=task, status=status).inc()
         for flag in flag_names(details):
             self.flagged.labels(task=task, flag=flag).inc()
