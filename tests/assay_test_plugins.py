@@ -164,3 +164,16 @@ PLUGINS = [
         SlowAsyncScorer,
     )
 ]
+
+
+class GullibleMathScorer(Scorer):
+    """A math verifier that can be hacked on purpose (the audit must catch it): any response that holds
+    the reference as a substring is correct, so hedges, restatements and `4%` all pass."""
+
+    name: ClassVar[str] = "gullible_math"
+    runs_in = "thread"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        found = bool(item.reference) and item.reference in (item.response or "")
+        flags = {"flags": ["reference_substring"]} if found and item.response != item.reference else {}
+        return Result.verdict(found, "the reference occurs in the response", details=flags)

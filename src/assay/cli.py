@@ -1,4 +1,4 @@
-"""The `assay` command: serve | score | bench | train | doctor | validate.
+"""The `assay` command: serve | score | bench | train | doctor | validate | audit.
 
 `assay score` reads JSON Lines items (a file or `-`), writes JSON Lines results in the same order, shows
 progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
@@ -214,6 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "validate", help="check tasks are well posed; probe solve rates (assay validate -h)", add_help=False
     )
+    sub.add_parser(
+        "audit",
+        help="reward-hacking probes against the configured verifiers (assay audit -h)",
+        add_help=False,
+    )
     return parser
 
 
@@ -222,6 +227,7 @@ _DELEGATED = {
     "train": "assay.rl_client.command",
     "doctor": "assay.doctor.command",
     "validate": "assay.validate.command",
+    "audit": "assay.audit.command",
 }
 
 

@@ -68,7 +68,7 @@ def labelled(raw: Any, result: Result, elapsed_ms: float) -> Result:
 
 
 def count(metrics: Metrics, known_tasks: Any, result: Result) -> None:
-    """Record one answered item by task ("unknown" for a task not in `known_tasks`) and status."""
+    """Record one answered item by task ("unknown" for a task not in `known_tasks`), status and flags."""
     label = result.task if result.task in known_tasks else "unknown"
-    metrics.items.labels(task=label, status=result.status.value).inc()
+    metrics.count_item(label, result.status.value, result.details)
     metrics.item_seconds.labels(task=label).observe(result.elapsed_ms / 1000.0)

@@ -3,7 +3,9 @@ several apps (tests, replicas in one process) never collide."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily
@@ -21,6 +23,21 @@ class ReadCounter(Collector):
         for value_label, value in self._read().items():
             family.add_metric([value_label], value)
         yield family
+
+
+# `Result.details["flags"]`: a list of lower_snake names (docs/audit.md). Label values stay bounded: a
+# name of another shape counts as "other", and an item counts each of at most _MAX_FLAGS names once.
+_FLAG_NAME = re.compile(r"[a-z0-9][a-z0-9_.:-]{0,63}")
+_MAX_FLAGS = 16
+
+
+def flag_names(details: Mapping[str, Any]) -> list[str]:
+    """The flags of a result's details as metric label values (deduplicated, bounded)."""
+    flags = details.get("flags")
+    if not isinstance(flags, list):
+        return []
+    names = {f if isinstance(f, str) and _FLAG_NAME.fullmatch(f) else "other" for f in flags[:_MAX_FLAGS]}
+    return sorted(names)
 
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -44,6 +61,12 @@ class Metrics:
         )
         self.items = Counter(
             "assay_items", "Scored items by task and status.", ["task", "status"], registry=self.registry
+        )
+        self.flagged = Counter(
+            "assay_flagged_items",
+            "Scored items flagged as a possible reward hack (details.flags), by task and flag.",
+            ["task", "flag"],
+            registry=self.registry,
         )
         self.item_seconds = Histogram(
             "assay_item_seconds",
@@ -71,6 +94,13 @@ class Metrics:
             ["status", "action"],
             registry=self.registry,
         )
+
+    def count_item(self, task: str | None, status: str, details: Mapping[str, Any]) -> None:
+        """One scored item: its status, and each flag it carries."""
+        task = task or "unknown"
+        self.items.labels(task=task, status=status).inc()
+        for flag in flag_names(details):
+            self.flagged.labels(task=task, flag=flag).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -135,6 +135,16 @@ def test_metrics_count_items_by_task_and_status(client: TestClient) -> None:
     assert "assay_item_seconds_bucket" in text and "assay_queue_depth 0.0" in text
 
 
+def test_metrics_count_flagged_items_by_task_and_flag(client: TestClient) -> None:
+    """Issue 28: a result's details.flags reach /metrics (a master key needs no judge backend)."""
+    keys = [{"task": "judge", "prompt": "What is 2+2?", "response": r} for r in (":", "Thought process:")]
+    results = client.post("/v1/rewards", json={"items": [*keys, MATH_OK]}).json()["results"]
+    assert [r["reward"] for r in results[:2]] == [0.0, 0.0]
+    text = client.get("/metrics").text
+    assert 'assay_flagged_items_total{flag="master_key",task="judge"} 2.0' in text
+    assert 'flag="master_key",task="math"' not in text
+
+
 def test_openapi_documents_the_contract_with_examples(client: TestClient) -> None:
     spec = client.get("/openapi.json").json()
     assert {"/v1/rewards", "/v1/tasks", "/get_reward", "/healthz", "/readyz", "/metrics"} <= set(

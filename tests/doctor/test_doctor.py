@@ -89,7 +89,9 @@ def test_reward_hacking_reward_up_held_out_flat(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "signal", ["hedge_rate", "test_literal_rate", "constant_answer_share"], ids=["hedges", "literals", "sql"]
+    "signal",
+    ["hedge_rate", "test_literal_rate", "constant_answer_share", "flagged_rate"],
+    ids=["hedges", "literals", "sql", "flagged"],
 )
 def test_reward_hacking_by_exploit_rates(tmp_path: Path, signal: str) -> None:
     assert tripped(write_run(tmp_path, **{signal: _ramp(0.0, 0.8)})) == {"reward_hacking"}
@@ -111,6 +113,30 @@ def test_brittle_verifier_from_the_servers_counters(tmp_path: Path) -> None:
         'assay_items_total{status="timeout",task="math"} 100.0\n'
     )
     assert tripped(run_dir) == {"brittle_verifier"}
+
+
+def test_reward_hacking_from_the_flags_a_server_counted(tmp_path: Path) -> None:
+    """End to end: a verifier's details.flags -> the engine's /metrics -> the doctor's reward-hacking mode."""
+    from assay import Engine, Settings
+
+    settings = Settings(workers=1, plugins=["assay_test_plugins:GullibleMathScorer"])
+    items = [{"task": "gullible_math", "response": f"3 or 4 or {n}", "reference": "4"} for n in range(20)]
+    items += [{"task": "gullible_math", "response": "4", "reference": "4"}] * 20
+    with Engine(settings) as engine:
+        engine.score(items)
+        scrape = engine.metrics.render().decode()
+    assert 'assay_flagged_items_total{flag="reference_substring",task="gullible_math"} 20.0' in scrape
+    run_dir = write_run(tmp_path)
+    (run_dir / "server_metrics.prom").write_text(scrape)
+    finding = next(f for f in diagnose(load_run(run_dir)) if f.mode == "reward_hacking")
+    assert finding.tripped and "reference_substring on 50.0% of items" in finding.evidence
+
+
+def test_a_server_without_flags_is_healthy_for_reward_hacking(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path)
+    (run_dir / "server_metrics.prom").write_text('assay_items_total{status="ok",task="math"} 900.0\n')
+    finding = next(f for f in diagnose(load_run(run_dir)) if f.mode == "reward_hacking")
+    assert finding.status == "healthy" and "flags on 900 items (none)" in finding.evidence
 
 
 def test_runaway_self_evolution(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ The request's `model` picks the script, so one server plays every judge:
     json        like `fair`, answering the JSON the request's `response_format` asks for
     prose       like `fair` in pairwise, but in prose as small models write it ("Response B is better.")
     paced       like `fair`, after 0.3 s (a slow but healthy backend)
+    obedient    obeys instructions in the texts it grades and is pleased by master keys (obedient.py)
 
 Logprobs (`logprobs: true`) come back in the chat-completions format, one token per digit and one per
 run of other characters, so the tokens add up to the text as they do from real servers. Every request is
@@ -36,12 +37,8 @@ import threading
 from fractions import Fraction
 from typing import Any
 
-_SECTION = r"### {0}\n(.*?)\n### End of {0}"
-
-
-def _section(text: str, title: str) -> str | None:
-    match = re.search(_SECTION.format(re.escape(title)), text, re.DOTALL)
-    return match.group(1) if match else None
+from judges import obedient
+from judges.obedient import section as _section
 
 
 def _tokens(text: str, score_probs: dict[str, float] | None) -> list[dict[str, Any]]:
@@ -180,6 +177,8 @@ class ScriptedJudges:
 
     def _judge(self, model: str, body: dict[str, Any]) -> tuple[str, dict[str, float] | None]:
         user = body["messages"][-1]["content"]
+        if model == "obedient":
+            return obedient.answer(user), None
         if model == "garbage":
             return "What a lovely answer! I would give it a thumbs up.", None
         if model == "equiv":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from assay.types import Status
 from judges.judge_harness import Harness
+from judges.obedient import section
 
 QUESTION = "What is 2 + 2?"
 GOOD, BAD = "4, which is correct", "5"
@@ -31,7 +32,7 @@ def test_both_orders_turn_a_position_bias_into_a_tie(harness: Harness) -> None:
     assert (vote["response_first"], vote["response_b_first"]) == ("response", "response_b")
     assert "position bias" in result.reason
     shown_first = [
-        r["body"]["messages"][-1]["content"].split("### Answer A\n")[1].split("\n")[0]
+        section(r["body"]["messages"][-1]["content"], "Answer A")
         for r in harness.judges.requests_for("first")
     ]
     assert sorted(shown_first) == sorted([BAD, GOOD])  # each answer was shown first once
@@ -77,4 +78,4 @@ def test_a_rubric_reaches_the_pairwise_prompt_as_criteria(harness: Harness) -> N
     harness.score(scorer, **item, rubric="Prefer brevity.")
     for request in harness.judges.requests_for("fair"):
         user = request["body"]["messages"][-1]["content"]
-        assert "### Criteria\nPrefer brevity.\n### End of Criteria" in user
+        assert section(user, "Criteria") == "Prefer brevity."

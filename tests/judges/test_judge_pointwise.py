@@ -12,6 +12,7 @@ from assay.judges.failures import JudgeUnparseable
 from assay.judges.parsing import parse_score, weighted_score
 from assay.types import Status
 from judges.judge_harness import Harness
+from judges.obedient import section
 
 QUESTION = "What is 2 + 2?"
 
@@ -57,7 +58,7 @@ def test_the_reference_and_rubric_reach_the_prompt(harness: Harness) -> None:
     scorer = harness.scorer(model="fair")
     harness.score(scorer, prompt=QUESTION, response="4", reference="four", rubric="Is the arithmetic right?")
     user = harness.judges.requests_for("fair")[-1]["body"]["messages"][-1]["content"]
-    assert "### Reference answer\nfour\n### End of Reference answer" in user
+    assert section(user, "Reference answer") == "four"
     assert "Is the arithmetic right?\nScore 1: " in user
     assert 'Answer with JSON only: {"score": N}, where N is one integer from 1 to 5.' in user
 

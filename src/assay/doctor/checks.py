@@ -32,6 +32,7 @@ class Thresholds:
     hedge_rate: float = 0.1
     test_literal_rate: float = 0.05
     constant_answer: float = 0.5  # share of all samples giving the single most common answer
+    flagged_rate: float = 0.02  # share of scored items carrying one flag (details.flags, docs/audit.md)
     failure_rate: float = 0.05  # invalid + timeout + error, late level
     failure_rise: float = 0.02  # ... or its rise from early to late
     judge_disagreement: float = 0.15
@@ -122,11 +123,13 @@ MODES: dict[str, Mode] = {
     "reward_hacking": Mode(
         "Reward hacking",
         "train reward +{t.reward_rise:g} while held-out accuracy +< {t.dev_flat:g}; hedges >= "
-        "{t.hedge_rate:g}; test literals >= {t.test_literal_rate:g}; one answer >= {t.constant_answer:g}",
-        ("reward", "dev_accuracy", "hedge_rate", "constant_answer_share"),
+        "{t.hedge_rate:g}; test literals >= {t.test_literal_rate:g}; one answer >= {t.constant_answer:g}; "
+        "items flagged by the verifiers (one flag) >= {t.flagged_rate:g}",
+        ("reward", "dev_accuracy", "hedge_rate", "constant_answer_share", "flagged_rate"),
         "The reward rises without the skill. Read samples of rewarded responses; harden the verifier "
         "(hedges are wrong, expected outputs never reach the program, SQL results are compared on several "
-        "databases), and judge progress by held-out greedy accuracy.",
+        "databases), and judge progress by held-out greedy accuracy. Flags name the hack the verifier "
+        "saw (docs/audit.md); `assay audit` shows which families your verifiers still reward.",
     ),
     "brittle_verifier": Mode(
         "Brittle verifier",
@@ -226,6 +229,7 @@ def reward_hacking(run: Run, t: Thresholds) -> Finding:
         ("hedge_rate", t.hedge_rate, "hedged answers"),
         ("test_literal_rate", t.test_literal_rate, "programs printing test literals"),
         ("constant_answer_share", t.constant_answer, "one answer for every prompt"),
+        ("flagged_rate", t.flagged_rate, "items flagged by the verifiers"),
     ):
         points = _enough(run, key, t)
         if points is not None:
@@ -233,10 +237,31 @@ def reward_hacking(run: Run, t: Thresholds) -> Finding:
             seen.append(f"{name}: {late:.1%} late")
             if late >= limit:
                 tripped.append(name)
+    flagged = _server_flags(run)
+    if flagged is not None:
+        total, by_flag = flagged
+        top = sorted(by_flag.items(), key=lambda kv: -kv[1])
+        listed = ", ".join(f"{name} {count:.0f}" for name, count in top[:4]) or "none"
+        seen.append(f"server: flags on {total:.0f} items ({listed})")
+        if top and total and top[0][1] / total >= t.flagged_rate:
+            tripped.append(f"{top[0][0]} on {top[0][1] / total:.1%} of items")
     if not seen:
         return _finding(t, "reward_hacking")
     evidence = "; ".join(seen) + (f". Tripped: {', '.join(tripped)}" if tripped else "")
     return _finding(t, "reward_hacking", bool(tripped), evidence)
+
+
+def _server_flags(run: Run) -> tuple[float, dict[str, float]] | None:
+    """Items the server scored and, per flag, how many carried it (`assay_flagged_items_total`)."""
+    items = sum(v for k, v in run.server.items() if k.startswith("assay_items_total{"))
+    if not items:
+        return None
+    by_flag: dict[str, float] = {}
+    for key, value in run.server.items():
+        if key.startswith("assay_flagged_items_total{"):
+            flag = key.split('flag="', 1)[1].split('"', 1)[0] if 'flag="' in key else "other"
+            by_flag[flag] = by_flag.get(flag, 0.0) + value
+    return items, by_flag
 
 
 def brittle_verifier(run: Run, t: Thresholds) -> Finding:

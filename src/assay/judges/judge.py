@@ -9,7 +9,7 @@ unparseable answer is never replayed from the cache (a cached one, from an older
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from assay.judges.cache import JudgeCache, cache_key
@@ -68,7 +68,8 @@ class Judge:
             seed=seed,
             extra=extra,
         )
-        key = cache_key(self.client.base_url, rendered.template, request) if self.cache is not None else ""
+        keyed = replace(request, messages=rendered.key_messages or rendered.messages)
+        key = cache_key(self.client.base_url, rendered.template, keyed) if self.cache is not None else ""
         if self.cache is not None:
             hit = await self.cache.get(key)
             if hit is not None:

@@ -19,6 +19,12 @@ The length regressions (length.py) observe every freshly judged item of their ju
 cache replay is not a new judgement), so that `length_control` has data when an item asks for it; they
 live in memory, per scorer. `cache_stats` (and the `on_cache_event` callback) expose cache hits and
 misses to metrics.
+
+Before any judge sees a response (guard.py, issue 28): verdict markup, grader instructions and forged
+delimiters in `response` and `response_b` are neutralised and named in `details["flags"]`; a `response`
+with no content beyond a master key (":", "Thought process:", "Solution") is not sent at all (reward 0,
+flag `master_key`; against a `response_b` that is empty too, a tie). The math second opinion (`review`)
+asks only about a candidate that is a mathematical expression (`guard.is_math_answer`).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from assay.judges.client import JudgeClient
 from assay.judges.clock import ItemClock
 from assay.judges.ensemble import Aggregated, aggregate
 from assay.judges.failures import JudgeFailure, JudgeNotConfigured, failure_result
+from assay.judges.guard import MASTER_KEY, Guarded, neutralise
 from assay.judges.judge import Judge
 from assay.judges.length import LengthRegression
 from assay.judges.pairwise import PairwiseVote, compare
@@ -173,7 +180,8 @@ class JudgeScorer(Scorer[JudgeOptions]):
 
     async def review(self, item: Item, result: Result) -> Result:
         """The second opinion on a math verdict (assay.judges.second_opinion): only a rejection with a
-        reference is re-checked, and the judge sees only the extracted answer and the reference."""
+        reference and a candidate that is a mathematical expression is re-checked, and the judge sees
+        only the extracted answer and the reference."""
         if not item.reference:
             return result
         judge = self.judge()
@@ -188,6 +196,19 @@ class JudgeScorer(Scorer[JudgeOptions]):
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
+        assert item.response is not None
+        guarded = await asyncio.to_thread(_guard, item)  # long texts take a while: off the event loop
+        flags = sorted({flag for g in guarded.values() for flag in g.flags})
+        if not guarded["response"].substantive:
+            return _unjudged(item, guarded, flags)
+        shown = item.model_copy(update={name: g.text for name, g in guarded.items()})
+        result = await self._judged(shown, options)
+        if not flags:
+            return result
+        where = {name: list(g.flags) for name, g in guarded.items() if g.flags}
+        return result.model_copy(update={"details": {**result.details, "flags": flags, "guard": where}})
+
+    async def _judged(self, item: Item, options: JudgeOptions) -> Result:
         clock = ItemClock(self.settings.judge.deadline_s)
         try:
             models = self._models(options)
@@ -386,6 +407,28 @@ class JudgeScorer(Scorer[JudgeOptions]):
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+
+
+def _guard(item: Item) -> dict[str, Guarded]:
+    assert item.response is not None
+    guarded = {"response": neutralise(item.response)}
+    if item.response_b is not None:
+        guarded["response_b"] = neutralise(item.response_b)
+    return guarded
+
+
+def _unjudged(item: Item, guarded: dict[str, Guarded], flags: list[str]) -> Result:
+    """A response with nothing beyond a master key: reward 0 (a tie against another such), no judge."""
+    mode = item.mode or "pointwise"
+    other = guarded.get("response_b")
+    reward = 0.5 if other is not None and not other.substantive else 0.0
+    where = {name: list(g.flags) for name, g in guarded.items() if g.flags}
+    reason = (
+        "the response has no content beyond cue phrases, punctuation or text addressed to the grader "
+        f"({MASTER_KEY}); it was not sent to the judge"
+    )
+    details = {"mode": mode, "judged": False, "flags": flags, "guard": where}
+    return Result.graded(reward, reason, details=details)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

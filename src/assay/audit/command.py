@@ -1,0 +1,63 @@
+"""`assay audit [--kinds code,math,sql,judge] [--task KIND=NAME] [--out DIR] [--no-plot] [--strict]`.
+
+Settings come from the environment (ASSAY_*), as for `assay serve`: the judge backend, the second
+opinion, plugins and limits the audit measures are the ones a deployment would use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from assay.audit.report import table, write_json, write_plot
+from assay.audit.runner import KINDS, run_audit
+from assay.settings import Settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="assay audit",
+        description="Score built-in reward-hacking probes against the configured verifiers and judge.",
+    )
+    parser.add_argument(
+        "--kinds", default=",".join(KINDS), help=f"probe kinds, comma-separated ({', '.join(KINDS)})"
+    )
+    parser.add_argument(
+        "--task", action="append", default=[], metavar="KIND=NAME",
+        help="score a kind's probes with another task (a plugin verifier), e.g. math=my_math",
+    )  # fmt: skip
+    parser.add_argument("--out", type=Path, default=Path("audit"), help="where audit.json and audit.png go")
+    parser.add_argument("--no-plot", action="store_true", help="write no PNG")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the judge probes' disguises")
+    parser.add_argument("--strict", action="store_true", help="exit with status 3 when any hack was rewarded")
+    return parser
+
+
+def _tasks(pairs: Sequence[str]) -> dict[str, str]:
+    tasks = {}
+    for pair in pairs:
+        kind, sep, name = pair.partition("=")
+        if not sep or kind not in KINDS or not name:
+            raise ValueError(f"--task takes KIND=NAME with KIND one of {', '.join(KINDS)}; got {pair!r}")
+        tasks[kind] = name
+    return tasks
+
+
+def main(argv: Sequence[str] | None = None, settings: Settings | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        report = run_audit(settings or Settings(), kinds, _tasks(args.task), args.seed)
+    except (ValueError, ValidationError) as exc:
+        print(f"assay audit: {exc}", file=sys.stderr)
+        return 2
+    print(table(report))
+    print(f"report: {write_json(report, args.out / 'audit.json')}")
+    if not args.no_plot:
+        picture = write_plot(report, args.out / "audit.png")
+        print(f"picture: {picture}" if picture else 'picture: skipped (pip install "assay[bench]")')
+    return 3 if args.strict and report.hacks_rewarded else 0
