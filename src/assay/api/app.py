@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 
 from assay import __version__
-from assay.api import envelope, groups, health, openrlhf, rewards, run_code
+from assay.api import envelope, groups, health, openrlhf, rewards, run_code, sessions
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
 from assay.scoring import Engine
+from assay.sessions.store import SessionManager
 from assay.settings import Settings
 
 _DESCRIPTION = """
@@ -27,12 +29,14 @@ Every item gets a result with a `status`: `ok` (with a `reward`), `invalid`, `ti
 
 
 def create_app(
-    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Any] = Engine
+    settings: Settings | None = None,
+    engine_factory: Callable[[Settings, Metrics], Any] = Engine,
+    sessions_factory: Callable[[Settings, Metrics], Any] = SessionManager,
 ) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
     requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends).
     `engine_factory` swaps in an engine with the same surface (`assay.distributed` scores on Ray Serve
-    deployments)."""
+    deployments). `sessions_factory` builds the session service (issue 25), kept apart from the engine."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()
 
@@ -40,12 +44,17 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = engine_factory(settings, metrics)
         app.state.engine = engine
+        app.state.sessions = sessions_factory(settings, metrics)
+        app.state.sessions.start()
+        app.state.session_threads = ThreadPoolExecutor(settings.threads, thread_name_prefix="assay-session")
         # Workers start in the background: /healthz answers at once, /readyz once they are warm.
         starting = asyncio.create_task(health.start(app, engine))
         try:
             yield
         finally:
             starting.cancel()
+            await asyncio.to_thread(app.state.sessions.close)
+            app.state.session_threads.shutdown(wait=False, cancel_futures=True)
             await engine.aclose(wait=True)
 
     app = FastAPI(
@@ -57,6 +66,7 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = metrics
     envelope.install(app)
+    sessions.install(app)
 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(ObserveMiddleware, metrics=metrics, retry_after_s=settings.retry_after_s)
@@ -65,4 +75,5 @@ def create_app(
     app.include_router(openrlhf.router)
     app.include_router(health.router)
     app.include_router(run_code.router)
+    app.include_router(sessions.router)
     return app

@@ -25,7 +25,8 @@ async def tasks(request: Request) -> TasksResponse:
     registry, settings = engine.registry, engine.settings
     # A code runtime's toolchain versions come from running them once: off the event loop.
     infos = await asyncio.to_thread(lambda: [registry[name].info(settings) for name in registry])
-    return TasksResponse(tasks=infos)
+    sessions = getattr(request.app.state, "sessions", None)
+    return TasksResponse(tasks=infos, tools=sessions.registry.info() if sessions is not None else [])
 
 
 @router.get("/v1/limits", response_model=LimitsResponse)
