@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -17,7 +15,7 @@ from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
 from assay.scoring import Engine
-from assay.sessions.store import SessionManager
+from assay.service import Service
 from assay.settings import Settings
 
 _DESCRIPTION = """
@@ -29,14 +27,12 @@ Every item gets a result with a `status`: `ok` (with a `reward`), `invalid`, `ti
 
 
 def create_app(
-    settings: Settings | None = None,
-    engine_factory: Callable[[Settings, Metrics], Any] = Engine,
-    sessions_factory: Callable[[Settings, Metrics], Any] = SessionManager,
+    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Service] = Engine
 ) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
     requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends).
-    `engine_factory` swaps in an engine with the same surface (`assay.distributed` scores on Ray Serve
-    deployments). `sessions_factory` builds the session service (issue 25), kept apart from the engine."""
+    `engine_factory` swaps in another implementation of `assay.service.Service` (`assay.distributed`
+    scores on Ray Serve deployments)."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()
 
@@ -44,17 +40,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = engine_factory(settings, metrics)
         app.state.engine = engine
-        app.state.sessions = sessions_factory(settings, metrics)
-        app.state.sessions.start()
-        app.state.session_threads = ThreadPoolExecutor(settings.threads, thread_name_prefix="assay-session")
         # Workers start in the background: /healthz answers at once, /readyz once they are warm.
         starting = asyncio.create_task(health.start(app, engine))
         try:
             yield
         finally:
             starting.cancel()
-            await asyncio.to_thread(app.state.sessions.close)
-            app.state.session_threads.shutdown(wait=False, cancel_futures=True)
             await engine.aclose(wait=True)
 
     app = FastAPI(

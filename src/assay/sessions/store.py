@@ -134,8 +134,8 @@ class SessionManager:
 
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the reaper thread (idempotent)."""
-        if self._reaper is None:
+        """Start the reaper thread (idempotent; the first session starts it)."""
+        if self._reaper is None and not self.closed:
             self._reaper = threading.Thread(target=self._reap_loop, name="assay-session-reaper", daemon=True)
             self._reaper.start()
 
@@ -167,6 +167,7 @@ class SessionManager:
     # -- create -----------------------------------------------------------------------------------
     def create(self, item: Item, tool_names: list[str], limits: SessionLimits) -> Session:
         """Open a session: tools checked against the item, then each tool's state started."""
+        self.start()
         resolved = limits.resolved(self.config)
         tools = [self.tool(name) for name in dict.fromkeys(tool_names)]
         for tool in tools:
