@@ -113,8 +113,7 @@ class PythonTool(Tool[PythonArguments]):
         except OSError as exc:  # never raise from close: the session is going anyway
             log.warning("closing a session sandbox: %s", exc)
 
-    @staticmethod
-    def remove_cgroups() -> None:
+    def shutdown(self) -> None:
         cgroups.remove_tree(cgroup_parent())
 
 

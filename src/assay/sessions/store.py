@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from assay.errors import AssayError
 from assay.sessions.limits import SessionLimits
 from assay.sessions.tools import (
+    ERROR,
     INVALID_CALL,
     SESSION_ENDED,
     TOOL_ERROR,
@@ -150,9 +151,7 @@ class SessionManager:
         if self._reaper is not None:
             self._reaper.join(timeout=10)
         for tool in self._tools.values():
-            remove = getattr(tool, "remove_cgroups", None)
-            if remove is not None:
-                remove()
+            tool.shutdown()
 
     @property
     def open_count(self) -> int:
@@ -270,7 +269,13 @@ class SessionManager:
             return Observation(
                 f"invalid arguments for {tool_name}: {problems}", INVALID_CALL, "bad_arguments"
             )
-        return tool.call(session.context, state, args)
+        try:
+            return tool.call(session.context, state, args)
+        except Exception as exc:  # our side failed (a database went away): say so, never a 500
+            log.exception("session tool %s failed", tool_name)
+            return Observation(
+                f"[the {tool_name} tool failed on the server: {type(exc).__name__}]", ERROR, str(exc)
+            )
 
     def _count(self, tool_name: str, observation: Observation) -> None:
         if self.metrics is None:

@@ -40,9 +40,12 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "assay.tools"
 BUILTIN_TOOLS: dict[str, str] = {
     "python": "assay.sessions.python_tool:PythonTool",
+    "sql": "assay.sessions.sql_tool:SqlTool",
+    "run_tests": "assay.sessions.tests_tool:RunTestsTool",
 }
 
 OK, TOOL_ERROR, INVALID_CALL, SESSION_ENDED = "ok", "tool_error", "invalid_call", "session_ended"
+ERROR = "error"  # our side failed during the call (not the policy's doing); the session goes on
 
 
 class ToolArguments(BaseModel):
@@ -58,7 +61,7 @@ ArgsT = TypeVar("ArgsT", bound=ToolArguments)
 class Observation:
     """What one call shows the model. `status`: ok, tool_error (the call failed: a traceback, a bad
     query, a timeout), invalid_call (no such tool, bad arguments), session_ended (the call ended the
-    session; `reason` says why)."""
+    session; `reason` says why), error (our side failed; not the policy's doing)."""
 
     text: str
     status: str = OK
@@ -103,6 +106,9 @@ class Tool(Generic[ArgsT]):
 
     def close(self, state: Any) -> None:
         """Free what `open` built. Called once, from any thread; must not raise."""
+
+    def shutdown(self) -> None:
+        """The server is stopping: free what the tool shares between sessions (pools, cgroups)."""
 
     def alive(self, state: Any) -> str | None:
         """None while the state is usable; else why not (the session then ends with that reason)."""
