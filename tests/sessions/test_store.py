@@ -91,7 +91,7 @@ def test_state_is_the_tools_and_steps_are_counted(mgr: SessionManager) -> None:
 
 
 def test_the_policys_mistakes_are_observations(mgr: SessionManager) -> None:
-    sid = echo(mgr)
+    sid = echo(mgr, max_steps=16)
     unknown = mgr.step(sid, "pyton", {"code": "1"})
     assert (unknown.status, unknown.reason) == ("invalid_call", "unknown_tool")
     assert "echo" in unknown.observation
@@ -99,6 +99,8 @@ def test_the_policys_mistakes_are_observations(mgr: SessionManager) -> None:
     assert (bad.status, bad.reason) == ("invalid_call", "bad_arguments")
     assert "text: Field required" in bad.observation
     assert mgr.step(sid, "echo", None).status == "invalid_call"
+    assert mgr.step(sid, "echo", '{"text": ').status == "invalid_call"
+    assert mgr.step(sid, "echo", '{"text": "json"}').observation.endswith(": json")
     failed = mgr.step(sid, "echo", {"text": "fail"})
     assert (failed.status, failed.reason) == ("tool_error", "refused")
 

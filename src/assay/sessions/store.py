@@ -260,7 +260,10 @@ class SessionManager:
         if lost is not None:
             return Observation(f"[session ended: {lost}]", SESSION_ENDED, reason=lost)
         try:
-            args = tool.Arguments.model_validate(arguments if arguments is not None else {})
+            if isinstance(arguments, str):  # a model's tool call carries its arguments as JSON text
+                args = tool.Arguments.model_validate_json(arguments or "{}")
+            else:
+                args = tool.Arguments.model_validate(arguments if arguments is not None else {})
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
