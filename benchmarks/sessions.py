@@ -87,10 +87,9 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 
 
 def open_sessions(manager: Any, count: int) -> list[str]:
+    from assay.sandbox import SandboxError
     from assay.sessions import SessionLimits
     from assay.types import Item
-
-    from assay.sandbox import SandboxError
 
     item = Item(task="math", reference="1")
     ids: list[str] = []
