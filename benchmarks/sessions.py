@@ -244,6 +244,7 @@ def main() -> None:
         direct = assay_direct(manager, ids, args.steps)
         per_session, charged = assay_memory(manager, ids)
         open_now = manager.open_count
+        lost = [manager.get(sid).ended for sid in ids if manager.get(sid).ended]
     finally:
         manager.close()
     http = assay_http(min(args.sessions, 64), args.steps) if args.http else None
@@ -263,6 +264,7 @@ def main() -> None:
     name = "jupyter kernel (jupyter_client)"
     print(f"{name:34} {args.kernels:>6} {kernel_memory:>9.1f} {j50:>8.3f} {j99:>8.3f}")
     print(f"assay memory charged to the sessions' cgroups: {charged:.1f} MB per session")
+    print(f"sessions that ended during the run: {len(lost)} {sorted(set(lost))}")
     print(f"p50 ratio kernel/assay: {j50 / a50:.1f}x (target >= 3x)")
     if http is not None:
         print(f"p50 ratio kernel/assay-over-HTTP: {j50 / percentiles(http)[0]:.1f}x")
