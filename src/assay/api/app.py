@@ -13,6 +13,7 @@ from assay import __version__
 from assay.api import envelope, groups, health, openrlhf, rewards, run_code, sessions
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
+from assay.integrations import verl_tool_server
 from assay.metrics import Metrics
 from assay.scoring import Engine
 from assay.service import Service
@@ -67,4 +68,5 @@ def create_app(
     app.include_router(health.router)
     app.include_router(run_code.router)
     app.include_router(sessions.router)
+    app.include_router(verl_tool_server.router)
     return app
