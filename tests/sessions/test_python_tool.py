@@ -112,6 +112,17 @@ def test_the_cpu_budget_ends_the_session(mgr: SessionManager) -> None:
     assert step.reason == "the session used its CPU budget (1 s)"
 
 
+def test_cpu_spent_by_a_cells_child_processes_counts_against_the_budget(mgr: SessionManager) -> None:
+    sid = python_session(mgr, cpu_s=1, call_wall_s=20)
+    child = "import time\nwhile time.process_time() < 0.7: pass"  # each child stays under its own rlimit
+    burn = (
+        f"import subprocess, sys\nfor _ in range(2):\n    subprocess.run([sys.executable, '-c', {child!r}])"
+    )
+    step = run(mgr, sid, burn)
+    assert step.status == "session_ended"
+    assert step.reason == "the session used its CPU budget (1 s)"
+
+
 def test_the_memory_limit_is_an_error_or_the_end_never_the_host(mgr: SessionManager) -> None:
     sid = python_session(mgr, memory_mb=64)
     step = run(mgr, sid, "x = bytearray(512 * 1024 * 1024)")

@@ -229,6 +229,11 @@ class Supervisor:
         self._sweep()
         reply: dict[str, Any] = {"wall_s": round(time.monotonic() - started, 4), "cpu_total_s": self.cpu()}
         reply["truncated"] = self.seen - len(output)
+        if self.cpu_budget and reply["cpu_total_s"] > self.cpu_budget and not self.lost:
+            # The holder's RLIMIT_CPU does not count the processes a cell started: they count here.
+            self.lost = f"the session used its CPU budget ({self.cpu_budget:g} s)"
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.holder, signal.SIGKILL)
         if self.lost:
             reply["lost"] = self.lost
             reply["outcome"] = state.get("why", "crashed")
