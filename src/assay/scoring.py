@@ -32,6 +32,7 @@ from assay.registry import Registry, Scorer
 from assay.reviews import Reviews
 from assay.running import Runner, Scorers
 from assay.sandbox import Execution, Program
+from assay.sessions.service import SessionHost
 from assay.settings import Settings
 from assay.types import Result
 from assay.workers import WorkerPool
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["Engine", "parse_item", "score"]
 
 
-class Engine:
+class Engine(SessionHost):
     """Owns the registry, the worker pool, the thread pool and the admission count of one deployment.
 
     Use as a context manager, or call `close()`: worker processes outlive a forgotten engine otherwise.
@@ -52,6 +53,7 @@ class Engine:
         self.settings = settings if settings is not None else Settings()
         self.metrics = metrics if metrics is not None else Metrics()
         self.registry = Registry.from_settings(self.settings)
+        self._start_sessions(self.settings, self.metrics)
         self._scorers = Scorers(self.settings)
         pool = None
         if any(cls.runs_in == "process" for cls in self.registry.values()):
@@ -185,6 +187,7 @@ class Engine:
         if self._closed:
             return
         self._closed = True
+        self._close_sessions()
         self._runner.close(wait)
         for scorer in self._scorers.all():
             scorer.close()

@@ -14,13 +14,12 @@ The surface, by concern:
 - programs: `run_program` (`/run_code`): one program on one input in a sandbox slot, through the same
   fair gate as code items;
 - lifecycle: `start` (warm workers before /readyz says ready), `aclose`;
-- introspection: `settings`, `metrics`, `registry`, `worker_restarts`.
-
-Sessions (the stateful wing planned in DESIGN.md) will be added here as methods of their own, next to
-`run_program`, by the work that builds them: open a session (its id, TTL and limits), call a tool in it,
-verify it with its task's scorer (one verdict path with `score_async`), close it; a session lost with
-its holder ends as `session_gone`. Everything else here stays stateless, so those methods add to this
-protocol without changing a name above.
+- introspection: `settings`, `metrics`, `registry`, `worker_restarts`;
+- sessions (issue 25, the one stateful part): `session_tools`, `open_session` (an item and tools -> an
+  id, the tools' schemas, an expiry), `session_step` / `session_steps` (tool calls; the policy's failures
+  are observations), `verify_session` (the item with the final response, scored by `score_async`: one
+  verdict path), `close_session`. A session lost with its holder ends as `SessionGone`. Both engines
+  take these from `assay.sessions.service.SessionHost`.
 """
 
 from __future__ import annotations
@@ -32,8 +31,10 @@ from assay.groups import GroupOutcome
 from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.sandbox import Execution, Program
+from assay.sessions import SessionGone, SessionLimits, StepResult
+from assay.sessions.service import SessionInfo, StepCall
 from assay.settings import Settings
-from assay.types import Result
+from assay.types import Item, Result
 
 
 @runtime_checkable
@@ -79,7 +80,31 @@ class Service(Protocol):
         slot came free, `SandboxError` when the sandbox failed."""
         ...
 
-    # -- sessions: reserved; added by the sessions work (see the module docstring) ---------------
+    # -- sessions -------------------------------------------------------------------------------
+    def session_tools(self) -> list[dict[str, Any]]:
+        """Every tool a session may ask for, as OpenAI function-tool schemas."""
+        ...
+
+    async def open_session(self, item: Item, tools: list[str], limits: SessionLimits) -> SessionInfo:
+        """Open a session; ItemError (422), SessionsFull (429) or SandboxError (503) when it cannot."""
+        ...
+
+    async def session_step(self, session_id: str, tool: str, arguments: Any) -> StepResult:
+        """One tool call in a session; SessionGone (404/410) when the session is not there."""
+        ...
+
+    async def session_steps(self, calls: Sequence[StepCall]) -> list[StepResult | SessionGone]:
+        """Many calls (many sessions) at once; a gone session is its SessionGone in its place."""
+        ...
+
+    async def verify_session(self, session_id: str, response: str) -> Result:
+        """The session's item with `response`, scored as `score_async` scores it, plus the session's
+        trace summary in `details["session"]`. Admission is the caller's."""
+        ...
+
+    async def close_session(self, session_id: str) -> None:
+        """End a session and free its sandbox; idempotent."""
+        ...
 
     # -- lifecycle and introspection ------------------------------------------------------------
     @property

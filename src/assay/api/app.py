@@ -10,9 +10,10 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from assay import __version__
-from assay.api import envelope, groups, health, openrlhf, rewards, run_code, validate
+from assay.api import envelope, groups, health, openrlhf, rewards, run_code, sessions, validate
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
+from assay.integrations import verl_tool_server
 from assay.metrics import Metrics
 from assay.scoring import Engine
 from assay.service import Service
@@ -57,6 +58,7 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = metrics
     envelope.install(app)
+    sessions.install(app)
 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(ObserveMiddleware, metrics=metrics, retry_after_s=settings.retry_after_s)
@@ -66,4 +68,6 @@ def create_app(
     app.include_router(health.router)
     app.include_router(run_code.router)
     app.include_router(validate.router)
+    app.include_router(sessions.router)
+    app.include_router(verl_tool_server.router)
     return app

@@ -28,7 +28,7 @@ async def tasks(request: Request) -> TasksResponse:
     registry, settings = engine.registry, engine.settings
     # A code runtime's toolchain versions come from running them once: off the event loop.
     infos = await asyncio.to_thread(lambda: [registry[name].info(settings) for name in registry])
-    return TasksResponse(tasks=infos)
+    return TasksResponse(tasks=infos, tools=engine.session_tools())
 
 
 @router.get("/v1/limits", response_model=LimitsResponse)

@@ -9,6 +9,7 @@ whose own engine takes the slot at its fair gate.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.sandbox import Execution, Program, SandboxError
+from assay.sessions.service import SessionHost
 from assay.settings import Settings
 from assay.types import Result
 
@@ -26,13 +28,17 @@ if TYPE_CHECKING:
     from assay.service import Service
 
 
-class RayEngine:
-    """Admission, registry and metrics as in `Engine`; scoring by the deployments behind `handles`."""
+class RayEngine(SessionHost):
+    """Admission, registry and metrics as in `Engine`; scoring by the deployments behind `handles`.
+
+    Sessions are held by this process (the ingress replica), in sandboxes it starts: routing a session's
+    calls to a scoring replica is not built yet (docs/sessions.md says so)."""
 
     def __init__(self, settings: Settings, metrics: Metrics, handles: Mapping[str, Any]) -> None:
         self.settings = settings
         self.metrics = metrics
         self.registry = Registry.from_settings(settings)
+        self._start_sessions(settings, metrics)
         self._handles = dict(handles)
         self.dispatcher = Dispatcher.on_serve(self._call, settings, kinds=self._handles)
         self._admission = Admission(settings, metrics)
@@ -91,7 +97,8 @@ class RayEngine:
         return results
 
     async def aclose(self, wait: bool = True) -> None:
-        """Nothing to release here: the deployments own the workers and sandboxes."""
+        """End this process's sessions; the deployments own the workers and their sandboxes."""
+        await asyncio.to_thread(self._close_sessions)
 
 
 if TYPE_CHECKING:

@@ -100,7 +100,11 @@ class _DeadlineReader:
     def read(self, size: int) -> bytes:
         if self._pos >= len(self._buffer):
             remaining = self.deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self.fd], [], [], remaining)[0]:
+            # poll, not select: select() refuses descriptors past 1023, and a server holding hundreds
+            # of session sandboxes has those (issue 25).
+            poller = select.poll()
+            poller.register(self.fd, select.POLLIN)
+            if remaining <= 0 or not poller.poll(remaining * 1000):
                 raise TimeoutError("sandbox runtime did not answer in time")
             self._buffer, self._pos = os.read(self.fd, 1 << 20), 0
         chunk = self._buffer[self._pos : self._pos + size]
