@@ -111,7 +111,9 @@ class RepoScorer(Scorer[RepoOptions]):
             hidden = patching.inspect_diff(copy, task.test_patch).paths if task.test_patch else ()
         except patching.PatchRejected as exc:
             return Result.invalid(f"the hidden test patch cannot be applied: {exc}")
-        saved = {p: (copy / p).read_bytes() if (copy / p).is_file() else None for p in hidden}
+        # The hidden patch's files and those the named tests live in are put back after the change.
+        kept = dict.fromkeys((*hidden, *task.test_files))
+        saved = {p: (copy / p).read_bytes() if (copy / p).is_file() else None for p in kept}
         flags: list[str] = []
         if diff:
             try:
@@ -144,7 +146,8 @@ class RepoScorer(Scorer[RepoOptions]):
 
     @staticmethod
     def _restore(copy: Path, saved: dict[str, bytes | None]) -> None:
-        """Put the hidden test patch's files back as they were before the change (it overrides them)."""
+        """Put the hidden tests' files back as they were before the change: the hidden test patch (and
+        the base's test files) override whatever the change did to them."""
         for path, data in saved.items():
             target = copy / path
             if patching.check_path(copy, path):
