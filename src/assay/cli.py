@@ -211,6 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "doctor", help="diagnose RL failure modes of a run directory (assay doctor -h)", add_help=False
     )
+    sub.add_parser(
+        "repo-preflight",
+        help="check repository tasks: gold passes, empty fails, no flaky test (assay repo-preflight -h)",
+        add_help=False,
+    )
     return parser
 
 
@@ -218,6 +223,7 @@ _DELEGATED = {
     "bench": "assay.bench.command",
     "train": "assay.rl_client.command",
     "doctor": "assay.doctor.command",
+    "repo-preflight": "assay.verifiers.repo.command",
 }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from assay import __version__
-from assay.api import envelope, groups, health, openrlhf, rewards, run_code
+from assay.api import envelope, groups, health, openrlhf, repo, rewards, run_code
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
@@ -65,4 +65,5 @@ def create_app(
     app.include_router(openrlhf.router)
     app.include_router(health.router)
     app.include_router(run_code.router)
+    app.include_router(repo.router)
     return app
