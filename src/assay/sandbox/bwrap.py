@@ -6,7 +6,8 @@ slot (so RLIMIT_NPROC counts only this slot; as uid 0 it counts nothing), `--cap
 `--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only with the host's
 site/dist-packages masked, and nothing else of the host (no /etc/passwd, no home directories, no checkout
 of the project), the runtime file and the Python package prefix read-only under /opt/assay (passed as
-descriptors, so bwrap's command line names no host path), a size-capped private tmpfs at /tmp, an empty
+descriptors, so bwrap's command line names no host path), a size-capped private tmpfs at /tmp, for a
+repository task its own working copy bound writable at /repo (`BwrapConfig.workdir`), an empty
 environment but PATH/LANG/HOME and one-thread BLAS settings, `--new-session`, cgroup memory/pids limits,
 and rlimits applied per test by the runtime.
 """
