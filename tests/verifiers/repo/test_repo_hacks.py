@@ -225,3 +225,10 @@ def test_concurrent_items_never_see_each_other_s_working_copies(score: Score) ->
     with ThreadPoolExecutor(2) as pool:
         rewards = list(pool.map(run, pairs))
     assert rewards == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_a_change_that_hangs_is_stopped_at_its_limit_and_not_rewarded(score: Score) -> None:
+    hang = calc_change("return a * b + 1", "while True:\n        pass")
+    result = score(item(hang, options={"time_limit_s": 2}))
+    assert_not_rewarded(result)
+    assert "limit" in result.reason and result.details["not_passed"][FAIL_TO_PASS[0]] == "missing"

@@ -134,6 +134,7 @@ class RepoScorer(Scorer[RepoOptions]):
         except patching.PatchRejected as exc:
             return Result.invalid(f"the hidden test patch does not apply after the change: {exc}")
         canary_path, canary_source, canary_ids = _canary(copy, task)
+        (copy / canary_path).parent.mkdir(parents=True, exist_ok=True)
         (copy / canary_path).write_bytes(canary_source)
         run = TestRun(
             files=(*task.test_files, canary_path),
@@ -194,6 +195,8 @@ class RepoScorer(Scorer[RepoOptions]):
         reason = (
             f"FAIL_TO_PASS {f2p}/{len(task.fail_to_pass)}, PASS_TO_PASS {p2p}/{len(task.pass_to_pass)} pass"
         )
+        if report.run.get("killed"):
+            reason += f"; the run was stopped at its {report.run['killed']} limit"
         if not report.collected:
             reason += f"; the run ended before its tests were collected (exit {report.run.get('exit_code')})"
         extracted = diff[:2000] or None
