@@ -168,3 +168,12 @@ def test_src_layout_is_importable(tmp_path: Path, prefix: Path) -> None:
     scorer = RepoScorer(Settings(repo=RepoSettings(repos=root, python_prefix=prefix)))
     gold = diff("src/calc/__init__.py", CALC, CALC.replace("+ 1", ""))
     assert scorer.score(Item.model_validate(item(gold)), RepoOptions()).reward == 1.0
+
+
+def test_a_change_that_stops_the_hidden_tests_applying_is_zero_not_invalid(score: Score) -> None:
+    hidden = diff("tests/new/test_h.py", None, "def test_h():\n    assert True\n")
+    blocker = GOLD + diff("tests/new", None, "a file where the hidden tests need a directory\n")
+    raw = item(blocker, test_patch=hidden, FAIL_TO_PASS=["tests/new/test_h.py::test_h"])
+    result = score({**raw, "options": {"reward_test_edits": True}})
+    assert result.status is Status.OK and result.reward == 0.0
+    assert "hidden test patch does not apply after the change" in result.reason

@@ -138,6 +138,13 @@ def inspect_diff(root: Path, diff: str) -> DiffInfo:
     return DiffInfo(paths=tuple(dict.fromkeys(paths)), added_lines=_added_lines(diff))
 
 
+def check_applies(root: Path, diff: str) -> None:
+    """PatchRejected unless `diff` would apply to `root` as it is now (nothing is written)."""
+    done = _git(["apply", "--check", "--whitespace=nowarn", "-"], root, diff)
+    if done.returncode != 0:
+        raise PatchRejected(f"the diff does not apply: {done.stderr.strip()[-1000:]}")
+
+
 def apply_diff(root: Path, diff: str) -> DiffInfo:
     """Check and apply `diff` to the working copy at `root`; PatchRejected when it does not apply."""
     info = inspect_diff(root, diff)

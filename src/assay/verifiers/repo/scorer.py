@@ -109,8 +109,10 @@ class RepoScorer(Scorer[RepoOptions]):
     def _judge_in(self, copy: Path, task: RepoTask, diff: str, options: RepoOptions) -> Result:
         try:
             hidden = patching.inspect_diff(copy, task.test_patch).paths if task.test_patch else ()
+            if task.test_patch:
+                patching.check_applies(copy, task.test_patch)
         except patching.PatchRejected as exc:
-            return Result.invalid(f"the hidden test patch cannot be applied: {exc}")
+            return Result.invalid(f"the hidden test patch cannot be applied to the base: {exc}")
         # The hidden patch's files and those the named tests live in are put back after the change.
         kept = dict.fromkeys((*hidden, *task.test_files))
         saved = {p: (copy / p).read_bytes() if (copy / p).is_file() else None for p in kept}
@@ -132,7 +134,10 @@ class RepoScorer(Scorer[RepoOptions]):
             if task.test_patch:
                 patching.apply_diff(copy, task.test_patch)
         except patching.PatchRejected as exc:
-            return Result.invalid(f"the hidden test patch does not apply after the change: {exc}")
+            # It applies to the base (checked above): the change is what stops it, and that is the
+            # policy's doing (a .gitattributes, a file turned into a directory), so ok and 0, not invalid.
+            reason = f"the hidden test patch does not apply after the change: {exc}"
+            return Result.verdict(False, reason, details={"flags": flags}, extracted=diff[:2000] or None)
         canary_path, canary_source, canary_ids = _canary(copy, task)
         (copy / canary_path).parent.mkdir(parents=True, exist_ok=True)
         (copy / canary_path).write_bytes(canary_source)
