@@ -177,3 +177,17 @@ def test_a_change_that_stops_the_hidden_tests_applying_is_zero_not_invalid(score
     result = score({**raw, "options": {"reward_test_edits": True}})
     assert result.status is Status.OK and result.reward == 0.0
     assert "hidden test patch does not apply after the change" in result.reason
+
+
+def test_repo_items_through_the_service(repos: Path, prefix: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from assay.api import create_app
+
+    settings = Settings(workers=1, repo=RepoSettings(repos=repos, python_prefix=prefix))
+    with TestClient(create_app(settings)) as client:
+        tasks = {t["name"]: t for t in client.get("/v1/tasks").json()["tasks"]}
+        assert "FAIL_TO_PASS" in tasks["repo"]["item_fields"]
+        items = [{**item(GOLD), "id": "gold"}, {**item(""), "id": "empty"}, {**item(GOLD, repo="nope")}]
+        results = client.post("/v1/rewards", json={"items": items}).json()["results"]
+        assert [(r["status"], r["reward"]) for r in results] == [("ok", 1.0), ("ok", 0.0), ("invalid", None)]
