@@ -72,5 +72,28 @@ class Metrics:
             registry=self.registry,
         )
 
+        # sessions (issue 25)
+        self.sessions_open = Gauge(
+            "assay_sessions_open", "Sessions open now (holding a sandbox).", registry=self.registry
+        )
+        self.sessions_ended = Counter(
+            "assay_sessions_ended",
+            "Sessions ended, by cause (deleted, expired, max_steps, lost, shutdown).",
+            ["cause"],
+            registry=self.registry,
+        )
+        self.session_steps = Counter(
+            "assay_session_steps",
+            "Session tool calls by tool and status (ok, tool_error, invalid_call, session_ended).",
+            ["tool", "status"],
+            registry=self.registry,
+        )
+        self.session_tool_errors = Counter(
+            "assay_session_tool_errors",
+            "Session tool calls that failed (status tool_error), by tool and reason.",
+            ["tool", "reason"],
+            registry=self.registry,
+        )
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -103,7 +103,10 @@ class CodeSettings(_Section):
     time_limit_s: float = Field(2.0, gt=0, description="Default CPU time limit per test.")
     memory_mb: int = Field(512, gt=0, description="Default memory limit per test.")
     max_waiting: int = Field(
-        256, ge=0, description="Submissions that may wait for a slot; one more is an error (HTTP 429)."
+        256,
+        ge=0,
+        description="A /run_code request finding this many callers already waiting for a sandbox slot is"
+        " answered 504 (busy, retry) at once instead of queueing.",
     )
     wait_s: float = Field(
         300.0,
@@ -340,6 +343,25 @@ class RaySettings(_Section):
     prm: RayPrmSettings = Field(default_factory=RayPrmSettings)
 
 
+class SessionSettings(_Section):
+    max_open: int = Field(512, gt=0, description="Sessions open at once; one more is HTTP 429 + Retry-After.")
+    ttl_s: float = Field(600.0, gt=0, description="Default session lifetime since its last call.")
+    max_ttl_s: float = Field(3600.0, gt=0, description="Longest lifetime a request may ask for.")
+    max_steps: int = Field(64, gt=0, description="Default tool calls per session.")
+    max_max_steps: int = Field(1024, gt=0, description="Most tool calls a request may ask for.")
+    call_wall_s: float = Field(10.0, gt=0, description="Default wall-clock limit of one tool call.")
+    max_call_wall_s: float = Field(120.0, gt=0, description="Longest per-call wall limit a request may ask.")
+    cpu_s: float = Field(60.0, gt=0, description="Default CPU seconds a session may use in all.")
+    max_cpu_s: float = Field(600.0, gt=0, description="Most CPU seconds a request may ask for.")
+    memory_mb: int = Field(512, gt=0, description="Default memory of a session's sandbox.")
+    max_memory_mb: int = Field(4096, gt=0, description="Most memory a request may ask for.")
+    output_bytes: int = Field(8192, gt=0, description="Default cap on one observation (the rest is cut).")
+    max_output_bytes: int = Field(1 << 20, gt=0, description="Largest observation cap a request may ask.")
+    max_batch: int = Field(512, gt=0, description="Most calls in one POST /v1/sessions/step.")
+    reap_interval_s: float = Field(1.0, gt=0, description="How often expired sessions are closed.")
+    plugins: list[str] = Field(default_factory=list, description='Extra tools as "module:Class".')
+
+
 class Settings(BaseSettings):
     """Everything Assay can be configured with. Field descriptions are the README's settings table."""
 
@@ -389,6 +411,7 @@ class Settings(BaseSettings):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     prm: PrmSettings = Field(default_factory=PrmSettings)
     ray: RaySettings = Field(default_factory=RaySettings)
+    sessions: SessionSettings = Field(default_factory=SessionSettings)
 
     @field_validator("log_level")
     @classmethod

@@ -79,6 +79,10 @@ class Item(BaseModel):
     tests: list[dict[str, Any]] | None = Field(
         default=None, description='code: [{"stdin","stdout"}] or [{"fn_name","args","expected"}].'
     )
+    hidden_tests: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="code: more tests of the same shapes, counted in the reward and never returned.",
+    )
     # sql
     db_id: str | None = Field(default=None, description="sql: name of a database the server knows.")
     dialect: str | None = Field(default=None, description="sql: dialect of the predicted SQL.")

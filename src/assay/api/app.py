@@ -6,16 +6,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI
 
 from assay import __version__
-from assay.api import envelope, groups, health, openrlhf, repo, rewards, run_code
+from assay.api import envelope, groups, health, openrlhf, repo, rewards, run_code, sessions
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
 from assay.scoring import Engine
+from assay.service import Service
 from assay.settings import Settings
 
 _DESCRIPTION = """
@@ -27,12 +27,12 @@ Every item gets a result with a `status`: `ok` (with a `reward`), `invalid`, `ti
 
 
 def create_app(
-    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Any] = Engine
+    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Service] = Engine
 ) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
     requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends).
-    `engine_factory` swaps in an engine with the same surface (`assay.distributed` scores on Ray Serve
-    deployments)."""
+    `engine_factory` swaps in another implementation of `assay.service.Service` (`assay.distributed`
+    scores on Ray Serve deployments)."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()
 
@@ -57,6 +57,7 @@ def create_app(
     app.state.settings = settings
     app.state.metrics = metrics
     envelope.install(app)
+    sessions.install(app)
 
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(ObserveMiddleware, metrics=metrics, retry_after_s=settings.retry_after_s)
@@ -66,4 +67,5 @@ def create_app(
     app.include_router(health.router)
     app.include_router(run_code.router)
     app.include_router(repo.router)
+    app.include_router(sessions.router)
     return app

@@ -32,6 +32,10 @@ class RewardsResponse(BaseModel):
 
 class TasksResponse(BaseModel):
     tasks: list[TaskInfo]
+    tools: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Session tools, as OpenAI function-tool schemas (POST /v1/sessions).",
+    )
 
 
 class LimitsResponse(BaseModel):

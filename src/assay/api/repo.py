@@ -1,24 +1,20 @@
 """`POST /v1/repo/preflight`: the repository task preflight (gold passes, empty fails, flaky tests).
 
-Each task runs once a sandbox slot is free, through the engine's fair gate shared with code and repo
-items, so a preflight never takes more sandboxes than `code.slots`. A task set larger than
-`MAX_TASKS` is refused (422): long sets belong to `assay repo-preflight`.
+A client of the engine, like bench: each task becomes ordinary `repo` items (`preflight.plan`), scored
+through the service like any batch (admitted to the bounded queue, sandbox slots shared fairly with code
+and repo items), and the verdicts are read by `preflight.assess`. At most `MAX_TASKS` tasks a request
+(422 beyond): long sets belong to `assay repo-preflight`.
 """
 
 from __future__ import annotations
 
-import asyncio
-from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from assay.api.envelope import error_response
 from assay.api.protocol import POST_ERRORS
-from assay.api.state import engine_of, until_disconnected
-from assay.scheduling import SlotWaitTimeout
+from assay.api.state import admitted, engine_of
 
 router = APIRouter(tags=["repo"])
 
@@ -35,19 +31,20 @@ class PreflightResponse(BaseModel):
 
 
 @router.post("/v1/repo/preflight", response_model=PreflightResponse, responses=POST_ERRORS)
-async def repo_preflight(body: PreflightRequest, request: Request) -> Any:
+async def repo_preflight(body: PreflightRequest, request: Request) -> PreflightResponse:
     """Per task: `ok`, `problems`, `flaky` node ids, and the gold and empty changes' verdicts."""
-    from assay.verifiers.repo.preflight import check_task
-    from assay.verifiers.repo.scorer import RepoScorer
+    from assay.verifiers.repo.preflight import assess, plan
 
+    plans = [plan(task, body.runs) for task in body.tasks]
+    items = [item for planned in plans if isinstance(planned, list) for item in planned]
     engine = engine_of(request)
-    scorer = RepoScorer(engine.settings)
-    deadline = (engine.settings.repo.wall_s + 60.0) * (body.runs + 1)
-    calls = [partial(check_task, scorer, task, body.runs) for task in body.tasks]
-    work = asyncio.gather(*(engine.run_in_slot("sandbox", "repo-preflight", c, deadline) for c in calls))
-    try:
-        reports = await until_disconnected(request, work)
-    except (SlotWaitTimeout, TimeoutError) as exc:
-        retry = str(engine.settings.retry_after_s)
-        return error_response(503, f"repo preflight: {exc}", {"Retry-After": retry})
-    return JSONResponse({"reports": reports})
+    what = f"preflight of {len(items)} items"
+    results = await admitted(request, len(items), engine.score_async(items), what) if items else []
+    reports, at = [], 0
+    for task, planned in zip(body.tasks, plans, strict=True):
+        if isinstance(planned, dict):
+            reports.append(planned)
+            continue
+        reports.append(assess(task, results[at : at + len(planned)]))
+        at += len(planned)
+    return PreflightResponse(reports=reports)

@@ -102,6 +102,21 @@ class _EngineCache(LRUCache[tuple[str, str], SqlEngine]):
         return key, engine
 
 
+def open_engine(instance: catalog.Instance, settings: Settings) -> SqlEngine:
+    """The read-only engine for one database instance (the scorer's and the session `sql` tool's)."""
+    from pathlib import Path
+
+    memory = settings.sql.memory_limit_mb
+    if instance.engine == "sqlite":
+        return SqliteEngine(Path(instance.location), heap_limit_mb=memory)
+    if instance.engine == "duckdb":
+        spill = settings.sql.duckdb_spill_dir
+        return DuckdbEngine(Path(instance.location), memory_limit_mb=memory, spill_dir=spill)
+    from assay.verifiers.sql.postgres import PostgresEngine
+
+    return PostgresEngine(instance.location, connect_timeout_s=settings.sql.query_timeout_s)
+
+
 class SqlScorer(Scorer[SqlOptions]):
     name: ClassVar[str] = "sql"
     description: ClassVar[str] = (
@@ -138,18 +153,7 @@ class SqlScorer(Scorer[SqlOptions]):
         engine = self._engines.get(key)
         if engine is not None:
             return engine
-        from pathlib import Path
-
-        memory = self.settings.sql.memory_limit_mb
-        if instance.engine == "sqlite":
-            engine = SqliteEngine(Path(instance.location), heap_limit_mb=memory)
-        elif instance.engine == "duckdb":
-            spill = self.settings.sql.duckdb_spill_dir
-            engine = DuckdbEngine(Path(instance.location), memory_limit_mb=memory, spill_dir=spill)
-        else:
-            from assay.verifiers.sql.postgres import PostgresEngine
-
-            engine = PostgresEngine(instance.location, connect_timeout_s=self.settings.sql.query_timeout_s)
+        engine = open_engine(instance, self.settings)
         self._engines[key] = engine
         return engine
 

@@ -1,0 +1,165 @@
+"""The session routes (issue 25): create, step (one or a batch), verify, delete.
+
+Sessions are the one stateful surface; the state lives in the sandbox the session's tools hold, and the
+engine keeps only handles (the session methods of `assay.service.Service`). `verify` scores through the
+engine exactly as `/v1/rewards` does (one verdict path) and adds the session's trace summary to
+`details`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from assay.api.envelope import AsciiJSONResponse
+from assay.api.state import admitted, engine_of
+from assay.errors import ItemError
+from assay.sandbox.base import SandboxError
+from assay.sessions.limits import SessionLimits
+from assay.sessions.service import StepCall
+from assay.sessions.store import SessionGone, SessionsFull
+from assay.types import Item, Result
+
+router = APIRouter(tags=["sessions"])
+
+
+class CreateRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    item: dict[str, Any] = Field(description="An item as in /v1/rewards, without the response.")
+    tools: list[str] = Field(
+        min_length=1, description='Tool names, e.g. ["python"] (GET /v1/tasks lists them).'
+    )
+    limits: SessionLimits = Field(default_factory=SessionLimits)
+
+
+class CreateResponse(BaseModel):
+    session_id: str
+    tools: list[dict[str, Any]] = Field(description="OpenAI function-tool schemas of the session's tools.")
+    expires_at: float = Field(description="Unix time the session expires unless a call renews it.")
+    limits: SessionLimits = Field(description="The limits in force (defaults filled in).")
+
+
+class StepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: Any = Field(default=None, description="The tool's arguments (an object, or its JSON text).")
+
+
+class StepResponse(BaseModel):
+    session_id: str
+    observation: str
+    status: str = Field(description="ok | tool_error | invalid_call | session_ended")
+    step: int
+    elapsed_ms: float
+    reason: str | None = Field(None, description="Why, when status is not ok (exception, timeout, ...).")
+    truncated: int = Field(0, description="Bytes of output cut past the output cap.")
+
+
+class BatchCall(StepRequest):
+    session_id: str
+
+
+class BatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    calls: list[BatchCall]
+
+
+class BatchResponse(BaseModel):
+    results: list[dict[str, Any]] = Field(
+        description="Per call, in order: a StepResponse, or {session_id, error: {type, message}}."
+    )
+
+
+class VerifyRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    response: str
+
+
+def _item(raw: dict[str, Any]) -> Item:
+    if "response" in raw:
+        raise HTTPException(422, "item.response: a session's response comes with POST .../verify")
+    try:
+        return Item.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "item"
+        raise HTTPException(422, f"item.{where}: {first['msg']}") from None
+
+
+@router.post("/v1/sessions", status_code=201, response_model=CreateResponse)
+async def create(body: CreateRequest, request: Request) -> CreateResponse:
+    """Open a session on an item with the tools asked for."""
+    engine = engine_of(request)
+    try:
+        info = await engine.open_session(_item(body.item), body.tools, body.limits)
+    except ItemError as exc:  # an unknown task or tool, a tool that cannot serve the item, limits too big
+        raise HTTPException(422, str(exc)) from None
+    except SandboxError as exc:
+        raise HTTPException(503, f"cannot start the session's sandbox: {exc}") from None
+    return CreateResponse(
+        session_id=info.session_id, tools=info.tools, expires_at=info.expires_at, limits=info.limits
+    )
+
+
+@router.post("/v1/sessions/step", response_model=BatchResponse)
+async def step_batch(body: BatchRequest, request: Request) -> BatchResponse:
+    """Step many sessions at once (a trainer's whole batch of rollouts). A gone session is an error
+    entry in its place; the other calls still run."""
+    engine = engine_of(request)
+    limit = engine.settings.sessions.max_batch
+    if len(body.calls) > limit:
+        raise HTTPException(413, f"{len(body.calls)} calls exceed sessions.max_batch {limit}; split them")
+    calls = [StepCall(c.session_id, c.tool, c.arguments) for c in body.calls]
+    results = await engine.session_steps(calls)
+    return BatchResponse(
+        results=[
+            {"session_id": r.session_id, **_gone_body(r)} if isinstance(r, SessionGone) else r.wire()
+            for r in results
+        ]
+    )
+
+
+@router.post("/v1/sessions/{session_id}/step", response_model=StepResponse)
+async def step(session_id: str, body: StepRequest, request: Request) -> dict[str, Any]:
+    """One tool call; a failing call is an observation (status tool_error), not an HTTP error."""
+    result = await engine_of(request).session_step(session_id, body.tool, body.arguments)
+    return result.wire()
+
+
+@router.post("/v1/sessions/{session_id}/verify", response_model=Result)
+async def verify(session_id: str, body: VerifyRequest, request: Request) -> Result:
+    """Score the final response exactly as /v1/rewards would, plus the session's trace in details."""
+    engine = engine_of(request)
+    return await admitted(request, 1, engine.verify_session(session_id, body.response), "verify")
+
+
+@router.delete("/v1/sessions/{session_id}", status_code=204)
+async def delete(session_id: str, request: Request) -> Response:
+    """End a session and free its sandbox. Idempotent: an unknown or ended id is 204 too."""
+    await engine_of(request).close_session(session_id)
+    return Response(status_code=204)
+
+
+def _gone_body(exc: SessionGone) -> dict[str, Any]:
+    return {"error": {"type": "session_gone", "message": str(exc), "reason": exc.reason}}
+
+
+def install(app: FastAPI) -> None:
+    """The envelopes of session failures: session_gone (404/410) and sessions_full (429)."""
+
+    @app.exception_handler(SessionGone)
+    async def _gone(request: Request, exc: SessionGone) -> JSONResponse:
+        return AsciiJSONResponse(_gone_body(exc), status_code=exc.code)
+
+    @app.exception_handler(SessionsFull)
+    async def _full(request: Request, exc: SessionsFull) -> JSONResponse:
+        retry = str(max(1, round(exc.retry_after_s)))
+        body = {"error": {"type": "sessions_full", "message": f"{exc}; retry after {retry}s"}}
+        return AsciiJSONResponse(body, status_code=429, headers={"Retry-After": retry})

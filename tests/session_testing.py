@@ -1,0 +1,60 @@
+"""Shared by the session tests (a plain module: `conftest` is ambiguous across test folders)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from assay_testing import bwrap_works
+
+from assay.sessions import SessionLimits, SessionManager
+from assay.settings import Settings
+from assay.types import Item
+
+PREFIX = Path(__file__).resolve().parents[1] / ".sandbox-runtime" / "python"
+MATH = Item(task="math", reference="42")
+
+
+def session_settings(**sessions: Any) -> Settings:
+    """Settings with the sandbox runtime's packages and small, test-sized sessions."""
+    if not PREFIX.is_dir():
+        pytest.fail(f"{PREFIX} is missing: build it with `make sandbox-runtime` (make test does)")
+    values: dict[str, Any] = {"max_open": 16, "call_wall_s": 5.0, "memory_mb": 256, "reap_interval_s": 0.05}
+    values.update(sessions)
+    return Settings(workers=1, code={"python_prefix": PREFIX, "tmpfs_mb": 64}, sessions=values)
+
+
+def manager(**sessions: Any) -> Iterator[SessionManager]:
+    """A started session manager for a fixture to `yield from`; closed (every sandbox killed) after."""
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    mgr = SessionManager(session_settings(**sessions))
+    mgr.start()
+    try:
+        yield mgr
+    finally:
+        mgr.close()
+
+
+def python_session(mgr: SessionManager, item: Item = MATH, **limits: Any) -> str:
+    return mgr.create(item, ["python"], SessionLimits(**limits)).id
+
+
+def run(mgr: SessionManager, session_id: str, code: str) -> Any:
+    return mgr.step(session_id, "python", {"code": code})
+
+
+def sandbox_processes() -> int:
+    """Processes on the host inside this test process's session cgroups (bwrap and the interpreters)."""
+    mark = f"/assay/sessions-{os.getpid()}/".encode()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                count += mark in (entry / "cgroup").read_bytes()
+            except OSError:
+                continue
+    return count
