@@ -147,7 +147,9 @@ class RepoScorer(Scorer[RepoOptions]):
             pytest_args=task.pytest_args,
             python_path=("src",) if (copy / "src").is_dir() else (),
         )
-        report = run_tests(copy, run, self._limits(options), self._bwrap(), self._prefix())
+        report = run_tests(
+            copy, run, self._limits(options), bwrap_binary(self.settings), prefix_for(self.settings)
+        )
         return self._verdict(task, report, canary_ids, flags, options, diff)
 
     @staticmethod
@@ -220,25 +222,28 @@ class RepoScorer(Scorer[RepoOptions]):
             processes=self.settings.code.processes,
         )
 
-    def _bwrap(self) -> str:
-        from assay.sandbox.bwrap import find_bwrap
 
-        return find_bwrap(self.settings.code.bwrap_path)
+def bwrap_binary(settings: Settings) -> str:
+    from assay.sandbox.bwrap import find_bwrap
 
-    def _prefix(self) -> str:
-        from assay.sandbox import runtime
+    return find_bwrap(settings.code.bwrap_path)
 
-        configured = self.settings.repo.python_prefix or self.settings.code.python_prefix
-        if configured is None:
-            raise SandboxError("repo tasks need a package prefix with pytest: set repo.python_prefix")
-        try:
-            prefix = runtime.check_prefix(configured)
-        except ValueError as exc:
-            raise SandboxError(str(exc)) from exc
-        assert prefix is not None
-        if not (Path(prefix) / "_pytest").is_dir():
-            raise SandboxError(
-                f"the package prefix {prefix} has no pytest: add pytest to scripts/sandbox-runtime.txt and "
-                "run `make sandbox-runtime`, or point repo.python_prefix at a prefix that has it"
-            )
-        return prefix
+
+def prefix_for(settings: Settings) -> str:
+    """The package prefix the tests run with; SandboxError when it is missing or has no pytest."""
+    from assay.sandbox import runtime
+
+    configured = settings.repo.python_prefix or settings.code.python_prefix
+    if configured is None:
+        raise SandboxError("repo tasks need a package prefix with pytest: set repo.python_prefix")
+    try:
+        prefix = runtime.check_prefix(configured)
+    except ValueError as exc:
+        raise SandboxError(str(exc)) from exc
+    assert prefix is not None
+    if not (Path(prefix) / "_pytest").is_dir():
+        raise SandboxError(
+            f"the package prefix {prefix} has no pytest: add pytest to scripts/sandbox-runtime.txt and "
+            "run `make sandbox-runtime`, or point repo.python_prefix at a prefix that has it"
+        )
+    return prefix
