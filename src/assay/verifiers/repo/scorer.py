@@ -3,8 +3,9 @@
 Order of work per item (docs/repo.md has the reasons): make the working copy (at `base_commit`); check
 and apply the change on the host (`patch`); scan what it touched (`workcopy.hygiene_flags`): a change
 to tests or test configuration is flagged and, unless `reward_test_edits`, rewarded 0 without a run;
-put back the files the hidden test patch touches and apply it on top, so it overrides the change; add a
-canary test that must fail; run pytest in the sandbox (`run`); judge from the signed report only.
+put back the files the hidden test patch touches and those of the named tests, then apply the hidden
+patch on top, so it overrides the change; add a canary test that must fail; run pytest in the sandbox
+(`run`); judge from the signed report only.
 """
 
 from __future__ import annotations
