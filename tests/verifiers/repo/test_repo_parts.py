@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from repo_support import CALC, GOLD, diff, make_repo
 
@@ -80,6 +80,7 @@ def test_a_rename_out_of_the_tree_is_refused(tmp_path: Path) -> None:
     assert (repo / "calc/__init__.py").exists() and not (tmp_path / "gone.py").exists()
 
 
+@settings(deadline=None, max_examples=60)  # each example runs git twice: seconds on a loaded machine
 @given(st.text(max_size=300))
 def test_inspect_diff_refuses_or_lists_paths_never_raises_anything_else(text: str) -> None:
     import tempfile

@@ -4,6 +4,7 @@ bug injected by the benchmark's generator (downloaded from the package index at 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -20,6 +21,7 @@ def _generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("repo_tasks", ROOT / "benchmarks" / "repo_tasks.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
