@@ -219,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="reward-hacking probes against the configured verifiers (assay audit -h)",
         add_help=False,
     )
+    sub.add_parser(
+        "repo-preflight",
+        help="check repository tasks: gold passes, empty fails, no flaky test (assay repo-preflight -h)",
+        add_help=False,
+    )
     return parser
 
 
@@ -228,6 +233,7 @@ _DELEGATED = {
     "doctor": "assay.doctor.command",
     "validate": "assay.validate.command",
     "audit": "assay.audit.command",
+    "repo-preflight": "assay.verifiers.repo.command",
 }
 
 

@@ -46,6 +46,7 @@ BUILTIN_TASKS: dict[str, str] = {
     "code": "assay.verifiers.code:CodeScorer",
     "prm": "assay.prm.scorer:PrmScorer",
     "sql": "assay.verifiers.sql:SqlScorer",
+    "repo": "assay.verifiers.repo:RepoScorer",
 }
 
 

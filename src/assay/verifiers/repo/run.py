@@ -1,0 +1,155 @@
+"""Run a working copy's tests in a bubblewrap sandbox and read the signed per-test report.
+
+One sandbox per run, started with the working copy bound writable at /repo (the only host directory it
+may write), the package prefix (pytest and the runtime's packages) read-only, no network, the seccomp
+filter, cgroup and rlimit limits: `assay.sandbox.bwrap`. pytest runs as
+`python3 -S -s -P -m pytest -p _assay_repo_reporter ...` with only the reporter's directory and the prefix
+on `PYTHONPATH` (`-P`: the working directory is not put first, so a `pytest.py`, `_pytest/` or `json.py`
+in the change cannot stand in for pytest or its imports); the reporter adds the working copy's
+directories to `sys.path` once it has loaded. Plugin autoloading is off (an entry point in a
+`.dist-info` the change adds is never loaded), and so is the cache provider.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import os
+import secrets
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.sandbox.base import Limits
+
+REPORTER_DIR = "/tmp/.assay"
+REPORTER_MODULE = "_assay_repo_reporter"
+_names = itertools.count()
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """What to run: pytest's extra arguments, the files to collect, the node ids to keep."""
+
+    __test__ = False  # not a pytest test class
+
+    files: tuple[str, ...]
+    wanted: tuple[str, ...]
+    pytest_args: tuple[str, ...] = ()
+    python_path: tuple[str, ...] = ()  # directories of the working copy, relative, ahead of its root
+
+
+@dataclass
+class Report:
+    """Per-test outcomes from the signed report, and what else the run left behind."""
+
+    outcomes: dict[str, str] = field(default_factory=dict)  # node id -> passed/failed/error/...
+    texts: dict[str, str] = field(default_factory=dict)  # node id -> failure text (tail)
+    collect_errors: list[str] = field(default_factory=list)
+    started: bool = False  # the reporter loaded (pytest itself started)
+    collected: bool = False  # collection ended (the tests it kept are in `wanted`)
+    finished: bool = False
+    tampered: str | None = None  # why the report cannot be trusted (a line the key did not sign)
+    run: dict[str, Any] = field(default_factory=dict)  # exit code, times, killed, output tails
+
+    def passed(self, node_id: str) -> bool:
+        return self.outcomes.get(node_id) in ("passed", "xfailed")
+
+
+def _outcome(phases: dict[str, str]) -> str:
+    if phases.get("setup") != "passed":
+        return "skipped" if phases.get("setup") == "skipped" else "error"
+    call = phases.get("call", "missing")
+    if phases.get("teardown") != "passed" and call in ("passed", "xfailed"):
+        return "error"
+    return call
+
+
+def parse_report(data: bytes, key: bytes) -> Report:
+    """The report from fd 3's lines; the first line with a bad MAC or sequence marks it tampered."""
+    report = Report()
+    for seq, raw in enumerate(data.decode("utf-8", "replace").splitlines()):
+        mac, _, line = raw.partition(" ")
+        good = hmac.new(key, f"{seq}:{line}".encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(mac, good):
+            report.tampered = f"report line {seq} was not written by the reporter"
+            return report
+        record = json.loads(line)
+        if "test" in record:
+            report.outcomes[record["test"]] = _outcome(record["phases"])
+            text = (
+                record.get("text") or record["phases"].get("call_text") or record["phases"].get("setup_text")
+            )
+            if text:
+                report.texts[record["test"]] = text
+        elif "collected" in record:
+            report.collected = True
+        elif "collect_error" in record:
+            report.collect_errors.append(f"{record['collect_error']}: {record.get('text', '')[-500:]}")
+        elif "hello" in record:
+            report.started = True
+        elif "end" in record:
+            report.finished = True
+    return report
+
+
+def repo_paths(test: TestRun) -> list[str]:
+    """The working copy's import directories, in order (the reporter puts them on sys.path)."""
+    from assay.sandbox import bwrap
+
+    paths = [f"{bwrap.WORKDIR_MOUNT}/{p}".rstrip("/.") for p in test.python_path]
+    return list(dict.fromkeys([*paths, bwrap.WORKDIR_MOUNT]))
+
+
+def pytest_argv(test: TestRun) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of the pytest process inside the sandbox."""
+    from assay.sandbox import bwrap, runtime
+
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": "/tmp",
+        "PYTHONPATH": f"{REPORTER_DIR}:{runtime.PREFIX_MOUNT}",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        **runtime.THREAD_ENV,
+    }
+    argv = [bwrap.SANDBOX_PYTHON, "-S", "-s", "-P", "-m", "pytest", "-p", REPORTER_MODULE]
+    argv += ["-p", "no:cacheprovider", "--rootdir", bwrap.WORKDIR_MOUNT, *test.pytest_args, "--"]
+    return [*argv, *test.files], env
+
+
+def run_tests(workdir: Path, test: TestRun, limits: Limits, bwrap_path: str, prefix: str | None) -> Report:
+    """Run pytest over the working copy in a fresh sandbox; SandboxError when the sandbox fails."""
+    from assay.sandbox import bwrap, runtime, seccomp
+
+    config = bwrap.BwrapConfig(
+        bwrap=bwrap_path,
+        use_seccomp=seccomp.available(),
+        processes=limits.processes,
+        python_prefix=prefix,
+        workdir=str(workdir),
+    )
+    slot = bwrap.BwrapSlot(config, f"repo-{os.getpid()}-{next(_names)}")
+    try:
+        source = (Path(__file__).parent / "_reporter.py").read_bytes()
+        slot.write_files({f"{REPORTER_DIR}/{REPORTER_MODULE}.py": source})
+        key = secrets.token_bytes(32)
+        argv, env = pytest_argv(test)
+        spec = {"key": key.hex(), "wanted": list(test.wanted), "prefix": runtime.PREFIX_MOUNT}
+        blob = json.dumps({**spec, "paths": repo_paths(test)}).encode()
+        request = {"argv": argv, "env": env, "cwd": bwrap.WORKDIR_MOUNT}
+        outcome = slot.run(request, blob, limits)
+    finally:
+        slot.close()
+    report = parse_report(outcome.result, key)
+    report.run = {
+        **outcome.details(),
+        "command": shlex.join(["pytest", *argv[6:]]),
+        "stdout_tail": outcome.stdout[-3000:].decode("utf-8", "replace"),
+        "stderr_tail": outcome.stderr[-2000:].decode("utf-8", "replace"),
+    }
+    return report
