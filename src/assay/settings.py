@@ -304,6 +304,11 @@ class RaySettings(_Section):
         1, ge=0, description="Times a chunk whose replica died is sent again (then its items are error)."
     )
     ingress_replicas: int = Field(1, ge=1, description="Replicas of the HTTP ingress deployment.")
+    check_resources: bool = Field(
+        True,
+        description="Refuse to deploy when the cluster's free resources cannot place every replica (Serve "
+        "would wait forever); off for an autoscaling cluster that adds nodes on demand.",
+    )
     proxy_location: Literal["EveryNode", "HeadOnly"] = Field(
         "EveryNode", description="Where Ray Serve runs HTTP proxies on host:port (EveryNode or HeadOnly)."
     )
