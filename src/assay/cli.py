@@ -13,12 +13,15 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from typing import IO, Any
 
+from pydantic import ValidationError
+
 from assay import __version__
-from assay.cli_messages import os_error, port_in_use
+from assay.cli_messages import os_error, port_in_use, settings_error
+from assay.errors import AssayError
 from assay.settings import Settings
 from assay.types import Result, Status
 
@@ -221,26 +224,41 @@ _DELEGATED = {
 }
 
 
+# Command line flags that set a Settings field, for error messages that name what the user typed.
+_FLAGS = {"host": "--host", "port": "--port", "workers": "--workers"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in _DELEGATED:
-        try:
-            return _delegate(_DELEGATED[args_list[0]], args_list[1:])
-        except KeyboardInterrupt:
-            print(f"assay {args_list[0]}: interrupted", file=sys.stderr)
-            return 130
-    args = build_parser().parse_args(args_list)
-    if getattr(args, "chunk_size", 1) <= 0:
-        print("assay score: --chunk-size must be positive", file=sys.stderr)
-        return 2
+        command = args_list[0]
+        run = lambda: _delegate(_DELEGATED[command], args_list[1:])  # noqa: E731
+    else:
+        args = build_parser().parse_args(args_list)
+        command = args.command
+        if getattr(args, "chunk_size", 1) <= 0:
+            print("assay score: --chunk-size must be positive", file=sys.stderr)
+            return 2
+        run = lambda: int(args.run(args))  # noqa: E731
+    return _one_line_errors(command, run)
+
+
+def _one_line_errors(command: str, run: Callable[[], int]) -> int:
+    """Run a sub-command; settings, configuration and file errors end it with one line on stderr (what
+    is wrong and what to do), never a traceback."""
     try:
-        return int(args.run(args))
+        return run()
+    except ValidationError as exc:
+        text = settings_error(exc, _FLAGS) if exc.title == "Settings" else str(exc).splitlines()[0]
+        print(f"assay {command}: {text}", file=sys.stderr)
+    except AssayError as exc:  # ConfigError, MissingExtraError (the install command), ...
+        print(f"assay {command}: {exc}", file=sys.stderr)
     except OSError as exc:
-        print(f"assay {args.command}: {os_error(exc)}", file=sys.stderr)
-        return 2
+        print(f"assay {command}: {os_error(exc)}", file=sys.stderr)
     except KeyboardInterrupt:
-        print(f"assay {args.command}: interrupted", file=sys.stderr)
+        print(f"assay {command}: interrupted", file=sys.stderr)
         return 130
+    return 2
 
 
 if __name__ == "__main__":
