@@ -153,6 +153,7 @@ def _serve(args: argparse.Namespace) -> int:
     if busy is not None:
         print(f"assay serve: {busy}", file=sys.stderr)
         return 2
+    _say_what_sandboxed_python_imports(settings)
     if args.ray or args.address:
         from assay.distributed import serve as serve_on_ray
 
@@ -165,6 +166,20 @@ def _serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=settings.drain_s,
     )
     return 0
+
+
+def _say_what_sandboxed_python_imports(settings: Settings) -> None:
+    """At start, one line when sandboxed Python has the standard library only: a program importing
+    numpy then fails, and the user should know before the first reward, not after (issue 31)."""
+    from assay.sandbox.runtime import NO_PACKAGES_HINT, check_prefix, prefix_packages
+
+    try:
+        packages = prefix_packages(check_prefix(settings.code.python_prefix))
+    except ValueError as exc:  # a prefix that is not a directory: the code task says so per item
+        print(f"assay serve: {exc}", file=sys.stderr)
+        return
+    if not packages:
+        print(f"assay serve: {NO_PACKAGES_HINT}", file=sys.stderr)
 
 
 def _delegate(module: str, argv: Sequence[str]) -> int:
@@ -214,6 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "doctor", help="diagnose RL failure modes of a run directory (assay doctor -h)", add_help=False
     )
+    sub.add_parser(
+        "sandbox-runtime",
+        help="build the packages sandboxed Python may import: numpy, scipy, pandas, ... (-h)",
+        add_help=False,
+    )
     return parser
 
 
@@ -221,6 +241,7 @@ _DELEGATED = {
     "bench": "assay.bench.command",
     "train": "assay.rl_client.command",
     "doctor": "assay.doctor.command",
+    "sandbox-runtime": "assay.sandbox.runtime_build",
 }
 
 

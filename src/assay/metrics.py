@@ -23,6 +23,7 @@ class ReadCounter(Collector):
         yield family
 
 
+_MAX_MODULE_LABELS = 64
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
@@ -71,6 +72,22 @@ class Metrics:
             ["status", "action"],
             registry=self.registry,
         )
+
+        self.missing_modules = Counter(
+            "assay_sandbox_missing_modules",
+            "Code items whose program failed importing a package the sandbox runtime lacks, by package"
+            f" (at most {_MAX_MODULE_LABELS} names; the rest as other).",
+            ["module"],
+            registry=self.registry,
+        )
+        self._module_labels: set[str] = set()
+
+    def missing_module(self, module: str) -> None:
+        """Count one; the label set is bounded, since programs choose the names."""
+        if module not in self._module_labels and len(self._module_labels) >= _MAX_MODULE_LABELS:
+            module = "other"
+        self._module_labels.add(module)
+        self.missing_modules.labels(module=module).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -29,6 +29,7 @@ from assay.errors import AssayError, ItemError
 from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_parts, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
+from assay.sandbox.runtime import note_missing_module
 from assay.scheduling import FairGate, SlotWaitTimeout
 from assay.settings import Settings
 from assay.suggest import did_you_mean
@@ -168,6 +169,7 @@ class Engine:
                 "elapsed_ms": round(elapsed_ms, 3),
             }
         ).json_safe()
+        result = note_missing_module(result, self.metrics.missing_module)
         label = result.task if result.task in self.registry else "unknown"
         self.metrics.items.labels(task=label, status=result.status.value).inc()
         self.metrics.item_seconds.labels(task=label).observe(elapsed_ms / 1000.0)

@@ -92,6 +92,8 @@ class RayEngine:
         """Score a batch on the deployments; results in input order. Admission is the caller's."""
         results = await self.dispatcher.score(raw_items)
         for result in results:
+            if isinstance(module := result.details.get("missing_module"), str):  # noted by the replica
+                self.metrics.missing_module(module)
             label = result.task if result.task in self.registry else "unknown"
             self.metrics.items.labels(task=label, status=result.status.value).inc()
             self.metrics.item_seconds.labels(task=label).observe(result.elapsed_ms / 1000.0)
