@@ -52,16 +52,31 @@ def test_bench_says_a_bad_setting_in_one_line_too(
 
 
 def test_a_port_out_of_range_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    err = _one_line(capsys, ["serve", "--port", "99999"])
+    err = _one_line(capsys, ["serve", "--port", "99999"])  # refused before anything else is said
     assert err == "assay serve: --port=99999: Input should be less than or equal to 65535"
 
 
 def test_serve_ray_without_ray_installed_says_what_to_install(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
+    (tmp_path / "numpy-2.4.6.dist-info").mkdir()  # a sandbox runtime: `serve` has nothing to note on it
+    monkeypatch.setenv("ASSAY_CODE__PYTHON_PREFIX", str(tmp_path))
     # Ray hidden as if not installed: an import of it raises ImportError.
     for name in [m for m in sys.modules if m == "ray" or m.startswith("ray.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "ray", None)
     err = _one_line(capsys, ["serve", "--ray", "--port", str(free_port())])
     assert err == "assay serve: ray[serve] is not installed; install it with: pip install 'assay[ray]'"
+
+
+def test_serve_says_at_start_when_sandboxed_python_has_the_standard_library_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no runtime built in the user cache
+    for name in [m for m in sys.modules if m == "ray" or m.startswith("ray.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "ray", None)  # stop right after the start-up lines
+    assert main(["serve", "--ray", "--port", str(free_port())]) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert first.startswith("assay serve: sandboxed Python has the standard library only")
+    assert "assay sandbox-runtime" in first

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,7 @@ def test_more_items_than_the_queue_holds_is_413(make_settings: Callable[..., Set
     with TestClient(create_app(make_settings(queue_size=3)), raise_server_exceptions=False) as small:
         groups = [{"id": "a", "items": [_math(i, "4") for i in range(2)]}] * 2
         response = small.post("/v1/groups", json={"groups": groups})
-    assert response.status_code == 413 and "split the request" in response.json()["error"]["message"]
+    assert response.status_code == 413 and "split it" in response.json()["error"]["message"]
 
 
 def test_a_hanging_item_times_out_alone_and_its_group_still_scores(client: TestClient) -> None:
@@ -171,6 +172,22 @@ def test_a_full_queue_answers_429(live_server: Callable[..., Any], tmp_path: Pat
     assert refused.status_code == 429 and refused.headers["retry-after"] == "2"
     assert refused.json()["error"]["type"] == "queue_full"
     assert first["response"].json()["groups"][0]["stats"]["all_equal"] is True
+
+
+def test_a_client_that_goes_away_cancels_its_groups(live_server: Callable[..., Any], tmp_path: Path) -> None:
+    # Issue 24: /v1/groups used to keep scoring (and holding its admitted items) for a client that left.
+    server = live_server(workers=1, deadline_s=120.0)
+    held = {"groups": [{"items": [gate_item(tmp_path / "never")] * 3}]}
+    with httpx.Client(base_url=server.url, timeout=1.0) as http, pytest.raises(httpx.ReadTimeout):
+        http.post("/v1/groups", json=held)
+    for _ in range(1500):  # bounded poll: the abandoned request gives its admitted items back
+        if server.engine.pending == 0:
+            break
+        threading.Event().wait(0.02)
+    assert server.engine.pending == 0, "the abandoned groups kept their place in the queue"
+    with server.client() as http:  # and its worker is free for the next request
+        answer = http.post("/v1/groups", json={"groups": [{"items": [_math(0, "4")]}]}).json()
+    assert answer["groups"][0]["results"][0]["correct"] is True
 
 
 # -- library and client ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from assay.scheduling import FairGate, SlotWaitTimeout
+from assay.scheduling import FairGate, GateFull, Gates, SlotWaitTimeout
 
 
 def test_slots_go_round_robin_across_lanes() -> None:
@@ -58,3 +58,29 @@ def test_a_cancelled_waiter_leaves_and_the_slot_is_not_lost() -> None:
         assert await gate.acquire("c", 1) == 0.0
 
     asyncio.run(run())
+
+
+def test_a_bounded_caller_is_refused_only_when_every_slot_is_taken_and_enough_wait() -> None:
+    async def run() -> None:
+        gate = FairGate("sandbox", 1)
+        assert await gate.acquire("a", 1, max_waiting=0) == 0.0  # a free slot is never refused
+        with pytest.raises(GateFull, match="every sandbox slot is taken and 0 callers already wait"):
+            await gate.acquire("b", 1, max_waiting=0)
+        waiter = asyncio.create_task(gate.acquire("c", 5))  # an unbounded caller still queues
+        await asyncio.sleep(0)  # sleep-ok: lets the waiter queue (no wall-clock wait)
+        with pytest.raises(GateFull):
+            await gate.acquire("d", 1, max_waiting=1)
+        assert gate.waiting == 1 and gate.busy == 1  # the refusals took no place and no slot
+        gate.release()
+        await waiter
+        gate.release()
+        assert gate.busy == 0
+
+    asyncio.run(run())
+
+
+def test_a_refusal_is_a_slot_wait_so_every_caller_reports_it_one_way() -> None:
+    assert issubclass(GateFull, SlotWaitTimeout)
+    result = Gates.waited_too_long(GateFull("sandbox", 3))
+    assert result.status.value == "timeout" and result.details["cause"] == "slot_wait"
+    assert "ASSAY_CODE__WAIT_S" in result.reason

@@ -182,3 +182,19 @@ def group_parts(index: int, group: Any) -> tuple[str | None, list[Any]]:
     if isinstance(group, list | tuple):
         return None, list(group)
     raise ItemError(f'group {index} must be {{"id": ..., "items": [...]}} or a list of items')
+
+
+def group_rounds(groups: Sequence[Any], limit: int) -> Iterator[list[Any]]:
+    """Consecutive runs of whole groups holding at most `limit` items (a larger group goes alone): the
+    one way a batch of groups is cut, by the sync engine and by the HTTP client."""
+    chunk: list[Any] = []
+    size = 0
+    for index, group in enumerate(groups):
+        count = len(group_parts(index, group)[1])
+        if chunk and size + count > limit:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(group)
+        size += count
+    if chunk:
+        yield chunk

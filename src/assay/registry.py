@@ -60,6 +60,9 @@ class Scorer(Generic[OptionsT]):
     Options: ClassVar[type[TaskOptions]] = TaskOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response",)  # fields the task reads, for /v1/tasks
     runs_in: ClassVar[Runner] = "process"
+    # The kind of slot a thread-run item waits for first ("sandbox"), fairly across requests, at the
+    # engine's gate (assay.scheduling); None: it needs none. The gate is the only wait for that slot.
+    gate: ClassVar[str | None] = None
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -12,7 +12,7 @@ import pytest
 from assay_testing import bwrap_works
 from sandbox_support import LIMITS
 
-from assay.sandbox import SandboxBusy, SandboxError, TestInput, lookup
+from assay.sandbox import SandboxError, TestInput, lookup
 from assay.sandbox.bwrap import BwrapSlot
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Status
@@ -23,7 +23,7 @@ from assay.verifiers.code import CodeOptions, CodeScorer
 def scorer() -> Iterator[CodeScorer]:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    code = CodeSettings(slots=1, max_waiting=0, tmpfs_mb=32, processes=32, deadline_s=30)
+    code = CodeSettings(slots=1, tmpfs_mb=32, processes=32, deadline_s=30)
     instance = CodeScorer(Settings(code=code))
     yield instance
     instance.close()
@@ -60,10 +60,10 @@ def test_overload_is_an_error_not_a_hang(scorer: CodeScorer) -> None:
     assert result.status is Status.ERROR and "busy" in result.reason
 
 
-def test_executor_raises_busy_when_the_queue_is_full(scorer: CodeScorer) -> None:
+def test_executor_refuses_a_caller_beyond_its_slots(scorer: CodeScorer) -> None:
     python = lookup("python")
     assert python is not None
-    with scorer.executor.pool.slot(), pytest.raises(SandboxBusy):
+    with scorer.executor.pool.slot(), pytest.raises(SandboxError, match="busy"):
         scorer.executor.execute(python, "print(1)", [TestInput()], LIMITS)
 
 

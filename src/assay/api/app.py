@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -16,6 +15,7 @@ from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
 from assay.scoring import Engine
+from assay.service import Service
 from assay.settings import Settings
 
 _DESCRIPTION = """
@@ -27,12 +27,12 @@ Every item gets a result with a `status`: `ok` (with a `reward`), `invalid`, `ti
 
 
 def create_app(
-    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Any] = Engine
+    settings: Settings | None = None, engine_factory: Callable[[Settings, Metrics], Service] = Engine
 ) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
     requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends).
-    `engine_factory` swaps in an engine with the same surface (`assay.distributed` scores on Ray Serve
-    deployments)."""
+    `engine_factory` swaps in another implementation of `assay.service.Service` (`assay.distributed`
+    scores on Ray Serve deployments)."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()
 

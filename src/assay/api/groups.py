@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay.api.protocol import ErrorEnvelope
-from assay.api.state import engine_of
+from assay.api.state import admitted, engine_of
 from assay.groups import GroupOutcome
 
 router = APIRouter(tags=["groups"])
@@ -62,15 +62,6 @@ async def groups(body: GroupsRequest, request: Request) -> GroupsResponse:
     """Score groups of responses; each comes back with its results and its statistics."""
     engine = engine_of(request)
     count = sum(len(g.items) for g in body.groups)
-    if count > engine.settings.queue_size:
-        raise HTTPException(
-            413,
-            f"{count} items in {len(body.groups)} groups exceed the queue size {engine.settings.queue_size}"
-            " (ASSAY_QUEUE_SIZE); split the request",
-        )
-    engine.admit(count)
-    try:
-        outcomes = await engine.score_groups_async([{"id": g.id, "items": g.items} for g in body.groups])
-    finally:
-        engine.release(count)
+    work = engine.score_groups_async([{"id": g.id, "items": g.items} for g in body.groups])
+    outcomes = await admitted(request, count, work, f"{count} items in {len(body.groups)} groups")
     return GroupsResponse(groups=outcomes)

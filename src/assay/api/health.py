@@ -10,13 +10,13 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from assay.api.protocol import error_responses
 from assay.api.state import engine_of
-from assay.scoring import Engine
+from assay.service import Service
 
 router = APIRouter(tags=["operations"])
 log = logging.getLogger(__name__)
 
 
-async def start(app: FastAPI, engine: Engine) -> None:
+async def start(app: FastAPI, engine: Service) -> None:
     """Start and warm the workers, then mark the service ready (`app.state.ready`)."""
     try:
         await engine.start()

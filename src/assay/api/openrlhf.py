@@ -20,7 +20,7 @@ import logging
 from fastapi import APIRouter, HTTPException, Request
 
 from assay.api.protocol import POST_ERRORS, OpenRLHFRequest, OpenRLHFResponse
-from assay.api.state import engine_of, scored_batch
+from assay.api.state import admitted, engine_of
 from assay.types import Result, Status
 
 router = APIRouter(tags=["compatibility"])
@@ -75,7 +75,8 @@ def _refusal(results: list[Result]) -> HTTPException:
 )
 async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFResponse:
     """Score OpenRLHF samples with the task in `ASSAY_OPENRLHF_TASK` (math by default)."""
-    settings = engine_of(request).settings
+    engine = engine_of(request)
+    settings = engine.settings
     n = len(body.query)
     for name, values in (("prompts", body.prompts), ("labels", body.labels)):
         if values is not None and len(values) != n:
@@ -92,7 +93,7 @@ async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFRespons
         }
         for i, (q, p, lab) in enumerate(zip(body.query, prompts, labels, strict=True))
     ]
-    results = await scored_batch(request, items)
+    results = await admitted(request, n, engine.score_async(items), f"batch of {n} samples")
     if any(r.status is not Status.OK for r in results):
         refuse = settings.openrlhf_unscored == "error"
         _report_unscored(request, results, "refused" if refuse else "zero")

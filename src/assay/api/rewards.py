@@ -7,7 +7,7 @@ import asyncio
 from fastapi import APIRouter, Request
 
 from assay.api.protocol import POST_ERRORS, LimitsResponse, RewardsRequest, RewardsResponse, TasksResponse
-from assay.api.state import engine_of, scored_batch
+from assay.api.state import admitted, engine_of
 
 router = APIRouter(tags=["rewards"])
 
@@ -15,7 +15,10 @@ router = APIRouter(tags=["rewards"])
 @router.post("/v1/rewards", response_model=RewardsResponse, responses=POST_ERRORS)
 async def rewards(body: RewardsRequest, request: Request) -> RewardsResponse:
     """Score a batch. Results come back in item order; a malformed item is `invalid`, never a 4xx."""
-    return RewardsResponse(results=await scored_batch(request, body.items))
+    engine = engine_of(request)
+    count = len(body.items)
+    work = engine.score_async(body.items)
+    return RewardsResponse(results=await admitted(request, count, work, f"batch of {count} items"))
 
 
 @router.get("/v1/tasks", response_model=TasksResponse)

@@ -19,7 +19,6 @@ and the error envelope ("sandbox busy"), which those clients retry: never a made
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
@@ -28,9 +27,9 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from assay.api.envelope import error_response
 from assay.api.protocol import POST_ERRORS, ErrorEnvelope
-from assay.api.state import until_disconnected
+from assay.api.state import admitted, engine_of
 from assay.errors import QueueFullError
-from assay.sandbox import TIME_LIMIT, Execution, RunOutcome, SandboxBusy, SandboxError, lookup
+from assay.sandbox import TIME_LIMIT, Execution, Program, RunOutcome, SandboxError, lookup
 from assay.sandbox.languages import language_names
 from assay.scheduling import SlotWaitTimeout
 from assay.types import find_surrogate
@@ -141,38 +140,26 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse | 
         raise HTTPException(422, f'unknown language "{body.language}"; supported: {known}')
     if not language.available():
         return RunCodeResponse(status="Failed", message=f"language {language.name} is not installed here")
-    engine = request.app.state.engine
-    scorer: Any = engine.scorer("code")
+    engine = engine_of(request)
     code_settings = engine.settings.code
-    memory_mb = body.memory_limit_MB if (body.memory_limit_MB or 0) > 0 else None
-    retry_after_s = engine.settings.retry_after_s
-    if engine.crowded("sandbox", code_settings.max_waiting):
-        return _busy("every sandbox slot is taken and the wait queue is full", retry_after_s)
+    program = Program(
+        language=language.name,
+        source=body.code,
+        stdin=(body.stdin or "").encode(),
+        wall_s=body.run_timeout or _DEFAULT_TIMEOUT_S,
+        memory_mb=body.memory_limit_MB if (body.memory_limit_MB or 0) > 0 else None,
+        compile_wall_s=body.compile_timeout or _DEFAULT_TIMEOUT_S,
+    )
+    # Through the engine's fair sandbox gate, so /run_code and code items share slots fairly.
+    work = engine.run_program(
+        program, wait_s=min(SLOT_WAIT_S, code_settings.wait_s), max_waiting=code_settings.max_waiting
+    )
     try:
-        engine.admit(1)
+        execution = await admitted(request, 1, work, "a program")
     except QueueFullError as exc:
         return _busy(str(exc), exc.retry_after_s)
-    try:
-        # Through the engine's fair sandbox gate, so /run_code and code items share slots fairly.
-        execution = await until_disconnected(
-            request,
-            engine.run_sandboxed(
-                partial(
-                    scorer.run_program,
-                    language,
-                    body.code,
-                    (body.stdin or "").encode(),
-                    wall_s=body.run_timeout or _DEFAULT_TIMEOUT_S,
-                    memory_mb=memory_mb,
-                    compile_wall_s=body.compile_timeout or _DEFAULT_TIMEOUT_S,
-                ),
-                wait_s=min(SLOT_WAIT_S, code_settings.wait_s),
-            ),
-        )
-    except (SandboxBusy, SlotWaitTimeout) as exc:
-        return _busy(str(exc), retry_after_s)
+    except SlotWaitTimeout as exc:  # no slot in time, or too many already waiting (GateFull)
+        return _busy(str(exc), engine.settings.retry_after_s)
     except SandboxError as exc:
         return RunCodeResponse(status="SandboxError", message=str(exc))
-    finally:
-        engine.release(1)
     return _response(execution)

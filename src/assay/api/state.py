@@ -1,45 +1,63 @@
-"""What routers share: the engine on `app.state` and admission to its bounded queue."""
+"""What routers share: the engine on `app.state`, and the one way a POST route admits its work.
+
+Every POST route goes through `admitted`: a request holding more than the queue can ever take is 413
+(split it), one that does not fit now is 429 with Retry-After (`QueueFullError`), the work is cancelled
+when the client goes away (its waiting items never start; running math/sql workers are stopped), and the
+admitted count is released however the work ends.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from fastapi import HTTPException, Request
 
-from assay.scoring import Engine
-from assay.types import Result
+from assay.service import Service
+
+T = TypeVar("T")
 
 
-def engine_of(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
+def engine_of(request: Request) -> Service:
+    engine: Service = request.app.state.engine
     return engine
 
 
-async def scored_batch(request: Request, items: list[Any]) -> list[Result]:
-    """Admit the batch to the bounded queue (429 when full), score it, release the slots."""
+async def admitted(request: Request, count: int, work: Awaitable[T], what: str) -> T:
+    """`work`'s result, with `count` items admitted to the bounded queue for as long as it runs.
+
+    `what` names the request in the 413 message ("batch of 3 items"). `work` is a coroutine not yet
+    started; it is closed unstarted when the request is refused."""
     engine = engine_of(request)
-    if len(items) > engine.settings.queue_size:
-        raise HTTPException(
-            413,
-            f"batch of {len(items)} items exceeds the queue size {engine.settings.queue_size}"
-            " (ASSAY_QUEUE_SIZE); split it",
-        )
-    engine.admit(len(items))
+    limit = engine.settings.queue_size
     try:
-        return await until_disconnected(request, engine.score_async(items))
+        if count > limit:
+            raise HTTPException(413, f"{what} exceeds the queue size {limit} (ASSAY_QUEUE_SIZE); split it")
+        engine.admit(count)
+    except BaseException:
+        _close(work)
+        raise
+    try:
+        return await until_disconnected(request, work)
     finally:
-        engine.release(len(items))
+        engine.release(count)
+
+
+def _close(work: Awaitable[Any]) -> None:
+    close = getattr(work, "close", None)
+    if close is not None:
+        close()  # a coroutine never awaited would warn (and warnings are errors in the tests)
 
 
 class ClientGone(Exception):
     """The client closed the connection before its answer was ready; nobody reads what follows."""
 
 
-async def until_disconnected(request: Request, work: Any) -> Any:
-    """Await `work`, cancelling it when the client goes away, so an abandoned batch stops taking slots
-    (its waiting items never start; running math/sql workers are stopped)."""
+async def until_disconnected(request: Request, work: Awaitable[T]) -> T:
+    """Await `work`, cancelling it when the client goes away, so an abandoned request stops taking
+    slots."""
     task = asyncio.ensure_future(work)
     watcher = asyncio.ensure_future(_disconnect(request))
     try:

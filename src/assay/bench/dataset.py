@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import ItemError
-from assay.scoring import parse_item
+from assay.items import parse_item
 from assay.types import NUMERIC_TEXT_FIELDS, Item
 
 EXTRA_FIELDS = ("label", "category", "note")

@@ -31,10 +31,10 @@ class ScorerReplica:
     async def score(self, items: list[Any]) -> list[Any]:
         return await self._engine.score_async(items)
 
-    def run_program(self, *args: Any, **kwargs: Any) -> Any:
-        """`/run_code`: one program on this replica's sandbox pool (SandboxBusy travels back as raised)."""
-        scorer: Any = self._engine.scorer("code")
-        return scorer.run_program(*args, **kwargs)
+    async def run_program(self, program: Any, wait_s: float | None, max_waiting: int | None) -> Any:
+        """`/run_code`: one program in this replica's sandbox slots, through its engine's fair gate
+        (a SlotWaitTimeout or SandboxError travels back as raised)."""
+        return await self._engine.run_program(program, wait_s, max_waiting)
 
     async def __del__(self) -> None:
         await self._engine.aclose(wait=False)

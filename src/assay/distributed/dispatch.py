@@ -23,7 +23,7 @@ from typing import Any
 
 from assay.distributed.faults import queue_full
 from assay.errors import QueueFullError
-from assay.scoring import _raw_id
+from assay.items import raw_id, raw_task
 from assay.settings import Settings
 from assay.types import Result
 
@@ -54,13 +54,12 @@ def deployed_kinds(settings: Settings) -> list[str]:
 
 
 def _given_up(raw: Any, kind: str, attempts: int, exc: BaseException) -> Result:
-    task = raw.get("task") if isinstance(raw, dict) else None
     message = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
     reason = f"the {kind} deployment failed this item {attempts} time(s): {type(exc).__name__}: {message}"
     return Result.error(
         reason if attempts else message,
-        id=_raw_id(raw),
-        task=task if isinstance(task, str) else None,
+        id=raw_id(raw),
+        task=raw_task(raw),
     )
 
 

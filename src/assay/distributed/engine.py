@@ -2,35 +2,28 @@
 
 `create_app(settings, engine_factory=...)` puts a `RayEngine` on `app.state.engine` in the ingress
 replica, so every route, the contract, the error envelope and the admission bound (429 + Retry-After) are
-those of `assay serve`. Only `score_async` differs: items travel to the per-kind deployments through the
-`Dispatcher`. `/run_code` reaches the code deployment's sandboxes through `scorer("code")`.
+those of `assay serve`: both engines implement `assay.service.Service`. Scoring differs: items travel to
+the per-kind deployments through the `Dispatcher`, and `run_program` (`/run_code`) to a code replica,
+whose own engine takes the slot at its fair gate.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from assay import items as item_io
 from assay.admission import Admission
 from assay.distributed.dispatch import Dispatcher
 from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry
+from assay.sandbox import Execution, Program, SandboxError
 from assay.settings import Settings
 from assay.types import Result
 
-T = TypeVar("T")
-
-
-class _RemoteCodeScorer:
-    """`run_program(...)` of the code scorer, run by a code replica (called from a worker thread)."""
-
-    def __init__(self, handle: Any) -> None:
-        self._handle = handle
-
-    def run_program(self, *args: Any, **kwargs: Any) -> Any:
-        return self._handle.run_program.remote(*args, **kwargs).result()
+if TYPE_CHECKING:
+    from assay.service import Service
 
 
 class RayEngine:
@@ -66,13 +59,15 @@ class RayEngine:
     async def start(self) -> None:
         """Nothing to warm here: each deployment's replicas start and warm their own engines."""
 
-    def crowded(self, kind: str, max_waiting: int) -> bool:
-        """Never: the code deployment's own queue bounds `/run_code` (its overflow is a 429)."""
-        return False
-
-    async def run_sandboxed(self, call: Callable[[], T], wait_s: float) -> T:
-        """`call` in a thread: the code replica it reaches holds the slot and bounds the wait."""
-        return await asyncio.to_thread(call)
+    async def run_program(
+        self, program: Program, wait_s: float | None = None, max_waiting: int | None = None
+    ) -> Execution:
+        """On a code replica, whose engine waits for a slot at its gate (SlotWaitTimeout travels back)."""
+        handle = self._handles.get("code")
+        if handle is None:
+            raise SandboxError("no code deployment on this cluster (ASSAY_RAY__CODE__REPLICAS is 0)")
+        execution: Execution = await handle.run_program.remote(program, wait_s, max_waiting)
+        return execution
 
     async def score_groups_async(
         self, groups: Sequence[Any], lane: Hashable | None = None
@@ -92,18 +87,14 @@ class RayEngine:
         """Score a batch on the deployments; results in input order. Admission is the caller's."""
         results = await self.dispatcher.score(raw_items)
         for result in results:
-            if isinstance(module := result.details.get("missing_module"), str):  # noted by the replica
-                self.metrics.missing_module(module)
-            label = result.task if result.task in self.registry else "unknown"
-            self.metrics.items.labels(task=label, status=result.status.value).inc()
-            self.metrics.item_seconds.labels(task=label).observe(result.elapsed_ms / 1000.0)
+            item_io.count(self.metrics, self.registry, result)
         return results
-
-    def scorer(self, task: str) -> Any:
-        """Only the code scorer's sandbox is used directly by a route (`/run_code`)."""
-        if task != "code":
-            raise KeyError(f"under Ray, the {task} scorer lives in its deployment")
-        return _RemoteCodeScorer(self._handles["code"])
 
     async def aclose(self, wait: bool = True) -> None:
         """Nothing to release here: the deployments own the workers and sandboxes."""
+
+
+if TYPE_CHECKING:
+
+    def _implements(engine: RayEngine) -> Service:
+        return engine  # mypy: the Ray engine implements the service protocol

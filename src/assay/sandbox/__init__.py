@@ -45,11 +45,10 @@ from assay.sandbox.base import (
     WRONG_ANSWER,
     Limits,
     RunOutcome,
-    SandboxBusy,
     SandboxError,
     Slot,
 )
-from assay.sandbox.executor import Execution, Executor, TestInput
+from assay.sandbox.executor import Execution, Executor, Program, TestInput
 from assay.sandbox.languages import Language, lookup
 from assay.sandbox.pool import SlotPool
 
@@ -70,8 +69,8 @@ __all__ = [
     "Executor",
     "Language",
     "Limits",
+    "Program",
     "RunOutcome",
-    "SandboxBusy",
     "SandboxError",
     "SlotPool",
     "TestInput",
@@ -129,9 +128,7 @@ def create_executor(settings: CodeSettings) -> Executor:
     pool = SlotPool(
         factory,
         size=settings.slots,
-        max_waiting=settings.max_waiting,
         recycle_after=settings.recycle_after,
-        wait_s=settings.wait_s,
         on_close=lambda prefix: cgroups.remove_tree(f"assay/{prefix}"),
     )
     compile_limits = Limits(

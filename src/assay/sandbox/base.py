@@ -33,10 +33,6 @@ class SandboxError(AssayError):
     """Our side failed (a slot crashed or hung, bwrap is missing): the item's status is `error`."""
 
 
-class SandboxBusy(SandboxError):
-    """Every slot is busy and the wait queue is full: overload, answered as `error` / HTTP 429."""
-
-
 @dataclass(frozen=True)
 class Limits:
     """What one test may use. `time_s` is CPU time; the wall limit is derived and more generous."""

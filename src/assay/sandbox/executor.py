@@ -39,6 +39,19 @@ class TestInput:
     nonce: str = ""
 
 
+@dataclass(frozen=True)
+class Program:
+    """One program to compile and run on one input (`/run_code`): the language by name, wall-clock limits
+    in seconds, memory in MiB (None: the server's default). Plain data, so it travels to a Ray replica."""
+
+    language: str
+    source: str
+    stdin: bytes = b""
+    wall_s: float = 10.0
+    memory_mb: int | None = None
+    compile_wall_s: float | None = None
+
+
 @dataclass
 class Execution:
     compile: RunOutcome | None = None
@@ -62,12 +75,11 @@ class Executor:
         tests: Sequence[TestInput],
         limits: Limits,
         on_result: Callable[[int, RunOutcome], bool] | None = None,
-        wait_s: float | None = None,
         compile_limits: Limits | None = None,
     ) -> Execution:
         """Compile (or reuse a build), then run the tests in order until `on_result` returns False."""
         execution = Execution(runs=[])
-        with self.pool.slot(wait_s) as slot:
+        with self.pool.slot() as slot:
             needs_files = language.compiled or language.name != "python"
             if needs_files and not self._prepare(slot, language, source, execution, compile_limits):
                 return execution

@@ -1,10 +1,13 @@
-"""A bounded pool of long-lived sandbox slots with a bounded wait queue.
+"""A bounded pool of long-lived sandbox slots.
 
 Slots start lazily. A submission holds one slot for all its tests (so it compiles once). Afterwards the
 slot is wiped (its /tmp emptied) and reused, or closed and replaced when it crashed, saw an OOM kill, or
-served `recycle_after` submissions. When every slot is busy, at most `max_waiting` callers wait; one more
-gets `SandboxBusy` at once (the HTTP layer answers 429), and a waiter gives up after `wait_s`: overload is
-an error, never a hang.
+served `recycle_after` submissions.
+
+The pool has no queue: the engine's fair gate (`assay.scheduling`, kind "sandbox", `code.slots` wide) is
+the one wait for a slot, so a caller reaches the pool only when a slot is its own. More callers than
+slots is a caller's bug, answered at once with `SandboxError` (status `error`), never a wait (issue 24:
+a code item used to wait in two queues, with two "busy" errors).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 
-from assay.sandbox.base import SandboxBusy, SandboxError, Slot
+from assay.sandbox.base import SandboxError, Slot
 
 log = logging.getLogger("assay.sandbox")
 _pool_ids = itertools.count()
@@ -27,33 +30,24 @@ class SlotPool:
         self,
         factory: Callable[[str], Slot],
         size: int,
-        max_waiting: int,
         recycle_after: int = 200,
-        wait_s: float = 60.0,
         on_close: Callable[[str], None] | None = None,
     ) -> None:
         self._on_close = on_close
         self._factory = factory
         self.size = size
-        self.max_waiting = max_waiting
         self.recycle_after = recycle_after
-        self.wait_s = wait_s
         self.prefix = f"pool-{os.getpid()}-{next(_pool_ids)}"
         self._names = itertools.count()
         self._idle: list[Slot] = []
         self._busy = 0
-        self._waiting = 0
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._closed = False
         self.recycled = 0
 
     @property
     def busy(self) -> int:
         return self._busy
-
-    @property
-    def waiting(self) -> int:
-        return self._waiting
 
     def _take(self) -> Slot | None:
         """Reserve a slot under the lock: a live idle one, or None meaning "start a new one"."""
@@ -67,22 +61,16 @@ class SlotPool:
         return None
 
     @contextlib.contextmanager
-    def slot(self, wait_s: float | None = None) -> Iterator[Slot]:
-        """Hold one slot for a submission; raises SandboxBusy when overloaded."""
-        wait_s = self.wait_s if wait_s is None else min(wait_s, self.wait_s)
-        with self._cond:
+    def slot(self) -> Iterator[Slot]:
+        """Hold one slot for a submission; `SandboxError` when every slot is already held."""
+        with self._lock:
             if self._closed:
                 raise SandboxError("sandbox pool is closed")
             if not self._idle and self._busy >= self.size:
-                if self._waiting >= self.max_waiting:
-                    raise SandboxBusy(f"all {self.size} sandbox slots busy and {self._waiting} waiting")
-                self._waiting += 1
-                try:
-                    ok = self._cond.wait_for(lambda: self._idle or self._busy < self.size, wait_s)
-                finally:
-                    self._waiting -= 1
-                if not ok:
-                    raise SandboxBusy(f"no sandbox slot free within {wait_s:g}s")
+                raise SandboxError(
+                    f"every one of the {self.size} sandbox slots is busy: take a slot at the engine's"
+                    " sandbox gate first (Engine.run_program, or score code items through an Engine)"
+                )
             slot = self._take()
         healthy = False
         try:
@@ -107,19 +95,17 @@ class SlotPool:
             if not keep:
                 self.recycled += 1
                 slot.close()
-        with self._cond:
+        with self._lock:
             self._busy -= 1
             if keep and slot is not None and not self._closed:
                 self._idle.append(slot)
             elif keep and slot is not None:
                 slot.close()
-            self._cond.notify()
 
     def close(self) -> None:
-        with self._cond:
+        with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
-            self._cond.notify_all()
         for slot in idle:
             slot.close()
         if self._on_close is not None:

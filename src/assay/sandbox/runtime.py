@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -159,13 +159,12 @@ def missing_module(details: dict[str, Any], prefix_holds: Iterable[str] = ()) ->
     return None
 
 
-def note_missing_module(result: Result, count: Callable[[str], None]) -> Result:
-    """`result` with `details.missing_module` set (and `count` called) when its program failed importing
-    a package the runtime lacks; otherwise `result` itself."""
+def note_missing_module(result: Result) -> Result:
+    """`result` with `details.missing_module` set when its program failed importing a package the
+    runtime lacks (counted on /metrics where items are counted); otherwise `result` itself."""
     if result.task != "code" or not result.details.get("tests"):
         return result
     module = missing_module(result.details)
     if module is None:
         return result
-    count(module)
     return result.model_copy(update={"details": {**result.details, "missing_module": module}})

@@ -48,6 +48,7 @@ from assay.sandbox import (
     Executor,
     Language,
     Limits,
+    Program,
     RunOutcome,
     SandboxError,
     TestInput,
@@ -267,7 +268,7 @@ class CodeScorer(Scorer[CodeOptions]):
     Options: ClassVar[type[TaskOptions]] = CodeOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests")
     runs_in = "thread"
-    gate: ClassVar[str] = "sandbox"  # the engine hands out sandbox slots fairly (assay.scheduling)
+    gate: ClassVar[str | None] = "sandbox"  # the engine hands out sandbox slots fairly (assay.scheduling)
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -311,41 +312,32 @@ class CodeScorer(Scorer[CodeOptions]):
         plan.resolve(source)
         return self._run(language, source, plan, options)
 
-    def run_program(
-        self,
-        language: Language,
-        source: str,
-        stdin: bytes = b"",
-        *,
-        wall_s: float,
-        memory_mb: int | None = None,
-        compile_wall_s: float | None = None,
-    ) -> Execution:
+    def run_program(self, program: Program) -> Execution:
         """Compile and run one program on one input under wall-clock limits (SandboxFusion's `/run_code`).
 
-        CPU time is bounded by the same number: one thread cannot use more CPU than wall time. Raises
-        `SandboxBusy` when no slot frees up within `code.wait_s`, `SandboxError` when a slot fails.
+        CPU time is bounded by the same number: one thread cannot use more CPU than wall time. The caller
+        holds a sandbox slot at the engine's gate (`Engine.run_program`). Raises `SandboxError` when a
+        slot fails or the language is unknown here.
         """
+        language = lookup(program.language)
+        if language is None:
+            raise SandboxError(f'unknown language "{program.language}" ({", ".join(language_names())})')
         code = self.settings.code
         limits = dataclasses.replace(
-            per_test_limits(code, CodeOptions(), wall_s), memory_mb=memory_mb or code.memory_mb
+            per_test_limits(code, CodeOptions(), program.wall_s),
+            memory_mb=program.memory_mb or code.memory_mb,
         )
         compile_limits = None
-        if compile_wall_s is not None:
+        if program.compile_wall_s is not None:
             compile_limits = Limits(
-                time_s=compile_wall_s,
-                wall_s=compile_wall_s,
+                time_s=program.compile_wall_s,
+                wall_s=program.compile_wall_s,
                 memory_mb=code.compile_memory_mb,
                 address_space=False,
                 processes=code.processes,
             )
         return self.executor.execute(
-            language,
-            source,
-            [TestInput(stdin=stdin)],
-            limits,
-            wait_s=code.wait_s,
-            compile_limits=compile_limits,
+            language, program.source, [TestInput(stdin=program.stdin)], limits, compile_limits=compile_limits
         )
 
     def _run(self, language: Language, source: str, plan: TestPlan, options: CodeOptions) -> Result:
@@ -365,9 +357,7 @@ class CodeScorer(Scorer[CodeOptions]):
             return verdict == PASSED or not options.stop_on_first_failure
 
         try:
-            execution = self.executor.execute(
-                language, source, plan.inputs, limits, on_result, wait_s=self.settings.code.wait_s
-            )
+            execution = self.executor.execute(language, source, plan.inputs, limits, on_result)
         except SandboxError as exc:
             return Result.error(f"sandbox failure: {exc}")
         details: dict[str, Any] = {"language": language.name}

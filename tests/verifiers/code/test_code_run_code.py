@@ -116,9 +116,21 @@ def test_overload_is_504_with_retry_after_which_sandboxfusion_clients_retry() ->
         pytest.skip("bubblewrap cannot run here")
     settings = Settings(workers=1, code=CodeSettings(slots=1, max_waiting=0, tmpfs_mb=32, processes=32))
     with TestClient(create_app(settings)) as busy:
-        pool = busy.app.state.engine.scorer("code").executor.pool  # type: ignore[attr-defined]
-        with pool.slot():
+        gates = busy.app.state.engine._runner.gates  # type: ignore[attr-defined]
+
+        async def take_the_slot() -> None:  # on the app's loop, where its gates live
+            await gates("sandbox").acquire("someone else", 1)
+
+        async def give_it_back() -> None:
+            gates("sandbox").release()
+
+        assert busy.portal is not None
+        busy.portal.call(take_the_slot)
+        try:  # the only slot is taken and max_waiting=0: refused at once at the one queue
             response = busy.post("/run_code", json={"code": "print(1)"})
+        finally:
+            busy.portal.call(give_it_back)
+        assert busy.post("/run_code", json={"code": "print(2)"}).json()["status"] == "Success"
     assert response.status_code == 504  # verl retries 504 only; a 429 would score the program as failed
     assert response.headers["Retry-After"]
     assert response.json()["error"]["type"] == "busy"

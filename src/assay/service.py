@@ -1,0 +1,96 @@
+"""The service interface: what the HTTP routes (and any other front end) may ask of an engine.
+
+Two engines implement it: `assay.scoring.Engine` (in-process: worker pools, sandboxes, judge clients) and
+`assay.distributed.engine.RayEngine` (the same work done by Ray Serve deployments). The routes in
+`assay.api` call only these names (a test reads the routers and checks it), never a scorer or a pool,
+so a new engine, or a new kind of work, is one implementation of this protocol. mypy checks both engines
+against it (see the `_implements` functions beside them).
+
+The surface, by concern:
+
+- admission: `admit`/`release` of a bounded count (429 past `settings.queue_size`), `pending`;
+- scoring: `score_async` (a batch of raw items, results in order), `score_groups_async` (GRPO groups
+  with their statistics), both taking a `lane` so one request's items share slots fairly with others;
+- programs: `run_program` (`/run_code`): one program on one input in a sandbox slot, through the same
+  fair gate as code items;
+- lifecycle: `start` (warm workers before /readyz says ready), `aclose`;
+- introspection: `settings`, `metrics`, `registry`, `worker_restarts`.
+
+Sessions (the stateful wing planned in DESIGN.md) will be added here as methods of their own, next to
+`run_program`, by the work that builds them: open a session (its id, TTL and limits), call a tool in it,
+verify it with its task's scorer (one verdict path with `score_async`), close it; a session lost with
+its holder ends as `session_gone`. Everything else here stays stateless, so those methods add to this
+protocol without changing a name above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from assay.groups import GroupOutcome
+from assay.metrics import Metrics
+from assay.registry import Registry
+from assay.sandbox import Execution, Program
+from assay.settings import Settings
+from assay.types import Result
+
+
+@runtime_checkable
+class Service(Protocol):
+    """An engine the HTTP layer can serve from. Every method is safe to call from the event loop."""
+
+    settings: Settings
+    metrics: Metrics
+    registry: Registry
+
+    # -- admission ------------------------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Items admitted and not yet released."""
+        ...
+
+    def admit(self, count: int) -> None:
+        """Reserve room for `count` items or raise `QueueFullError` (HTTP 429 with Retry-After)."""
+        ...
+
+    def release(self, count: int) -> None:
+        """Give back what `admit(count)` reserved."""
+        ...
+
+    # -- scoring --------------------------------------------------------------------------------
+    async def score_async(self, raw_items: Sequence[Any], lane: Hashable | None = None) -> list[Result]:
+        """One `Result` per raw item, in input order; a malformed item is `invalid`, never a raise.
+        Admission is the caller's. Cancelling the call cancels its items."""
+        ...
+
+    async def score_groups_async(
+        self, groups: Sequence[Any], lane: Hashable | None = None
+    ) -> list[GroupOutcome]:
+        """Groups (`{"id", "items"}` or lists of items) scored, with each group's statistics."""
+        ...
+
+    # -- programs -------------------------------------------------------------------------------
+    async def run_program(
+        self, program: Program, wait_s: float | None = None, max_waiting: int | None = None
+    ) -> Execution:
+        """Compile and run one program in a sandbox slot, waiting for one at most `wait_s` behind at
+        most `max_waiting` callers. Raises `SlotWaitTimeout` (`GateFull` when too many wait) when no
+        slot came free, `SandboxError` when the sandbox failed."""
+        ...
+
+    # -- sessions: reserved; added by the sessions work (see the module docstring) ---------------
+
+    # -- lifecycle and introspection ------------------------------------------------------------
+    @property
+    def worker_restarts(self) -> int:
+        """Worker processes replaced since start (0 where workers live elsewhere)."""
+        ...
+
+    async def start(self) -> None:
+        """Start and warm what scoring needs; the service awaits it before /readyz says ready."""
+        ...
+
+    async def aclose(self, wait: bool = True) -> None:
+        """Release everything; with `wait`, in-flight work finishes first."""
+        ...
