@@ -158,14 +158,29 @@ def _serve(args: argparse.Namespace) -> int:
         from assay.distributed import serve as serve_on_ray
 
         return serve_on_ray(settings, args.address)
+    _raise_open_files_limit()
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
         timeout_graceful_shutdown=settings.drain_s,
+        backlog=settings.backlog,
     )
     return 0
+
+
+def _raise_open_files_limit() -> None:
+    """The soft limit on open files up to the hard one: each connection is a file, and the usual soft
+    limit (1,024) refuses connections long before 10,000 concurrent rollouts (issue 31)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):  # a container may refuse; serve with what there is
+            return
 
 
 def _say_what_sandboxed_python_imports(settings: Settings) -> None:

@@ -237,6 +237,22 @@ def _max_ongoing(default: int) -> Any:
     )
 
 
+class MicrobatchSettings(_Section):
+    """Server-side micro-batching of concurrent small requests (assay.microbatch)."""
+
+    enabled: bool = Field(True, description="Merge concurrent small /v1/rewards and /get_reward requests.")
+    window_ms: float = Field(
+        2.0,
+        ge=0,
+        le=1000,
+        description="Most milliseconds a small request waits to be merged (added latency).",
+    )
+    max_items: int = Field(256, gt=0, description="Requests of this many items or more are not held.")
+    worker_items: int = Field(
+        16, gt=0, description="Merged items per worker task (one round trip; pieces spread over workers)."
+    )
+
+
 class RayDeploymentSettings(_Section):
     """One Ray Serve deployment (one kind of work): its replicas, autoscaling and resources per replica."""
 
@@ -372,6 +388,10 @@ class Settings(BaseSettings):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     prm: PrmSettings = Field(default_factory=PrmSettings)
     ray: RaySettings = Field(default_factory=RaySettings)
+    microbatch: MicrobatchSettings = Field(default_factory=MicrobatchSettings)
+    backlog: int = Field(
+        8192, gt=0, description="Listen backlog of `assay serve` (the kernel caps it at net.core.somaxconn)."
+    )
 
     @field_validator("log_level")
     @classmethod

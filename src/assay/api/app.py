@@ -14,6 +14,7 @@ from assay.api import envelope, groups, health, openrlhf, rewards, run_code
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.metrics import Metrics
+from assay.microbatch import MicroBatcher
 from assay.scoring import Engine
 from assay.service import Service
 from assay.settings import Settings
@@ -40,12 +41,14 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = engine_factory(settings, metrics)
         app.state.engine = engine
+        app.state.microbatcher = MicroBatcher(engine)
         # Workers start in the background: /healthz answers at once, /readyz once they are warm.
         starting = asyncio.create_task(health.start(app, engine))
         try:
             yield
         finally:
             starting.cancel()
+            await app.state.microbatcher.drain()
             await engine.aclose(wait=True)
 
     app = FastAPI(
