@@ -4,6 +4,7 @@ batches, each answered with its own result, and turning it off gives the same an
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -66,3 +67,37 @@ def test_the_openrlhf_route_is_micro_batched_too(live_server: Callable[..., Live
 
     assert asyncio.run(main()) == [1.0] * 20
     assert server.app.state.microbatcher.batches < 20
+
+
+@pytest.mark.slow
+def test_many_connections_held_open_at_once_are_all_answered(live_server: Callable[..., LiveServer]) -> None:
+    # The benchmark holds 10,000 (benchmarks/load.py stream); here a few hundred, every one answered.
+    server = live_server(workers=1, queue_size=1024)
+    n = 400
+
+    async def one(index: int, all_open: asyncio.Event, opened: list[int]) -> float:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        opened.append(index)
+        if len(opened) == n:
+            all_open.set()
+        await all_open.wait()
+        body = json.dumps({"items": [_item(index)]}).encode()
+        head = (
+            "POST /v1/rewards HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        writer.write(head.encode() + body)
+        await writer.drain()
+        raw = await reader.read()
+        writer.close()
+        assert raw.startswith(b"HTTP/1.1 200"), raw[:200]
+        [result] = json.loads(raw.split(b"\r\n\r\n", 1)[1])["results"]
+        assert result["id"] == f"i{index}"
+        return float(result["reward"])
+
+    async def main() -> list[float]:
+        all_open: asyncio.Event = asyncio.Event()
+        opened: list[int] = []
+        return await asyncio.wait_for(asyncio.gather(*(one(i, all_open, opened) for i in range(n))), 300)
+
+    assert asyncio.run(main()) == [0.0 if i % 3 == 0 else 1.0 for i in range(n)]
