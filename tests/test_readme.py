@@ -3,8 +3,9 @@ Settings, its quick start is the Makefile's.
 
 The blocks run in a scratch directory that holds `examples/` and `.venv` (links into this checkout),
 with the environment's `bin` on PATH as after `source .venv/bin/activate`, against `assay serve`
-started here on 127.0.0.1:8000. Where that port is taken (another server on a shared machine), the
-server gets a free port and the blocks' `127.0.0.1:8000` is rewritten to it: the one change made.
+started here on a free port, never 8000 (that port belongs to the user's own `assay serve`, and to
+another engineer's on a shared machine): the blocks' `127.0.0.1:8000` and `localhost:8000` are rewritten
+to it, and `ASSAY_URL` points at it, the one change made.
 A block preceded by `<!-- readme: not-run (reason) -->` is skipped.
 """
 
@@ -14,7 +15,6 @@ import importlib.util
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 NOT_RUN = re.compile(r"^<!-- readme: not-run \(.+\) -->$")
 FENCE = re.compile(r"^```(\w*)\s*$")
-README_URL = "127.0.0.1:8000"
+README_URLS = ("127.0.0.1:8000", "localhost:8000")
 # Blocks that take minutes (a training run, a bench over two verifiers) run with the slow tests.
 SLOW = ("assay train", "assay bench")
 PRINTED = re.compile(r"^\s*print\(.*\)  # (.+)$", re.MULTILINE)
@@ -75,16 +75,6 @@ def _params() -> Iterator[object]:
         yield pytest.param(block, id=f"line{block.line}-{block.language}: {first}", marks=marks)
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 @dataclass
 class Scratch:
     directory: Path
@@ -102,7 +92,8 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratch]:
     # The sources next to this test come first (a venv may hold another checkout's editable install).
     env["PYTHONPATH"] = str(ROOT / "src")
     env["ASSAY_WORKERS"] = "2"
-    port = 8000 if _port_free(8000) else free_port()
+    port = free_port()
+    env["ASSAY_URL"] = f"http://127.0.0.1:{port}"  # clients that take the default URL
     log = (directory / "serve.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "assay.cli", "serve", "--port", str(port)],
@@ -135,7 +126,9 @@ def _wait_ready(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
 
 @pytest.mark.parametrize("block", list(_params()))
 def test_the_readme_block_runs_as_written(block: Block, scratch: Scratch) -> None:
-    code = block.code.replace(README_URL, scratch.address)
+    code = block.code
+    for url in README_URLS:
+        code = code.replace(url, scratch.address)
     command = ["bash", "-euo", "pipefail", "-c", code] if block.language == "bash" else [sys.executable]
     done = subprocess.run(
         command,
@@ -153,6 +146,11 @@ def test_the_readme_block_runs_as_written(block: Block, scratch: Scratch) -> Non
     if block.language == "python":  # `print(x)  # shown` : what the README shows is what it prints
         shown = set(PRINTED.findall(block.code))
         assert set(done.stdout.splitlines()) == shown, done.stdout
+
+
+def test_the_readme_server_never_takes_the_default_port(scratch: Scratch) -> None:
+    # It took 8000 whenever that was free, the port a user's own `assay serve` binds (issue 31).
+    assert not scratch.address.endswith(":8000")
 
 
 def test_the_not_run_marker_needs_a_reason() -> None:
@@ -193,3 +191,17 @@ def test_the_quick_start_is_make_serve_and_make_test() -> None:
     assert "make serve" in readme and "make test" in readme
     assert "\nserve:" in makefile and "\ntest:" in makefile
     assert (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
+
+
+def test_what_the_readme_commands_write_is_ignored_by_git() -> None:
+    # `assay score -o results.jsonl`, `assay bench --out bench/`, `assay train --out runs/demo`, `--init run1`
+    written = ["results.jsonl", "bench/report.json", "runs/demo/log.jsonl", "run1/run.yaml", "out/log.jsonl"]
+    tracked = ["src/assay/bench/report.py", "tests/bench/conftest.py", "examples/items.jsonl"]
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", *written, *tracked],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert sorted(done.stdout.split()) == sorted(written)

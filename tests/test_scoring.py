@@ -41,7 +41,10 @@ def test_results_come_back_in_item_order_with_ids(make_settings: Callable[..., S
         ({"task": "math", "refrence": "1"}, 'unknown field "refrence" (did you mean "reference"?)'),
         ({"task": "maths"}, 'unknown task "maths" (did you mean "math"?)'),
         ({"task": "math", "options": {"rel_tl": 1}}, 'unknown option "rel_tl"'),
-        ({"task": "math", "response": 5, "reference": "5"}, "response"),
+        (
+            {"task": "math", "response": ["5"], "reference": "5"},
+            "response",
+        ),  # a number is its text (issue 31)
         ({"task": "math", "response": "1"}, "non-empty reference"),
     ],
 )

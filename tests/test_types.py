@@ -87,3 +87,31 @@ def test_integer_ids_are_echoed_as_text() -> None:
 def test_item_rejects_unknown_fields() -> None:
     with pytest.raises(ValidationError):
         Item.model_validate({"task": "math", "refrence": "1"})
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(42, "42"), (-7, "-7"), (0.5, "0.5"), (3.0, "3"), (10**30, str(10**30)), (1e300, "1e+300")],
+)
+def test_a_numeric_reference_is_its_canonical_text(value: int | float, text: str) -> None:
+    # Datasets store numeric gold answers as JSON numbers; they used to make the item invalid (issue 31).
+    assert Item(task="math", reference=value, response=value).reference == text  # type: ignore[arg-type]
+    assert Item.model_validate_json(json.dumps({"task": "math", "reference": value})).reference == text
+
+
+def test_a_numeric_stdout_in_a_code_test_is_text_and_expected_stays_a_value() -> None:
+    item = Item.model_validate(
+        {"task": "code", "tests": [{"stdin": 3, "stdout": 9}, {"fn_name": "f", "expected": 2}]}
+    )
+    assert item.tests == [{"stdin": "3", "stdout": "9"}, {"fn_name": "f", "expected": 2}]
+
+
+def test_a_boolean_reference_is_still_refused() -> None:
+    with pytest.raises(ValidationError):
+        Item.model_validate({"task": "math", "reference": True})
+
+
+@given(st.integers() | st.floats(allow_nan=False, allow_infinity=False))
+def test_any_finite_number_round_trips_through_its_text(value: int | float) -> None:
+    text = Item(task="math", reference=value).reference  # type: ignore[arg-type]
+    assert text is not None and float(text) == float(value)

@@ -1,4 +1,5 @@
-"""The `assay` command: serve | score | bench | train | doctor | validate | audit.
+"""The `assay` command: serve | score | bench | train | doctor | validate | audit | repo-preflight |
+sandbox-runtime.
 
 `assay score` reads JSON Lines items (a file or `-`), writes JSON Lines results in the same order, shows
 progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
@@ -13,12 +14,15 @@ import argparse
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from typing import IO, Any
 
+from pydantic import ValidationError
+
 from assay import __version__
-from assay.cli_messages import os_error, port_in_use
+from assay.cli_messages import os_error, port_in_use, settings_error
+from assay.errors import AssayError
 from assay.settings import Settings
 from assay.types import Result, Status
 
@@ -150,18 +154,48 @@ def _serve(args: argparse.Namespace) -> int:
     if busy is not None:
         print(f"assay serve: {busy}", file=sys.stderr)
         return 2
+    _say_what_sandboxed_python_imports(settings)
     if args.ray or args.address:
         from assay.distributed import serve as serve_on_ray
 
         return serve_on_ray(settings, args.address)
+    _raise_open_files_limit()
     uvicorn.run(
         create_app(settings),
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
         timeout_graceful_shutdown=settings.drain_s,
+        backlog=settings.backlog,
     )
     return 0
+
+
+def _raise_open_files_limit() -> None:
+    """The soft limit on open files up to the hard one: each connection is a file, and the usual soft
+    limit (1,024) refuses connections long before 10,000 concurrent rollouts (issue 31)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):  # a container may refuse; serve with what there is
+            return
+
+
+def _say_what_sandboxed_python_imports(settings: Settings) -> None:
+    """At start, one line when sandboxed Python has the standard library only: a program importing
+    numpy then fails, and the user should know before the first reward, not after (issue 31)."""
+    from assay.sandbox.runtime import NO_PACKAGES_HINT, check_prefix, prefix_packages
+
+    try:
+        packages = prefix_packages(check_prefix(settings.code.python_prefix))
+    except ValueError as exc:  # a prefix that is not a directory: the code task says so per item
+        print(f"assay serve: {exc}", file=sys.stderr)
+        return
+    if not packages:
+        print(f"assay serve: {NO_PACKAGES_HINT}", file=sys.stderr)
 
 
 def _delegate(module: str, argv: Sequence[str]) -> int:
@@ -224,6 +258,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="check repository tasks: gold passes, empty fails, no flaky test (assay repo-preflight -h)",
         add_help=False,
     )
+    sub.add_parser(
+        "sandbox-runtime",
+        help="build the packages sandboxed Python may import: numpy, scipy, pandas, ... (-h)",
+        add_help=False,
+    )
     return parser
 
 
@@ -234,29 +273,45 @@ _DELEGATED = {
     "validate": "assay.validate.command",
     "audit": "assay.audit.command",
     "repo-preflight": "assay.verifiers.repo.command",
+    "sandbox-runtime": "assay.sandbox.runtime_build",
 }
+
+
+# Command line flags that set a Settings field, for error messages that name what the user typed.
+_FLAGS = {"host": "--host", "port": "--port", "workers": "--workers"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in _DELEGATED:
-        try:
-            return _delegate(_DELEGATED[args_list[0]], args_list[1:])
-        except KeyboardInterrupt:
-            print(f"assay {args_list[0]}: interrupted", file=sys.stderr)
-            return 130
-    args = build_parser().parse_args(args_list)
-    if getattr(args, "chunk_size", 1) <= 0:
-        print("assay score: --chunk-size must be positive", file=sys.stderr)
-        return 2
+        command = args_list[0]
+        run = lambda: _delegate(_DELEGATED[command], args_list[1:])  # noqa: E731
+    else:
+        args = build_parser().parse_args(args_list)
+        command = args.command
+        if getattr(args, "chunk_size", 1) <= 0:
+            print("assay score: --chunk-size must be positive", file=sys.stderr)
+            return 2
+        run = lambda: int(args.run(args))  # noqa: E731
+    return _one_line_errors(command, run)
+
+
+def _one_line_errors(command: str, run: Callable[[], int]) -> int:
+    """Run a sub-command; settings, configuration and file errors end it with one line on stderr (what
+    is wrong and what to do), never a traceback."""
     try:
-        return int(args.run(args))
+        return run()
+    except ValidationError as exc:
+        text = settings_error(exc, _FLAGS) if exc.title == "Settings" else str(exc).splitlines()[0]
+        print(f"assay {command}: {text}", file=sys.stderr)
+    except AssayError as exc:  # ConfigError, MissingExtraError (the install command), ...
+        print(f"assay {command}: {exc}", file=sys.stderr)
     except OSError as exc:
-        print(f"assay {args.command}: {os_error(exc)}", file=sys.stderr)
-        return 2
+        print(f"assay {command}: {os_error(exc)}", file=sys.stderr)
     except KeyboardInterrupt:
-        print(f"assay {args.command}: interrupted", file=sys.stderr)
+        print(f"assay {command}: interrupted", file=sys.stderr)
         return 130
+    return 2
 
 
 if __name__ == "__main__":

@@ -72,3 +72,5 @@ def count(metrics: Metrics, known_tasks: Any, result: Result) -> None:
     label = result.task if result.task in known_tasks else "unknown"
     metrics.count_item(label, result.status.value, result.details)
     metrics.item_seconds.labels(task=label).observe(result.elapsed_ms / 1000.0)
+    if isinstance(module := result.details.get("missing_module"), str):  # assay.sandbox.runtime
+        metrics.missing_module(module)

@@ -40,6 +40,7 @@ def flag_names(details: Mapping[str, Any]) -> list[str]:
     return sorted(names)
 
 
+_MAX_MODULE_LABELS = 64
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 
 
@@ -117,6 +118,14 @@ class Metrics:
             ["tool", "reason"],
             registry=self.registry,
         )
+        self.missing_modules = Counter(
+            "assay_sandbox_missing_modules",
+            "Code items whose program failed importing a package the sandbox runtime lacks, by package"
+            f" (at most {_MAX_MODULE_LABELS} names; the rest as other).",
+            ["module"],
+            registry=self.registry,
+        )
+        self._module_labels: set[str] = set()
 
     def count_item(self, task: str | None, status: str, details: Mapping[str, Any]) -> None:
         """One scored item: its status, and each flag it carries."""
@@ -124,6 +133,13 @@ class Metrics:
         self.items.labels(task=task, status=status).inc()
         for flag in flag_names(details):
             self.flagged.labels(task=task, flag=flag).inc()
+
+    def missing_module(self, module: str) -> None:
+        """Count one; the label set is bounded, since programs choose the names."""
+        if module not in self._module_labels and len(self._module_labels) >= _MAX_MODULE_LABELS:
+            module = "other"
+        self._module_labels.add(module)
+        self.missing_modules.labels(module=module).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -32,6 +32,7 @@ from assay.registry import Registry, Scorer
 from assay.reviews import Reviews
 from assay.running import Runner, Scorers
 from assay.sandbox import Execution, Program
+from assay.sandbox.runtime import note_missing_module
 from assay.sessions.service import SessionHost
 from assay.settings import Settings
 from assay.types import Result
@@ -113,7 +114,7 @@ class Engine(SessionHost):
 
     def _finish(self, raw: Any, result: Result, elapsed_ms: float) -> Result:
         """Fill id, task and elapsed time (escaping what the item echoes back) and count the item."""
-        result = item_io.labelled(raw, result, elapsed_ms)
+        result = note_missing_module(item_io.labelled(raw, result, elapsed_ms))
         item_io.count(self.metrics, self.registry, result)
         return result
 

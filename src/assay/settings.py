@@ -279,6 +279,22 @@ def _max_ongoing(default: int) -> Any:
     )
 
 
+class MicrobatchSettings(_Section):
+    """Server-side micro-batching of concurrent small requests (assay.microbatch)."""
+
+    enabled: bool = Field(True, description="Merge concurrent small /v1/rewards and /get_reward requests.")
+    window_ms: float = Field(
+        2.0,
+        ge=0,
+        le=1000,
+        description="Most milliseconds a small request waits to be merged (added latency).",
+    )
+    max_items: int = Field(256, gt=0, description="Requests of this many items or more are not held.")
+    worker_items: int = Field(
+        16, gt=0, description="Merged items per worker task (one round trip; pieces spread over workers)."
+    )
+
+
 class RayDeploymentSettings(_Section):
     """One Ray Serve deployment (one kind of work): its replicas, autoscaling and resources per replica."""
 
@@ -349,6 +365,11 @@ class RaySettings(_Section):
         1, ge=0, description="Times a chunk whose replica died is sent again (then its items are error)."
     )
     ingress_replicas: int = Field(1, ge=1, description="Replicas of the HTTP ingress deployment.")
+    check_resources: bool = Field(
+        True,
+        description="Refuse to deploy when the cluster's free resources cannot place every replica (Serve "
+        "would wait forever); off for an autoscaling cluster that adds nodes on demand.",
+    )
     proxy_location: Literal["EveryNode", "HeadOnly"] = Field(
         "EveryNode", description="Where Ray Serve runs HTTP proxies on host:port (EveryNode or HeadOnly)."
     )
@@ -436,6 +457,10 @@ class Settings(BaseSettings):
     prm: PrmSettings = Field(default_factory=PrmSettings)
     ray: RaySettings = Field(default_factory=RaySettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
+    microbatch: MicrobatchSettings = Field(default_factory=MicrobatchSettings)
+    backlog: int = Field(
+        8192, gt=0, description="Listen backlog of `assay serve` (the kernel caps it at net.core.somaxconn)."
+    )
 
     @field_validator("log_level")
     @classmethod

@@ -6,6 +6,8 @@ every field here. Scorers return `Result`; infrastructure failure is a status, n
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -50,6 +52,31 @@ def escape_surrogates(value: Any) -> Any:
     if isinstance(value, dict):
         return {escape_surrogates(k): escape_surrogates(v) for k, v in value.items()}
     return value
+
+
+def number_as_text(value: Any) -> Any:
+    """A number where text belongs (a reference, an answer, a test's stdout) as its canonical string;
+    anything else unchanged, so the field's own validation still speaks about it.
+
+    Datasets store numeric gold answers as JSON numbers or integer Parquet columns; refusing them made
+    every such item `invalid` (issue 31). Integers keep all digits; a float that is a whole number loses
+    its `.0` (`3.0` -> "3", so a string-matching baseline agrees); other floats use Python's shortest
+    round-trip form. Booleans are not numbers here."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f") if value.is_finite() else str(value)
+    if math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
+# Item fields that hold text but that datasets often give as numbers.
+NUMERIC_TEXT_FIELDS = ("prompt", "response", "reference", "response_b")
+# Keys of a code test whose value is text compared or fed as text (`expected` stays a value).
+_NUMERIC_TEXT_TEST_KEYS = ("stdin", "stdout")
 
 
 class Status(StrEnum):
@@ -113,6 +140,23 @@ class Item(BaseModel):
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
         return value
+
+    @field_validator(*NUMERIC_TEXT_FIELDS, mode="before")
+    @classmethod
+    def _number_as_text(cls, value: Any) -> Any:
+        return number_as_text(value)
+
+    @field_validator("tests", mode="before")
+    @classmethod
+    def _test_numbers_as_text(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [
+            {k: number_as_text(v) if k in _NUMERIC_TEXT_TEST_KEYS else v for k, v in t.items()}
+            if isinstance(t, dict)
+            else t
+            for t in value
+        ]
 
     @model_validator(mode="after")
     def _valid_unicode(self) -> Item:

@@ -160,3 +160,12 @@ def test_unknown_suffix_is_a_value_error(tmp_path: Path) -> None:
     path.write_text("")
     with pytest.raises(ValueError, match="cannot read"):
         load(path, "math")
+
+
+def test_an_integer_answer_column_in_parquet_is_text_for_the_engine_and_baselines(tmp_path: Path) -> None:
+    # An integer Parquet column made every row invalid: 100% FN for Assay and math-verify (issue 31).
+    path = tmp_path / "ints.parquet"
+    pq.write_table(pa.table({"response": ["\\boxed{2}"], "reference": pa.array([2], pa.int64())}), path)
+    (row,) = load(path, "math")
+    assert row.problem is None
+    assert row.item["reference"] == "2"

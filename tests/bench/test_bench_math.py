@@ -101,3 +101,17 @@ def test_the_projects_math_cases_are_a_bench_input(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "c" / "report.json").read_text())
     assert report["problems"] == []
     assert report["labelled_true"] + report["labelled_false"] == 40
+
+
+@pytest.mark.slow
+def test_a_bench_of_integer_references_scores_them(
+    tmp_path: Path, write_jsonl: Callable[[Sequence[Any], str], Path]
+) -> None:
+    items = [{"task": "math", "response": "\\boxed{4}", "reference": 4, "label": True}] * 2
+    path = write_jsonl(items, "ints.jsonl")
+    assert (
+        main([str(path), "--task", "math", "--out", str(tmp_path / "m"), "--no-progress", "--no-plots"]) == 0
+    )
+    report = json.loads((tmp_path / "m" / "report.json").read_text())
+    for name, summary in report["verifiers"].items():
+        assert (summary["fn"], summary["ok"]) == (0, 2), name

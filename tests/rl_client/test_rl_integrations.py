@@ -12,7 +12,14 @@ import httpx
 import pytest
 
 from assay.client import AssayClient
-from assay.rl_client.integrations import RewardUnavailable, openrlhf, shared_client, slime, verl
+from assay.rl_client.integrations import (
+    RewardUnavailable,
+    openrlhf,
+    shared_async_client,
+    shared_client,
+    slime,
+    verl,
+)
 from assay.rl_client.integrations.trl import AssayReward
 
 
@@ -115,3 +122,41 @@ def test_shared_client_is_one_per_url_across_threads() -> None:
     with ThreadPoolExecutor(8) as pool:
         clients = list(pool.map(lambda _: first_call(), range(8)))
     assert all(c is clients[0] for c in clients)
+
+
+def test_slime_reuses_one_client_per_event_loop_and_batches_concurrent_samples(server: Any) -> None:
+    # It built a client per sample (26.5 ms each, a new connection each; issue 31).
+    args = SimpleNamespace(assay_url=server.url)
+    samples = [SimpleNamespace(prompt=f"{i}+0?", response=f"\\boxed{{{i}}}", label=str(i)) for i in range(60)]
+
+    async def main() -> tuple[list[Any], AssayClient, AssayClient]:
+        rewards = await asyncio.gather(*(slime.reward(args, s) for s in samples))
+        first = shared_async_client(server.url)
+        await slime.reward(args, samples[0])
+        return rewards, first, shared_async_client(server.url)
+
+    rewards, first, again = asyncio.run(main())
+    assert rewards == [1.0] * 60 and first is again
+    assert first._coalescer is not None and first._coalescer.calls == 61
+    assert first._coalescer.batches <= 4  # 60 concurrent samples went out together, not one by one
+    asyncio.run(_other_loop_gets_its_own(first, server.url))
+
+
+async def _other_loop_gets_its_own(first: AssayClient, url: str) -> None:
+    assert shared_async_client(url) is not first  # an async pool belongs to one event loop
+
+
+def test_verl_compute_score_async_is_awaited_by_verls_reward_loop(server: Any) -> None:
+    import inspect
+
+    # verl's reward managers await a coroutine function on their loop instead of a thread per sample.
+    assert inspect.iscoroutinefunction(verl.compute_score_async)
+
+    async def main() -> list[dict[str, Any]]:
+        calls = [
+            verl.compute_score_async("gsm8k", f"\\boxed{{{i}}}", str(i), url=server.url) for i in range(20)
+        ]
+        return await asyncio.gather(*calls)
+
+    scores = asyncio.run(main())
+    assert [s["score"] for s in scores] == [1.0] * 20 and all(s["assay_status"] == "ok" for s in scores)

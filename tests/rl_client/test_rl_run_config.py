@@ -249,3 +249,40 @@ def test_a_band_upside_down_is_a_config_error() -> None:
     apply_override(data, "data.max_solve_rate=0.2")
     with pytest.raises(ConfigError, match="min_solve_rate"):
         validate(data)
+
+
+def test_run_flags_with_a_config_set_their_config_fields(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # They were ignored with --config, silently (issue 31); now each sets the field --help names.
+    (tmp_path / "run.yaml").write_text("model: {path: m}\ndata: {train: t.jsonl}\n")
+    flags = ["--steps", "7", "--lr", "1e-4", "--seed", "3", "--group-size", "4", "--time-budget", "9"]
+    flags += ["--no-dynamic-sampling", "--aggregation", "dr_grpo", "--out", str(tmp_path / "o")]
+    assert main(["--config", str(tmp_path / "run.yaml"), "--check", *flags]) == 0
+    cfg = json.loads(capsys.readouterr().out)
+    train = cfg["train"]
+    assert (train["steps"], train["lr"], train["seed"], cfg["time_budget_s"]) == (7, 1e-4, 3, 9.0)
+    assert train["generate"]["group_size"] == 4 and train["control"]["dynamic_sampling"] is False
+    assert train["loss"]["aggregation"] == "dr_grpo" and cfg["output"]["dir"] == str(tmp_path / "o")
+
+
+def test_a_set_of_the_same_field_wins_over_its_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.yaml").write_text("model: {path: m}\ndata: {train: t.jsonl}\ntrain: {steps: 50}\n")
+    assert (
+        main(["--config", str(tmp_path / "run.yaml"), "--check", "--steps", "7", "--set", "train.steps=9"])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["train"]["steps"] == 9
+    assert main(["--config", str(tmp_path / "run.yaml"), "--check"]) == 0
+    assert json.loads(capsys.readouterr().out)["train"]["steps"] == 50  # no flag: the config's own value
+
+
+def test_a_bad_flag_value_with_a_config_is_a_config_error_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.yaml").write_text("model: {path: m}\ndata: {train: t.jsonl}\n")
+    assert main(["--config", str(tmp_path / "run.yaml"), "--check", "--group-size", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "train.generate: group_size must be at least 2" in err and "Traceback" not in err

@@ -15,6 +15,7 @@ from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.integrations import verl_tool_server
 from assay.metrics import Metrics
+from assay.microbatch import MicroBatcher
 from assay.scoring import Engine
 from assay.service import Service
 from assay.settings import Settings
@@ -41,12 +42,14 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         engine = engine_factory(settings, metrics)
         app.state.engine = engine
+        app.state.microbatcher = MicroBatcher(engine)
         # Workers start in the background: /healthz answers at once, /readyz once they are warm.
         starting = asyncio.create_task(health.start(app, engine))
         try:
             yield
         finally:
             starting.cancel()
+            await app.state.microbatcher.drain()
             await engine.aclose(wait=True)
 
     app = FastAPI(

@@ -20,7 +20,7 @@ import logging
 from fastapi import APIRouter, HTTPException, Request
 
 from assay.api.protocol import POST_ERRORS, OpenRLHFRequest, OpenRLHFResponse
-from assay.api.state import admitted, engine_of
+from assay.api.state import admitted, batcher_of, engine_of
 from assay.types import Result, Status
 
 router = APIRouter(tags=["compatibility"])
@@ -93,7 +93,7 @@ async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFRespons
         }
         for i, (q, p, lab) in enumerate(zip(body.query, prompts, labels, strict=True))
     ]
-    results = await admitted(request, n, engine.score_async(items), f"batch of {n} samples")
+    results = await admitted(request, n, batcher_of(request).score(items), f"batch of {n} samples")
     if any(r.status is not Status.OK for r in results):
         refuse = settings.openrlhf_unscored == "error"
         _report_unscored(request, results, "refused" if refuse else "zero")

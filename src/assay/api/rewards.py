@@ -7,7 +7,7 @@ import asyncio
 from fastapi import APIRouter, Request
 
 from assay.api.protocol import POST_ERRORS, LimitsResponse, RewardsRequest, RewardsResponse, TasksResponse
-from assay.api.state import admitted, engine_of
+from assay.api.state import admitted, batcher_of, engine_of
 
 router = APIRouter(tags=["rewards"])
 
@@ -15,9 +15,8 @@ router = APIRouter(tags=["rewards"])
 @router.post("/v1/rewards", response_model=RewardsResponse, responses=POST_ERRORS)
 async def rewards(body: RewardsRequest, request: Request) -> RewardsResponse:
     """Score a batch. Results come back in item order; a malformed item is `invalid`, never a 4xx."""
-    engine = engine_of(request)
     count = len(body.items)
-    work = engine.score_async(body.items)
+    work = batcher_of(request).score(body.items)
     return RewardsResponse(results=await admitted(request, count, work, f"batch of {count} items"))
 
 

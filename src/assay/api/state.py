@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from fastapi import HTTPException, Request
 
+from assay.microbatch import MicroBatcher
 from assay.service import Service
 
 T = TypeVar("T")
@@ -23,6 +24,12 @@ T = TypeVar("T")
 def engine_of(request: Request) -> Service:
     engine: Service = request.app.state.engine
     return engine
+
+
+def batcher_of(request: Request) -> MicroBatcher:
+    """The engine behind the micro-batcher: small concurrent requests reach the workers in batches."""
+    batcher: MicroBatcher = request.app.state.microbatcher
+    return batcher
 
 
 async def admitted(request: Request, count: int, work: Awaitable[T], what: str) -> T:

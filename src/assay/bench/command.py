@@ -19,12 +19,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from assay.bench import baselines as baseline_lib
 from assay.bench import disagree, metrics, report
 from assay.bench.baselines import Baseline
 from assay.bench.dataset import Row, load, parse_mapping
 from assay.bench.runner import ASSAY, Run, run_assay, run_baseline
-from assay.cli_messages import os_error
+from assay.cli_messages import os_error, settings_error
 from assay.errors import AssayError
 from assay.registry import Registry
 from assay.scoring import Engine
@@ -189,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
         loaded = {name: baseline_lib.load(name, settings) for name in names}
     except OSError as exc:
         print(f"assay bench: cannot read the bench set: {os_error(exc)}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:  # before ValueError: pydantic's own text spans lines
+        print(f"assay bench: {settings_error(exc)}", file=sys.stderr)
         return 2
     except (AssayError, ValueError) as exc:
         print(f"assay bench: {exc}", file=sys.stderr)

@@ -20,7 +20,7 @@ from typing import Any
 
 from assay.errors import ItemError
 from assay.items import parse_item
-from assay.types import Item
+from assay.types import NUMERIC_TEXT_FIELDS, Item
 
 EXTRA_FIELDS = ("label", "category", "note")
 # Fields whose value is a list or an object: in CSV (and some Parquet files) they arrive as JSON text.
@@ -165,9 +165,13 @@ def to_row(index: int, record: Mapping[str, Any], mapping: Mapping[str, str], ta
         problems.append(f'task "{item["task"]}" in a bench of task "{task}"')
     if not problems:
         try:
-            parse_item(item)
+            parsed = parse_item(item)
         except ItemError as exc:
             problems.append(str(exc))
+        else:
+            # Baselines read the row's item as written: give them the text the engine scores (an
+            # integer answer column arrives as int; issue 31).
+            item.update({f: getattr(parsed, f) for f in (*NUMERIC_TEXT_FIELDS, "tests") if f in item})
     row_id = item.get("id") if isinstance(item.get("id"), str) else f"row-{index}"
     category = renamed.get("category")
     return Row(

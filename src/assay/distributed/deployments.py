@@ -110,13 +110,18 @@ def deploy(settings: Settings, http: bool = True) -> None:
     With `http`, Serve's proxy listens on `settings.host:settings.port` at `/`; without, the app has no
     route and is reached through handles only (`reward_handle`).
     """
+    import ray
     from ray import serve
+
+    from assay.distributed.sizing import require_room
 
     # The first start fixes Serve's proxies for the cluster; a handle-only deployment starts none.
     serve.start(
         proxy_location=settings.ray.proxy_location if http else "Disabled",
         http_options={"host": settings.host, "port": settings.port},
     )
+    if settings.ray.check_resources and settings.ray.app_name not in serve.status().applications:
+        require_room(settings, ray.available_resources())
     serve.run(
         build_app(settings),
         name=settings.ray.app_name,

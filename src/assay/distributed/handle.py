@@ -50,6 +50,24 @@ class RewardHandle:
         raise RuntimeError("an event loop is running in this thread: use `await handle.ascore(items)`")
 
 
+def _join_or_start(settings: Settings) -> None:
+    """Join the cluster Ray finds (`settings.ray.address`, RAY_ADDRESS, one started by `ray start`), or
+    start a local Ray with room for every replica: Ray's default of one CPU per core left the default
+    deployments unplaceable on small machines (issue 31)."""
+    import ray
+
+    from assay.distributed.sizing import local_cpus
+
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if settings.ray.address is not None:
+        ray.init(address=settings.ray.address, **options)
+        return
+    try:
+        ray.init(num_cpus=local_cpus(settings), **options)
+    except ValueError:  # Ray found a running cluster, where num_cpus may not be given: join it as it is
+        ray.init(**options)
+
+
 def reward_handle(settings: Settings | None = None, *, deploy: bool = True) -> RewardHandle:
     """A handle on the Assay application named `settings.ray.app_name`.
 
@@ -64,7 +82,7 @@ def reward_handle(settings: Settings | None = None, *, deploy: bool = True) -> R
 
     settings = settings if settings is not None else Settings()
     if not ray.is_initialized():
-        ray.init(address=settings.ray.address, include_dashboard=False, log_to_driver=False)
+        _join_or_start(settings)
     running = settings.ray.app_name in serve.status().applications
     if deploy and not running:
         deploy_app(settings, http=False)

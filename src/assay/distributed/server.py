@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import logging
-import math
-import os
 import signal
 import threading
 
-from assay.distributed.dispatch import deployed_kinds
+from assay.distributed.sizing import local_cpus
 from assay.settings import Settings
 
 log = logging.getLogger("assay.distributed")
-
-
-def local_cpus(settings: Settings) -> int:
-    """Logical CPUs for a local Ray: the machine's, or what the replicas reserve at most if that is more
-    (Ray's CPUs are a placement count, not a limit; oversubscribing one machine beats never starting)."""
-    sections = [getattr(settings.ray, kind) for kind in deployed_kinds(settings)]
-    wanted = sum(s.num_cpus * max(s.replicas, s.max_replicas) for s in sections)
-    return max(os.cpu_count() or 1, math.ceil(wanted))
 
 
 def serve_forever(settings: Settings, address: str | None = None, stop: threading.Event | None = None) -> int:

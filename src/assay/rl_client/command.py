@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,37 +27,72 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a config field, e.g. --set train.generate.group_size=16 (repeatable)",
     )  # fmt: skip
     parser.add_argument("--check", action="store_true", help="validate the config and exit")
-    parser.add_argument("--out", type=Path, help="--demo: directory for summary, log, curves")
-    parser.add_argument("--server", help="--demo: Assay URL (default: start one in-process)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--steps", type=int, default=200, help="most RL steps (default 200; --time-budget may end RL first)"
+    run = parser.add_argument_group(
+        "run flags",
+        "--demo's settings (default shown). With --config each sets the config field named in brackets, "
+        "as --set would (a --set of the same field wins); --init reads --seed only.",
     )
-    parser.add_argument("--lr", type=float, default=3e-4, help="RL learning rate (1e-4..3e-4 works)")
-    parser.add_argument("--group-size", type=int, default=8)
-    parser.add_argument("--prompts-per-step", type=int, default=32)
-    parser.add_argument(
-        "--no-dynamic-sampling", action="store_true", help="keep zero-variance groups (plain GRPO)"
-    )
-    parser.add_argument("--aggregation", choices=("token", "sequence", "dr_grpo"), default="token")
-    parser.add_argument("--time-budget", type=float, default=165.0, help="seconds; RL stops past it")
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=1,
-        help="torch threads (default 1: on a busy 2-core machine 2 threads ran 10x slower)",
-    )
+    for flags, field, kind, default, text in _RUN_FLAGS:
+        name = flags[-1].lstrip("-").replace("-", "_")
+        if kind is bool:
+            run.add_argument(*flags, dest=name, action="store_const", const=True, help=f"{text} [{field}]")
+        else:
+            shown = f"{text}{'' if default is None else f' (default {default})'} [{field}]"
+            run.add_argument(*flags, dest=name, type=kind, default=None, help=shown, **_choices(name))
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     return parser
+
+
+# (flags, config field they set with --config, type, --demo's default, help). `--no-dynamic-sampling`
+# sets its field to false. These used to apply to --demo only, silently ignored with --config (issue 31).
+_RUN_FLAGS: list[tuple[tuple[str, ...], str, Any, Any, str]] = [
+    (("--seed",), "train.seed", int, 0, "random seed"),
+    (("--steps",), "train.steps", int, 200, "most RL steps; --time-budget may end RL first"),
+    (("--lr",), "train.lr", float, 3e-4, "RL learning rate (1e-4..3e-4 works)"),
+    (("--group-size",), "train.generate.group_size", int, 8, "responses per prompt"),
+    (("--prompts-per-step",), "train.control.prompts_per_step", int, 32, "prompts per RL step"),
+    (("--no-dynamic-sampling",), "train.control.dynamic_sampling", bool, False, "keep zero-variance groups"),
+    (("--aggregation",), "train.loss.aggregation", str, "token", "loss aggregation"),
+    (("--time-budget",), "time_budget_s", float, 165.0, "seconds; RL stops past it"),
+    (("--threads",), "threads", int, 1, "torch threads (on a busy 2-core machine 2 ran 10x slower)"),
+    (("--out",), "output.dir", Path, None, "directory for summary, log, curves"),
+    (("--server",), "reward.url", str, None, "Assay URL (default: start one in-process)"),
+]
+
+
+def _choices(name: str) -> dict[str, Any]:
+    return {"choices": ("token", "sequence", "dr_grpo")} if name == "aggregation" else {}
+
+
+def _flag_overrides(args: argparse.Namespace) -> list[str]:
+    """The run flags given on the command line, as `--set FIELD=VALUE` assignments for a config."""
+    overrides = []
+    for flags, field, kind, _, _ in _RUN_FLAGS:
+        value = getattr(args, flags[-1].lstrip("-").replace("-", "_"))
+        if value is not None:
+            overrides.append(
+                f"{field}={'false' if kind is bool else json.dumps(str(value) if kind is Path else value)}"
+            )
+    return overrides
+
+
+def _demo_defaults(args: argparse.Namespace) -> None:
+    """Fill the run flags not given with --demo's defaults."""
+    for flags, _, kind, default, _ in _RUN_FLAGS:
+        name = flags[-1].lstrip("-").replace("-", "_")
+        if getattr(args, name) is None:
+            setattr(args, name, False if kind is bool else default)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.config is not None:
+        args.overrides = [*_flag_overrides(args), *args.overrides]
         return _run_config(args)
     if not _has_torch():
         return 1
+    _demo_defaults(args)
     if args.init is not None:
         from assay.rl_client.example import write_example
 

@@ -185,6 +185,18 @@ def run_demo(out: Path, options: DemoOptions) -> dict[str, Any]:
     return summary
 
 
+def curve_records(
+    before: float, history: list[dict[str, Any]], steps: int, after: float
+) -> list[dict[str, Any]]:
+    """The records the demo plots: dev accuracy before RL, each step, and the final evaluation the
+    summary prints (it was left out whenever RL stopped between two `eval_every` steps; issue 31)."""
+    records = [{"step": 0, "dev_accuracy": before}, *history]
+    last = next((r for r in reversed(records) if r.get("dev_accuracy") is not None), None)
+    if last is None or last["step"] != steps:
+        records.append({"step": steps, "dev_accuracy": after})
+    return records
+
+
 def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> dict[str, Any]:
     tokenizer = CharTokenizer()
     train, dev = addition_problems(options.seed)
@@ -225,7 +237,7 @@ def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> di
     finally:
         trainer.close()
     after = greedy_accuracy(backend, dev)
-    history = [{"step": 0, "dev_accuracy": before}, *trainer.history]
+    history = curve_records(before, trainer.history, trainer.step, after)
     plot_curves(history, out / "curves.png", title=f"assay train --demo (seed {options.seed})")
     return {
         "greedy_accuracy_before": before,

@@ -3,7 +3,8 @@
 The warm runtime (`_runner.py`) is mounted read-only into each sandbox as a file and started by path, so
 process listings show a short command line, not its source. Python programs see the standard library
 plus one package prefix of our own (`make sandbox-runtime` builds it with numpy, scipy, pandas, sympy,
-networkx, sortedcontainers; `code.python_prefix` chooses another), mounted read-only at `PREFIX_MOUNT`.
+networkx, sortedcontainers; `code.python_prefix` chooses another; unset, the one `assay sandbox-runtime`
+built in the user's cache, if any), mounted read-only at `PREFIX_MOUNT`.
 The host's own site/dist-packages are masked with empty read-only mounts: what a program may import does
 not depend on what happens to be installed on the server.
 """
@@ -15,11 +16,14 @@ import glob
 import os
 import re
 import subprocess
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from assay.sandbox import _runner
 from assay.sandbox.languages import LANGUAGES
+from assay.types import Result
 
 RUNNER_MOUNT = "/opt/assay/runner.py"
 PREFIX_MOUNT = _runner.PACKAGES
@@ -33,6 +37,12 @@ _SITE_GLOBS = (
 )
 # One thread per numeric library: a test's CPU limit counts every thread, and a slot has few cores.
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+NO_PACKAGES_HINT = (
+    "sandboxed Python has the standard library only: a program importing numpy, scipy or pandas fails as"
+    " runtime_error; `assay sandbox-runtime` (or `make sandbox-runtime`) builds them"
+)
+# The last line of a traceback for an import the runtime cannot satisfy.
+_MISSING = re.compile(r"^ModuleNotFoundError: No module named '(?P<name>[A-Za-z_][\w.]{0,80})'$")
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
 
 
@@ -52,14 +62,27 @@ def hidden_site_dirs() -> list[str]:
     return sorted(p for p in found if os.path.isdir(p) and not os.path.islink(p))
 
 
-def check_prefix(prefix: str | os.PathLike[str] | None) -> str | None:
-    """The prefix as an absolute path, or None; a missing directory is a configuration error."""
-    if prefix is None:
+def default_prefix() -> str | None:
+    """The runtime `assay sandbox-runtime` built in the user's cache, if it finished; else None."""
+    from assay.sandbox import runtime_build
+
+    try:
+        target = runtime_build.default_target()
+    except (OSError, subprocess.SubprocessError):  # no /usr/bin/python3: no sandboxed Python at all
         return None
+    return str(target) if runtime_build.is_built(target) else None
+
+
+def check_prefix(prefix: str | os.PathLike[str] | None) -> str | None:
+    """The prefix as an absolute path; unset, the default runtime if one was built, else None (the
+    standard library only). A missing directory is a configuration error."""
+    if prefix is None:
+        return default_prefix()
     path = Path(prefix).expanduser().resolve()
     if not path.is_dir():
         raise ValueError(
-            f"code.python_prefix {str(prefix)!r} is not a directory; build one with `make sandbox-runtime`"
+            f"code.python_prefix {str(prefix)!r} is not a directory; build one with"
+            f" `assay sandbox-runtime --target {prefix}`"
         )
     return str(path)
 
@@ -97,7 +120,9 @@ _VERSION_ARGV = {
 
 
 def offered(prefix: str | None) -> dict[str, dict[str, Any]]:
-    """Per available language: its toolchain's version and (Python) the packages a program may import."""
+    """Per available language: its toolchain's version and (Python) the packages a program may import
+    (`standard_library_only`, with how to get more, when there are none)."""
+    prefix = prefix if prefix is not None else default_prefix()
     languages: dict[str, dict[str, Any]] = {}
     for language in dict.fromkeys(LANGUAGES.values()):
         if not language.available():
@@ -106,5 +131,40 @@ def offered(prefix: str | None) -> dict[str, dict[str, Any]]:
         entry: dict[str, Any] = {"version": _tool_version(tool), "aliases": list(language.aliases)}
         if language.name == "python":
             entry["packages"] = prefix_packages(prefix)
+            if not entry["packages"]:
+                entry["standard_library_only"] = True
+                entry["hint"] = NO_PACKAGES_HINT
         languages[language.name] = entry
     return languages
+
+
+def missing_module(details: dict[str, Any], prefix_holds: Iterable[str] = ()) -> str | None:
+    """The top-level package a failed Python test could not import, from the end of its stderr; None
+    when no test failed that way.
+
+    Tells a package the runtime lacks from a wrong program (issue 31): the standard library and what
+    the prefix holds are never "missing" (an import of one that fails is the program's own doing).
+    Diagnostic only: a program can print this line itself, and the verdict does not depend on it."""
+    have = {name.lower().replace("-", "_") for name in prefix_holds}
+    for test in details.get("tests") or ():
+        if not isinstance(test, dict) or test.get("verdict") != "runtime_error":
+            continue
+        lines = str(test.get("stderr", "")).strip().splitlines()
+        match = _MISSING.match(lines[-1]) if lines else None
+        if match is None:
+            continue
+        top = match["name"].split(".")[0]
+        if top not in sys.stdlib_module_names and top.lower() not in have:
+            return top
+    return None
+
+
+def note_missing_module(result: Result) -> Result:
+    """`result` with `details.missing_module` set when its program failed importing a package the
+    runtime lacks (counted on /metrics where items are counted); otherwise `result` itself."""
+    if result.task != "code" or not result.details.get("tests"):
+        return result
+    module = missing_module(result.details)
+    if module is None:
+        return result
+    return result.model_copy(update={"details": {**result.details, "missing_module": module}})

@@ -242,3 +242,19 @@ def test_evicted_and_closed_engines_are_closed() -> None:
     while cache:
         cache.popitem()
     assert sorted(closed) == ["a", "b", "c"]
+
+
+def test_a_response_cut_to_its_end_says_so_in_the_reason(sql_scorer: SqlScorer) -> None:
+    # 5 MB of SQL first, then prose: only the last max_response_chars are read (issue 31 found the cut
+    # unsaid: "no SQL found" read as the policy's own omission).
+    limit = sql_scorer.settings.sql.max_response_chars
+    response = "SELECT name FROM students WHERE age > 20\n" + "x" * (limit + 10)
+    result = score(sql_scorer, response)
+    assert result.reward == 0.0
+    assert result.reason == f"no SQL found in the response's last {limit:,} characters (of {len(response):,})"
+    assert result.details["response_cut"] == {"chars": len(response), "kept_last": limit}
+
+
+def test_a_short_response_without_sql_is_not_called_cut(sql_scorer: SqlScorer) -> None:
+    result = score(sql_scorer, "I do not know.")
+    assert result.reason == "no SQL found in the response" and "response_cut" not in result.details

@@ -19,12 +19,22 @@ same way inside OpenRLHF's own Ray job, without HTTP (opt-in, needs `assay[ray]`
 
 from __future__ import annotations
 
+import atexit
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
 from assay.rl_client.integrations import RewardUnavailable, assay_url, reward_or_raise
+
+
+@functools.cache
+def _http() -> httpx.Client:
+    """One connection pool per process (OpenRLHF posts one sample per request), closed at exit."""
+    client = httpx.Client()
+    atexit.register(client.close)
+    return client
 
 
 def request_body(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
@@ -41,7 +51,8 @@ def remote_reward(
 ) -> list[float]:
     """POST to `/get_reward` and return `rewards`; a refused batch raises `RewardUnavailable`."""
     endpoint = assay_url(url).rstrip("/") + "/get_reward"
-    response = httpx.post(endpoint, json=request_body(queries, prompts, labels), timeout=timeout_s)
+    body = request_body(queries, prompts, labels)
+    response = _http().post(endpoint, json=body, timeout=timeout_s)
     if response.status_code != 200:
         raise RewardUnavailable(f"Assay answered {response.status_code}: {response.text[:300]}")
     return [float(r) for r in response.json()["rewards"]]

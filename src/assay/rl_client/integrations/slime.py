@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from assay.client import AssayClient
-from assay.rl_client.integrations import assay_url, reward_or_raise
+from assay.rl_client.integrations import assay_url, reward_or_raise, shared_async_client
 
 
 def _item(args: Any, sample: Any) -> dict[str, Any]:
@@ -31,9 +30,9 @@ def _item(args: Any, sample: Any) -> dict[str, Any]:
 
 
 async def batched_reward(args: Any, samples: Sequence[Any], **_: Any) -> list[float]:
-    # A client per call: an async connection pool belongs to one event loop.
-    async with AssayClient(assay_url(getattr(args, "assay_url", None))) as client:
-        results = await client.ascore([_item(args, s) for s in samples])
+    # One client per process and event loop; concurrent samples go out together in one request.
+    client = shared_async_client(assay_url(getattr(args, "assay_url", None)))
+    results = await client.ascore([_item(args, s) for s in samples])
     return [reward_or_raise(r) for r in results]
 
 

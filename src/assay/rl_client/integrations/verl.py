@@ -18,7 +18,9 @@ which verl logs as extra reward info.
 verl has no "unscored" value (no manager masks a None or NaN reward), so a non-ok result raises
 `RewardUnavailable` instead of becoming 0.0. Which manager:
 - `naive` (default): one `compute_score` call per sample, run concurrently in the reward loop's threads;
-  a raised `RewardUnavailable` stops the step with Assay's reason. Use this one.
+  a raised `RewardUnavailable` stops the step with Assay's reason. Use this one, with
+  `name: compute_score_async`: the loop then awaits it instead of a thread per sample, and the samples
+  that finish together reach Assay in one request (see docs/sizing.md).
 - `rate_limited`: made for paid judge APIs; it catches every exception and scores the sample 0.0 (with
   `reward_extra_info["error"]`), which is exactly the silent bias Assay exists to avoid. Do not use it
   with Assay: Assay bounds its own concurrency and answers overload with a retry hint the client follows.
@@ -36,7 +38,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assay.rl_client.integrations import assay_url, reward_or_raise, shared_client
+from assay.rl_client.integrations import (
+    assay_url,
+    reward_or_raise,
+    shared_async_client,
+    shared_client,
+)
 from assay.types import Result
 
 
@@ -80,6 +87,23 @@ def compute_score(
 ) -> dict[str, Any]:
     """verl's per-sample signature (the `naive` reward manager)."""
     [result] = _scored([_item(solution_str, ground_truth, extra_info, task)], url, ray)
+    return _score(result)
+
+
+async def compute_score_async(
+    data_source: str,
+    solution_str: str,
+    ground_truth: Any,
+    extra_info: dict[str, Any] | None = None,
+    *,
+    url: str | None = None,
+    task: str | None = None,
+    **_: Any,
+) -> dict[str, Any]:
+    """`compute_score` as a coroutine: verl's reward loop awaits it on its event loop instead of a
+    thread per sample, and concurrent samples reach Assay together in one request (coalesced)."""
+    client = shared_async_client(assay_url(url))
+    [result] = await client.ascore([_item(solution_str, ground_truth, extra_info, task)])
     return _score(result)
 
 

@@ -189,9 +189,18 @@ class SqlScorer(Scorer[SqlOptions]):
         if gold.refusal is not None:
             return Result.invalid(f"the reference is not one read-only query: {gold.refusal}")
         details: dict[str, Any] = {"db_id": item.db_id, "engine": instances[0].engine}
-        sql = extract_sql(item.response[-self.settings.sql.max_response_chars :])
+        limit = self.settings.sql.max_response_chars
+        sql = extract_sql(item.response[-limit:])
+        cut = len(item.response) > limit
+        if cut:  # a cut that goes unsaid reads as "the policy wrote no SQL" (issue 31)
+            details["response_cut"] = {"chars": len(item.response), "kept_last": limit}
         if sql is None:
-            return _reward(False, False, options, "no SQL found in the response", details=details)
+            where = (
+                f"the response's last {limit:,} characters (of {len(item.response):,})"
+                if cut
+                else "the response"
+            )
+            return _reward(False, False, options, f"no SQL found in {where}", details=details)
         pred = analyse(sql, dialect, item.dialect)
         details["notes"] = [*pred.notes] + ([f"sqlglot: {pred.parse_error}"] if pred.parse_error else [])
         if pred.refusal is not None:

@@ -1,0 +1,104 @@
+"""Concurrent small calls merged into batches within a bounded window: the client side and the server
+side of per-rollout streaming share it.
+
+Trainers now score each rollout the moment it finishes (verl's reward loop, slime, OpenRLHF: one sample
+per request), so thousands of concurrent single-item calls are the normal load. Sent one by one they
+pay a request's fixed cost each: 2,000 concurrent single-item `ascore` calls took 4.6x to 30x the time
+of the same items in batches (issue 31). A `Coalescer` holds each call for at most `window_s` (the bound
+on added latency), sends everything that arrived in that window as one call of `send`, and hands each
+caller its own slice of the answer, in order. A call that fills a batch goes at once.
+
+Failure stays per batch, never silent: if `send` raises, every call in that batch raises the same error
+(a caller cannot get another caller's result, nor a made-up one). A cancelled caller drops out of the
+answer; the rest are unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Coalescer(Generic[T, R]):
+    """`await submit(items)` -> `send`'s results for those items, sent together with other concurrent
+    calls. Bound to the event loop it is first used on (as an async connection pool is)."""
+
+    def __init__(
+        self, send: Callable[[list[T]], Awaitable[list[R]]], *, window_s: float, max_items: int
+    ) -> None:
+        if window_s < 0 or max_items <= 0:
+            raise ValueError("window_s must be >= 0 and max_items positive")
+        self._send = send
+        self.window_s = window_s
+        self.max_items = max_items
+        self._pending: list[tuple[Sequence[T], asyncio.Future[list[R]]]] = []
+        self._count = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._deliveries: set[asyncio.Task[None]] = set()
+        self.batches = 0  # batches sent (for tests and benchmarks)
+        self.calls = 0  # calls merged into them
+
+    async def submit(self, items: Sequence[T]) -> list[R]:
+        if not items:
+            return []
+        if len(items) >= self.max_items:  # already a batch: nothing to wait for
+            return await self._send(list(items))
+        loop = asyncio.get_running_loop()
+        if self._pending and self._count + len(items) > self.max_items:
+            self._flush()
+        future: asyncio.Future[list[R]] = loop.create_future()
+        self._pending.append((items, future))
+        self._count += len(items)
+        size = len(items)
+        future.add_done_callback(lambda f: self._dropped(f, size))
+        if self._count >= self.max_items:
+            self._flush()
+        elif self._timer is None:
+            self._timer = loop.call_later(self.window_s, self._flush)
+        return await future
+
+    def _dropped(self, future: asyncio.Future[list[R]], size: int) -> None:
+        """A caller cancelled while waiting: its items no longer count towards the batch."""
+        if future.cancelled() and any(f is future for _, f in self._pending):
+            self._count -= size
+
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._pending, self._count = self._pending, [], 0
+        batch = [(items, future) for items, future in batch if not future.cancelled()]
+        if not batch:
+            return
+        self.batches += 1
+        self.calls += len(batch)
+        task = asyncio.get_running_loop().create_task(self._deliver(batch))
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)
+
+    async def _deliver(self, batch: list[tuple[Sequence[T], asyncio.Future[list[R]]]]) -> None:
+        try:
+            results = await self._send([item for items, _ in batch for item in items])
+            start = 0
+            for items, future in batch:
+                part = results[start : start + len(items)]
+                start += len(items)
+                if not future.done():
+                    future.set_result(part)
+        except BaseException as exc:
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+
+    async def drain(self) -> None:
+        """Send what is pending now and wait for every batch in flight."""
+        if self._pending:
+            self._flush()
+        while self._deliveries:
+            await asyncio.gather(*self._deliveries, return_exceptions=True)
