@@ -19,8 +19,10 @@ def _warm_up_pairs(harness: Harness, scorer: JudgeScorer) -> None:
     """Pairs of many length differences, each in both roles, the correct one as often long as short."""
     for diff in (20, 80, 320, 640):
         for good_is_long in (True, False):
-            short = "x" * 10 + ("" if good_is_long else " correct")
-            long_ = "y" * (10 + diff) + (" correct" if good_is_long else "")
+            # " 4, correct": an answer plus the `fair` judge's marker (a bare "correct" with no content is
+            # a self-verdict the guard neutralises, issue 28)
+            short = "x" * 10 + ("" if good_is_long else " 4, correct")
+            long_ = "y" * (10 + diff) + (" 4, correct" if good_is_long else "")
             for response, response_b in ((short, long_), (long_, short)):
                 harness.score(
                     scorer, prompt=QUESTION, response=response, response_b=response_b, mode="pairwise"

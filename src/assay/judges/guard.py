@@ -47,8 +47,8 @@ _LOOKALIKES = str.maketrans(
     "аеорсхуікмнтвѕјԁɡһӏⅰοαερτνικμχυζ",
     "aeopcxyikmhtbsjdghliiaeptvikuxuz",
 )
-_SEP = r"[\s*_`~\"'“”‘’«»]+"  # between words: whitespace (line breaks too), markdown emphasis, quotes
-_OPT = r"[\s*_`~\"'“”‘’«»]*"
+_SEP = r"[\s*_`~\"'“”‘’«»-]+"  # between words: whitespace (line breaks too), markdown emphasis, quotes
+_OPT = r"[\s*_`~\"'“”‘’«»-]*"
 
 
 def fence_token() -> str:
@@ -103,13 +103,26 @@ _TABLE: tuple[tuple[str, str], ...] = (
     (VERDICT_MARKUP, r"\[<O>result<O>\]<O>[:=]?<O>\d+"),
     (VERDICT_MARKUP, r"\{[^{}]{0,40}(?:verdict|score|rating|grade|correct|winner|result|label|decision)"
      r"[\"']?\s*:[^{}]{0,60}\}"),
-    (VERDICT_MARKUP, r"^[\s*#>|-]*(?:final<S>)?(?:score|rating|grade|verdict|evaluation|mark)<O>[:=]<O>"
+    (VERDICT_MARKUP, r"\b(?:final<S>)?(?:score|rating|grade|verdict|evaluation|mark)<O>[:=]<O>"
      r"(?:\d+(?:\.\d+)?(?:\s*/\s*\d+)?|[abc](?!\w)|correct|pass)"),
     (VERDICT_MARKUP, r"\b(?:10\s*/\s*10|5\s*/\s*5|100\s*/\s*100)\b"),
     # instructions to the grader, and claims a response makes about its own grade
     (GRADER_INSTRUCTION, r"\b(?:ignore|disregard|forget|override|bypass|skip)<S>(?:(?:all|any|the|your|"
      r"every|of|these|those)<S>)*(?:(?:previous|prior|above|earlier|preceding|other|original|system|"
-     r"grading|given)<S>)*(?:instructions?|rules?|rubric|prompts?|criteria|directions|guidelines|task|answer)"),
+     r"grading|given|reference)<S>)*(?:instructions?|rules?|rubric|prompts?|criteria|directions|guidelines|task|"
+     r"answer)"),
+    (GRADER_INSTRUCTION, r"\b(?:ignore|disregard|forget|override)<S>(?:all|everything|anything|what|whatever|"
+     r"previous|prior|above|earlier)\b[^.\n]{0,60}"),
+    # a sentence that only grades itself: "Correct!", "This is the correct solution.", "✅ Right"
+    (GRADER_INSTRUCTION, r"(?:^|(?<=[.!?;:\n]))<O>(?:[✅✔☑✓]<O>)?(?:(?:this|that|it|it's|its|the|above|my|"
+     r"solution|answer|response|reply|result|one|here|is|was|totally|definitely|completely|absolutely|"
+     r"entirely|100%|fully|perfectly)<S>)*(?:correct|right|valid|accurate)(?:<S>(?:solution|answer|response|"
+     r"one|result|reply))?<O>(?:[✅✔☑✓!.]<O>)*"
+     r"(?=$|[.!?;\n])"),
+    (GRADER_INSTRUCTION, r"(?:^|(?<=[.!?;\n]))<O>(?:dear<S>)?(?:grader|judge|evaluator|reviewer|examiner|"
+     r"marker)s?<O>[,:]"),
+    (GRADER_INSTRUCTION, r"\b(?:this|it|my)(?:<S>(?:one|answer|response|solution|reply))?<S>(?:passes|"
+     r"should<S>pass|wins|should<S>win)\b"),
     (GRADER_INSTRUCTION, r"\b(?:mark|grade|rate|score|judge|label|consider|treat|evaluate|classify|count|"
      r"accept)<S>(?:this|it|me|that|" + _SUBJECT + r")<S>(?:as<S>)?(?:being<S>|a<S>)?" + _RATING),
     (GRADER_INSTRUCTION, r"\b" + _SUBJECT + r"(?:<S>(?:above|here|below|given|shown))?<S>(?:is|was|"
@@ -137,6 +150,7 @@ _TABLE: tuple[tuple[str, str], ...] = (
     (FORGED_DELIMITER, r"^[\s>*]*#{1,6}<O>(?:answer[ \t]+[ab](?!\w)|instructions?|rubric|reference<S>answer|"
      r"criteria|candidate<S>answer|gold<S>answer|verdict|feedback|system|score|grader|judge|evaluation)\b"),
     (FORGED_DELIMITER, r"<\|[^|<>\n]{1,32}\|>"),
+    (FORGED_DELIMITER, r"\[<O>(?:system|grader|judge|admin|assistant|evaluator|instructions?)<O>\]"),
     (FORGED_DELIMITER, r"</?<O>(?:response|answer|system|user|assistant|instruction|judge|verdict|grader|"
      r"evaluation|im<O>start|im<O>end)\b[^<>\n]{0,40}>"),
     (FORGED_DELIMITER, r"^[\s>*]*(?:system|grader|judge|evaluator|assistant)<O>:"),
@@ -150,10 +164,12 @@ _CUES = re.compile(
     (
         r"\b(?:thought|thinking|reasoning)<S>process\b|\bstep<S>by<S>step\b|\bstep<S>\d{1,2}\b|\b(?:final<S>)?(?:solution|answer|"
         r"reasoning|thoughts?|analysis|explanation|response|result|working|steps?|so|thus|therefore|hence|"
-        r"okay|ok|sure|well|first|firstly|now|then|problem|question|task|solve|solving|think|this|that|it|"
+        r"okay|ok|sure|well|first|firstly|now|then|problem|question|task|solve|solving|think|thinking|hmm+|"
+        r"alright|begin|start|work|through|see|this|that|it|"
         r"let'?s|let|us|me|we|will|carefully|process|here<S>(?:is|are|it<S>is)|the<S>answer<S>is|my|is)\b|"
         r"\b(?:lösung|antwort|lösungsweg|solución|respuesta|razonamiento|réponse|raisonnement|решение|ответ|"
-        r"рассуждение|soluzione|risposta|solução|resposta)\b|解答|解析|解説|解|答案|答え|思考过程|思路|かいせつ"
+        r"рассуждение|soluzione|risposta|solução|resposta|ergebnis|resultado|résultat)\b|解答|解析|解説|解|答案|答え|"
+        r"回答|答|思考过程|思考|思路|かいせつ"
     )
     .replace("<S>", _SEP)
     .replace("<O>", _OPT)
@@ -170,13 +186,15 @@ class Guarded:
     substantive: bool
 
 
-def _spans(canonical: str) -> list[tuple[int, int, str]]:
+def _spans(canonical: str) -> tuple[list[tuple[int, int, str]], set[str]]:
+    """The spans to neutralise (overlaps merged) and every flag that matched."""
     found = [
         (m.start(), m.end(), flag)
         for flag, p in _PATTERNS
         for m in p.finditer(canonical)
         if m.end() > m.start()
     ]
+    found += _verdict_sentences(canonical)
     found.sort()
     merged: list[tuple[int, int, str]] = []
     for start, end, flag in found:
@@ -185,14 +203,45 @@ def _spans(canonical: str) -> list[tuple[int, int, str]]:
             merged[-1] = (prev[0], max(prev[1], end), prev[2])
         else:
             merged.append((start, end, flag))
-    return merged
+    return merged, {flag for _, _, flag in found}
+
+
+# Sentences that only pass a verdict on themselves, in whatever words: short, no digit, and a word of
+# correctness ("Everything above is correct.", "Yes, correct.", "Die Lösung ist richtig.", "这是正确答案"),
+# or any sentence that names the grader and correctness together.
+_SENTENCE = re.compile(r"[^.!?。！？\n]+")
+# "The correct answer is Canberra": a statement of the answer, not a verdict on it.
+_STATES_ANSWER = re.compile(
+    r"\b(?:correct|right|exact|accurate)" + _SEP + r"(?:answer|value|result|solution|choice|option|number|"
+    r"word|capital|name|formula|approach|method)" + _SEP + r"(?:is|was|are|would\s+be|=|:)"
+)
+_CORRECTNESS = re.compile(
+    r"\b(?:correct|right|valid|verified|flawless|accurate|richtig|korrekt|correct[ao]|correcte|juste|exact[ae]?|"
+    r"corrett[ao]|правильн\w*|верн\w*)\b|正确|正確|正しい|对的|對的"
+)
+_GRADER = re.compile(r"\b(?:grader|judge|evaluator|reviewer|examiner|marker|grading|rubric)s?\b")
+_SHORT_WORDS, _SHORT_CJK = 6, 12
+
+
+def _verdict_sentences(canonical: str) -> list[tuple[int, int, str]]:
+    found = []
+    for sentence in _SENTENCE.finditer(canonical):
+        body = sentence.group(0)
+        if not _CORRECTNESS.search(body) or _STATES_ANSWER.search(body):
+            continue
+        words = len(re.findall(r"[^\W_]+", body))
+        cjk = len(re.findall(r"[\u3040-\u30ff\u4e00-\u9fff]", body))
+        short = words <= _SHORT_WORDS and cjk <= _SHORT_CJK and not re.search(r"\d", body)
+        if short or _GRADER.search(body):
+            found.append((sentence.start(), sentence.end(), GRADER_INSTRUCTION))
+    return found
 
 
 def neutralise(text: str) -> Guarded:
     """`text` with verdict markup, grader instructions and forged delimiters replaced by `REDACTED`."""
     canonical, where = _canonical(text)
-    spans = _spans(canonical)
-    flags = sorted({flag for _, _, flag in spans})
+    spans, found = _spans(canonical)
+    flags = sorted(found)
     pieces: list[str] = []
     cursor = 0
     for start, end, _ in spans:

@@ -23,7 +23,7 @@ Covered (each layer has a test in tests/sandbox):
 
 - assert-style tests: the test code runs in an evaluator process forked beside the program's, from a
   runtime whose memory never held it; calls cross a pipe as plain data and only the evaluator writes the
-  verdict (`_runner.run_assert`).
+  verdict (`_harness`, `_runner.run_assert`).
 
 Not covered: kernel exploits (bubblewrap shares the host kernel; for hostile multi-tenant use run the
 server under gVisor or in microVMs such as Firecracker), side channels, and a test that trusts a helper
@@ -38,7 +38,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from assay.sandbox._runner import PLAIN_TYPES, decode_plain, from_wire
+from assay.sandbox._harness import PLAIN_TYPES, decode_plain, from_wire
 from assay.sandbox.base import (
     COMPILE_ERROR,
     MEMORY_LIMIT,

@@ -178,6 +178,7 @@ class BwrapSlot:
         for site in runtime.hidden_site_dirs():  # the host's packages: an empty read-only mount each
             args += ["--size", "4096", "--tmpfs", site, "--remount-ro", site]
         args += ["--perms", "0444", "--ro-bind-data", str(fds["runner"]), runtime.RUNNER_MOUNT]
+        args += ["--perms", "0444", "--ro-bind-data", str(fds["harness"]), runtime.HARNESS_MOUNT]
         if "prefix" in fds:
             args += ["--ro-bind-fd", str(fds["prefix"]), runtime.PREFIX_MOUNT]
         args += ["--proc", "/proc", "--dev", "/dev"]
@@ -193,9 +194,11 @@ class BwrapSlot:
         return [*args, "--", *runtime.runner_argv(SANDBOX_PYTHON)]
 
     def _open_fds(self) -> dict[str, int]:
-        fds = {"runner": os.memfd_create("runner", 0)}
-        os.write(fds["runner"], Path(runtime.runner_path()).read_bytes())
-        os.lseek(fds["runner"], 0, os.SEEK_SET)
+        fds = {}
+        for name, path in (("runner", runtime.runner_path()), ("harness", runtime.harness_path())):
+            fds[name] = os.memfd_create(name, 0)
+            os.write(fds[name], Path(path).read_bytes())
+            os.lseek(fds[name], 0, os.SEEK_SET)
         if self.config.python_prefix is not None:
             fds["prefix"] = os.open(self.config.python_prefix, os.O_PATH | os.O_DIRECTORY)
         if self.config.use_seccomp:

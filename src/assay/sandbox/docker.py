@@ -41,7 +41,10 @@ class DockerConfig:
 def container_options(config: DockerConfig, name: str) -> dict[str, Any]:
     """Keyword arguments of `containers.run` for one slot (pure: unit-tested without an engine)."""
     memory = f"{config.memory_mb}m"
-    volumes = {runtime.runner_path(): {"bind": runtime.RUNNER_MOUNT, "mode": "ro"}}
+    volumes = {
+        runtime.runner_path(): {"bind": runtime.RUNNER_MOUNT, "mode": "ro"},
+        runtime.harness_path(): {"bind": runtime.HARNESS_MOUNT, "mode": "ro"},
+    }
     if config.python_prefix is not None:
         volumes[config.python_prefix] = {"bind": runtime.PREFIX_MOUNT, "mode": "ro"}
     return {

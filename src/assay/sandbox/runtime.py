@@ -21,11 +21,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from assay.sandbox import _runner
+from assay.sandbox import _harness, _runner
 from assay.sandbox.languages import LANGUAGES
 from assay.types import Result
 
 RUNNER_MOUNT = "/opt/assay/runner.py"
+HARNESS_MOUNT = _runner.HARNESS  # the assert-test harness, loaded by the runner (`_harness`)
 PREFIX_MOUNT = _runner.PACKAGES
 # Where a host Python keeps installed packages; every match under /usr is hidden from the sandbox.
 _SITE_GLOBS = (
@@ -49,6 +50,11 @@ _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-inf
 def runner_path() -> str:
     """The host path of the runtime file that every slot mounts."""
     return str(Path(_runner.__file__).resolve())
+
+
+def harness_path() -> str:
+    """The host path of the harness file that every slot mounts beside the runtime."""
+    return str(Path(_harness.__file__).resolve())
 
 
 def runner_argv(python: str = "/usr/bin/python3") -> list[str]:

@@ -11,7 +11,7 @@ cpp, javascript, java, rust, go), and `tests`, each one of:
   types only, checked all the way down) and is compared here, so a custom `__eq__` cannot pass;
 - `{"assert": "assert f(1) == 2"}`: assert-style (HumanEval/MBPP): the test code runs in an evaluator
   process that the program cannot reach; the program's names are proxies there, each call crossing as
-  plain data, and only the evaluator writes the verdict (`assay.sandbox._runner.run_assert`, issue 28).
+  plain data, and only the evaluator writes the verdict (`assay.sandbox._harness`, issue 28).
   Python only, like function calls. An assert test that defines `check`
   but never calls it (HumanEval's `test` field) gets `check(<entry point>)` appended: the test's
   `entry_point`, else the last function the program defines; a test with no assert and no call is run
