@@ -389,6 +389,16 @@ class Settings(BaseSettings):
     prm: PrmSettings = Field(default_factory=PrmSettings)
     ray: RaySettings = Field(default_factory=RaySettings)
 
+    @field_validator("worker_memory_mb")
+    @classmethod
+    def _room_to_start(cls, value: int) -> int:
+        if 0 < value < 1024:
+            raise ValueError(
+                f"worker_memory_mb must be 0 (no limit) or at least 1024, got {value}: a worker maps about"
+                " 800 MiB once its scorers are loaded, and below that it could not start"
+            )
+        return value
+
     @field_validator("log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:
