@@ -462,6 +462,16 @@ class Settings(BaseSettings):
         8192, gt=0, description="Listen backlog of `assay serve` (the kernel caps it at net.core.somaxconn)."
     )
 
+    @field_validator("worker_memory_mb")
+    @classmethod
+    def _room_to_start(cls, value: int) -> int:
+        if 0 < value < 1024:
+            raise ValueError(
+                f"worker_memory_mb must be 0 (no limit) or at least 1024, got {value}: a worker maps about"
+                " 800 MiB once its scorers are loaded, and below that it could not start"
+            )
+        return value
+
     @field_validator("log_level")
     @classmethod
     def _known_level(cls, value: str) -> str:

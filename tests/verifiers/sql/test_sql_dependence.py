@@ -134,6 +134,11 @@ CORRECT = [
 ]
 
 
+def test_a_duckdb_query_that_names_its_catalog_runs_on_the_copy(scorer: SqlScorer) -> None:
+    result = score(scorer, "duckdb", "SELECT COUNT(*) FROM school.main.students", COUNT)
+    assert result.reward == 1.0 and result.details["data_check"]["status"] == "passed", result.reason
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("reference", "response"), CORRECT)
 def test_correct_queries_pass_the_check(

@@ -108,3 +108,10 @@ def test_a_query_past_the_worker_memory_limit_is_a_wrong_answer_and_the_pool_ser
     assert "ran out of memory" in hog.reason
     assert after.status is Status.OK and after.reward == 1.0, after.reason
     assert pool.restarts == 0  # the worker refused the allocation; it was not killed
+
+
+@pytest.mark.parametrize("megabytes", [1, 512, 1023])
+def test_a_worker_memory_limit_too_small_to_start_is_refused_with_a_reason(megabytes: int) -> None:
+    with pytest.raises(ValueError, match="worker_memory_mb must be 0"):
+        Settings(worker_memory_mb=megabytes)
+    assert Settings(worker_memory_mb=0).worker_memory_mb == 0

@@ -41,6 +41,7 @@ class Snapshot:
     views: list[str] = field(default_factory=list)  # CREATE VIEW statements, in creation order
     skipped: list[str] = field(default_factory=list)  # tables not copied (not read, virtual)
     links: list[Any] | None = None  # perturb.references(tables), computed once for every round
+    catalog: str | None = None  # DuckDB: the database's name, which a query may qualify tables with
 
     def resolve(self, names: set[str]) -> set[str]:
         """The snapshot's spelling of table names read by a query (SQL folds unquoted case)."""
@@ -67,7 +68,7 @@ def snapshot(
         listing = _duckdb_tables(engine, limits)
     else:
         raise CopyTooLarge(f"no perturbed copy on {engine.kind}")
-    snap = Snapshot(views=listing.views, skipped=listing.skipped)
+    snap = Snapshot(views=listing.views, skipped=listing.skipped, catalog=listing.catalog)
     wanted_lower = {name.lower() for name in wanted} if wanted is not None else None
     if wanted_lower is not None and not wanted_lower <= {name.lower() for name in listing.tables}:
         wanted_lower = None  # a view (its tables are not named in the query) or an unknown name
@@ -109,7 +110,7 @@ def _sqlite_tables(engine: SqliteEngine, limits: QueryLimits) -> Snapshot:
 
 
 def _duckdb_tables(engine: DuckdbEngine, limits: QueryLimits) -> Snapshot:
-    listing = Snapshot()
+    listing = Snapshot(catalog=engine.run("SELECT current_database()", limits).rows[0][0])
     where = "WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal"
     tables = engine.run(f"SELECT table_name FROM duckdb_tables() {where} AND NOT temporary", limits)
     for (name,) in tables.rows:
@@ -182,6 +183,9 @@ class _ScratchDuckdb(DuckdbEngine):
         duckdb = _duckdb()
         try:
             con = duckdb.connect(":memory:", config=self._config())
+            if self._snap.catalog and self._snap.catalog != "memory":  # `school.students` still resolves
+                con.execute(f"ATTACH ':memory:' AS {quote(self._snap.catalog)}")
+                con.execute(f"USE {quote(self._snap.catalog)}")
             for name, table in self._snap.tables.items():
                 con.execute(table.create)
                 _insert_chunked(con, table, self._rows[name])
