@@ -48,7 +48,7 @@ def create_app(
             yield
         finally:
             starting.cancel()
-            await app.state.microbatcher.drain()
+            await app.state.microbatcher.aclose()
             await engine.aclose(wait=True)
 
     app = FastAPI(
