@@ -5,6 +5,7 @@ and nothing waits longer than the window."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -111,3 +112,39 @@ def test_drain_sends_what_is_pending() -> None:
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError):
         Coalescer(Recorder().send, window_s=-1, max_items=4)
+
+
+def test_a_batch_whose_callers_all_left_is_cancelled() -> None:
+    async def main() -> bool:
+        recorder = Recorder()
+        recorder.release.clear()  # the send never finishes on its own
+        coalescer = Coalescer(recorder.send, window_s=0.0, max_items=8)
+        callers = [asyncio.ensure_future(coalescer.submit([i])) for i in range(2)]
+        while not recorder.batches:
+            await asyncio.sleep(0)
+        (delivery,) = coalescer._deliveries
+        for caller in callers:
+            caller.cancel()
+        await asyncio.gather(*callers, return_exceptions=True)
+        await asyncio.gather(delivery, return_exceptions=True)
+        return delivery.cancelled()
+
+    assert asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_cancel_stops_pending_calls_and_batches_in_flight() -> None:
+    async def main() -> list[Any]:
+        recorder = Recorder()
+        recorder.release.clear()
+        coalescer = Coalescer(recorder.send, window_s=60.0, max_items=3)
+        in_flight = asyncio.ensure_future(coalescer.submit([1, 2]))
+        filler = asyncio.ensure_future(coalescer.submit([3]))  # fills the batch: it is sent, stuck in send
+        while not recorder.batches:
+            await asyncio.sleep(0)
+        pending = asyncio.ensure_future(coalescer.submit([4]))  # waits for the window
+        await asyncio.sleep(0)
+        await coalescer.cancel()
+        return await asyncio.gather(in_flight, filler, pending, return_exceptions=True)
+
+    outcomes = asyncio.run(asyncio.wait_for(main(), 10))
+    assert all(isinstance(o, asyncio.CancelledError) for o in outcomes)

@@ -10,7 +10,7 @@ caller its own slice of the answer, in order. A call that fills a batch goes at 
 
 Failure stays per batch, never silent: if `send` raises, every call in that batch raises the same error
 (a caller cannot get another caller's result, nor a made-up one). A cancelled caller drops out of the
-answer; the rest are unaffected.
+answer; the rest are unaffected; a batch whose callers have all gone is cancelled.
 """
 
 from __future__ import annotations
@@ -79,6 +79,17 @@ class Coalescer(Generic[T, R]):
         task = asyncio.get_running_loop().create_task(self._deliver(batch))
         self._deliveries.add(task)
         task.add_done_callback(self._deliveries.discard)
+        waiting = [len(batch)]
+
+        def left(future: asyncio.Future[list[R]]) -> None:
+            # Work nobody waits for any more is stopped, as a lone request's would be (its client left).
+            if future.cancelled():
+                waiting[0] -= 1
+                if waiting[0] == 0:
+                    task.cancel()
+
+        for _, future in batch:
+            future.add_done_callback(left)
 
     async def _deliver(self, batch: list[tuple[Sequence[T], asyncio.Future[list[R]]]]) -> None:
         try:
@@ -91,10 +102,27 @@ class Coalescer(Generic[T, R]):
                     future.set_result(part)
         except BaseException as exc:
             for _, future in batch:
-                if not future.done():
+                if future.done():
+                    continue
+                if isinstance(exc, asyncio.CancelledError):
+                    future.cancel()
+                else:
                     future.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
+
+    async def cancel(self) -> None:
+        """Stop: pending calls and batches in flight are cancelled (a server's shutdown, after its
+        requests drained)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for _, future in self._pending:
+            future.cancel()
+        self._pending, self._count = [], 0
+        for task in list(self._deliveries):
+            task.cancel()
+        await asyncio.gather(*self._deliveries, return_exceptions=True)
 
     async def drain(self) -> None:
         """Send what is pending now and wait for every batch in flight."""

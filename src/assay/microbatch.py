@@ -56,5 +56,6 @@ class MicroBatcher:
         outcomes = await self._engine.score_groups_async(pieces)
         return [result for outcome in outcomes for result in outcome.results]
 
-    async def drain(self) -> None:
-        await self._coalescer.drain()
+    async def aclose(self) -> None:
+        """At shutdown, after the server drained its requests: what is left has no caller; stop it."""
+        await self._coalescer.cancel()

@@ -49,7 +49,7 @@ def create_app(
             yield
         finally:
             starting.cancel()
-            await app.state.microbatcher.drain()
+            await app.state.microbatcher.aclose()
             await engine.aclose(wait=True)
 
     app = FastAPI(
