@@ -1,4 +1,4 @@
-"""The README's settings table from `assay.settings.Settings`: `--write` updates README.md in place."""
+"""The settings table of docs/configuration.md from `assay.settings.Settings`: `--write` updates it in place."""
 
 from __future__ import annotations
 
@@ -45,6 +45,6 @@ def write_readme(path: Path) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
-        write_readme(Path(__file__).resolve().parents[1] / "README.md")
+        write_readme(Path(__file__).resolve().parents[1] / "docs" / "configuration.md")
     else:
         print(table())

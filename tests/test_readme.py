@@ -1,5 +1,5 @@
-"""The README stays true: every ```bash and ```python block runs as written, its settings table matches
-Settings, its quick start is the Makefile's.
+"""The README and the manual in docs/ stay true: every ```bash and ```python block of each runs as
+written, the settings table (docs/configuration.md) matches Settings, the quick start is the Makefile's.
 
 The blocks run in a scratch directory that holds `examples/` and `.venv` (links into this checkout),
 with the environment's `bin` on PATH as after `source .venv/bin/activate`, against `assay serve`
@@ -28,6 +28,9 @@ from assay_testing import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+# The front door and every page of the manual; their blocks run in the same scratch directory.
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+CONFIGURATION = ROOT / "docs" / "configuration.md"
 NOT_RUN = re.compile(r"^<!-- readme: not-run \(.+\) -->$")
 FENCE = re.compile(r"^```(\w*)\s*$")
 README_URLS = ("127.0.0.1:8000", "localhost:8000")
@@ -38,13 +41,14 @@ PRINTED = re.compile(r"^\s*print\(.*\)  # (.+)$", re.MULTILINE)
 
 @dataclass(frozen=True)
 class Block:
+    page: str  # the file, relative to the checkout
     language: str
     line: int  # 1-based line of the opening fence
     code: str
     run: bool
 
 
-def readme_blocks(text: str) -> list[Block]:
+def readme_blocks(text: str, page: str = "README.md") -> list[Block]:
     """The fenced ```bash and ```python blocks, each marked whether it runs."""
     blocks = []
     lines = text.splitlines()
@@ -58,12 +62,12 @@ def readme_blocks(text: str) -> list[Block]:
         previous = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         if opening.group(1) in ("bash", "python"):
             code = "\n".join(lines[i + 1 : end]) + "\n"
-            blocks.append(Block(opening.group(1), i + 1, code, not NOT_RUN.match(previous.strip())))
+            blocks.append(Block(page, opening.group(1), i + 1, code, not NOT_RUN.match(previous.strip())))
         i = end + 1
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text())
+BLOCKS = [b for page in PAGES for b in readme_blocks(page.read_text(), str(page.relative_to(ROOT)))]
 
 
 def _params() -> Iterator[object]:
@@ -72,7 +76,7 @@ def _params() -> Iterator[object]:
             continue
         first = block.code.strip().splitlines()[0][:40]
         marks = [pytest.mark.slow] if any(word in block.code for word in SLOW) else []
-        yield pytest.param(block, id=f"line{block.line}-{block.language}: {first}", marks=marks)
+        yield pytest.param(block, id=f"{block.page}:{block.line}-{block.language}: {first}", marks=marks)
 
 
 @dataclass
@@ -140,7 +144,7 @@ def test_the_readme_block_runs_as_written(block: Block, scratch: Scratch) -> Non
         timeout=900,
         check=False,
     )
-    assert done.returncode == 0, f"README line {block.line}:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, f"{block.page} line {block.line}:\n{done.stdout}\n{done.stderr}"
     assert "Traceback" not in done.stderr
     assert '{"error":' not in done.stdout, done.stdout  # an HTTP error body from a curl
     if block.language == "python":  # `print(x)  # shown` : what the README shows is what it prints
@@ -154,9 +158,10 @@ def test_the_readme_server_never_takes_the_default_port(scratch: Scratch) -> Non
 
 
 def test_the_not_run_marker_needs_a_reason() -> None:
-    for line in README.read_text().splitlines():
-        if line.startswith("<!-- readme:"):
-            assert NOT_RUN.match(line.strip()), line
+    for page in PAGES:
+        for line in page.read_text().splitlines():
+            if line.startswith("<!-- readme:"):
+                assert NOT_RUN.match(line.strip()), f"{page.name}: {line}"
 
 
 def test_every_file_the_readme_runs_on_is_shipped() -> None:
@@ -181,8 +186,14 @@ def _table_module():  # type: ignore[no-untyped-def]
 
 
 def test_the_settings_table_matches_the_settings() -> None:
+    assert _table_module().table() in CONFIGURATION.read_text(), "run: python scripts/settings_table.py --write"
+
+
+def test_the_front_door_is_short_and_links_every_page() -> None:
     readme = README.read_text()
-    assert _table_module().table() in readme, "run: python scripts/settings_table.py --write"
+    assert len(readme.encode()) <= 8 * 1024, "the README is the front door: move detail into docs/"
+    for page in PAGES[1:]:
+        assert f"(docs/{page.name})" in readme, f"README links no docs/{page.name}"
 
 
 def test_the_quick_start_is_make_serve_and_make_test() -> None:

@@ -78,6 +78,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for error answers, each with the envelope's schema."""
     said = {
         400: "The request cannot be read.",
+        404: "No such session (session_gone): never created, or ended long ago.",
+        410: "The session ended (session_gone): expired, closed, or its sandbox was lost; the reason says.",
         413: "Body or batch too large; GET /v1/limits says the limits.",
         422: "The body does not have the documented shape.",
         429: "Queue full; retry after the Retry-After header.",
@@ -87,3 +89,5 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 POST_ERRORS = error_responses(400, 413, 422, 429, 503)
+# A session's routes answer session_gone for an unknown or ended id as well.
+SESSION_ERRORS = error_responses(400, 404, 410, 413, 422, 429, 503)

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.api.envelope import AsciiJSONResponse
+from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import admitted, engine_of
 from assay.errors import ItemError
 from assay.sandbox.base import SandboxError
@@ -93,7 +94,7 @@ def _item(raw: dict[str, Any]) -> Item:
         raise HTTPException(422, f"item.{where}: {first['msg']}") from None
 
 
-@router.post("/v1/sessions", status_code=201, response_model=CreateResponse)
+@router.post("/v1/sessions", status_code=201, response_model=CreateResponse, responses=SESSION_ERRORS)
 async def create(body: CreateRequest, request: Request) -> CreateResponse:
     """Open a session on an item with the tools asked for."""
     engine = engine_of(request)
@@ -108,7 +109,7 @@ async def create(body: CreateRequest, request: Request) -> CreateResponse:
     )
 
 
-@router.post("/v1/sessions/step", response_model=BatchResponse)
+@router.post("/v1/sessions/step", response_model=BatchResponse, responses=SESSION_ERRORS)
 async def step_batch(body: BatchRequest, request: Request) -> BatchResponse:
     """Step many sessions at once (a trainer's whole batch of rollouts). A gone session is an error
     entry in its place; the other calls still run."""
@@ -126,21 +127,21 @@ async def step_batch(body: BatchRequest, request: Request) -> BatchResponse:
     )
 
 
-@router.post("/v1/sessions/{session_id}/step", response_model=StepResponse)
+@router.post("/v1/sessions/{session_id}/step", response_model=StepResponse, responses=SESSION_ERRORS)
 async def step(session_id: str, body: StepRequest, request: Request) -> dict[str, Any]:
     """One tool call; a failing call is an observation (status tool_error), not an HTTP error."""
     result = await engine_of(request).session_step(session_id, body.tool, body.arguments)
     return result.wire()
 
 
-@router.post("/v1/sessions/{session_id}/verify", response_model=Result)
+@router.post("/v1/sessions/{session_id}/verify", response_model=Result, responses=SESSION_ERRORS)
 async def verify(session_id: str, body: VerifyRequest, request: Request) -> Result:
     """Score the final response exactly as /v1/rewards would, plus the session's trace in details."""
     engine = engine_of(request)
     return await admitted(request, 1, engine.verify_session(session_id, body.response), "verify")
 
 
-@router.delete("/v1/sessions/{session_id}", status_code=204)
+@router.delete("/v1/sessions/{session_id}", status_code=204, responses=SESSION_ERRORS)
 async def delete(session_id: str, request: Request) -> Response:
     """End a session and free its sandbox. Idempotent: an unknown or ended id is 204 too."""
     await engine_of(request).close_session(session_id)

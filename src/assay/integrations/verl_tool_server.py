@@ -19,10 +19,12 @@ from collections import OrderedDict
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import engine_of
 from assay.errors import ItemError
+from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits
 from assay.sessions.service import StepCall
 from assay.types import Item
@@ -73,7 +75,7 @@ async def _session(request: Request, trajectory: str, extra: dict[str, Any]) -> 
     return table[trajectory]
 
 
-@router.post("/get_observation", response_model=ObservationResponse)
+@router.post("/get_observation", response_model=ObservationResponse, responses=SESSION_ERRORS)
 async def get_observation(body: ObservationRequest, request: Request) -> ObservationResponse:
     """One turn for many trajectories (verl-tool's tool-server request)."""
     count = len(body.trajectory_ids)
@@ -96,8 +98,10 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
             continue
         try:
             session_id = await _session(request, trajectory, extras[index] or {})
-        except ItemError as exc:
+        except (ItemError, ValidationError, TypeError, AttributeError) as exc:  # a bad item or limits
             raise HTTPException(422, f"extra_fields[{index}]: {exc}") from None
+        except SandboxError as exc:
+            raise HTTPException(503, f"cannot start a session's sandbox: {exc}") from None
         calls.append((index, StepCall(session_id, "python", {"code": code})))
     results = await engine.session_steps([call for _, call in calls])
     for (index, _), result in zip(calls, results, strict=True):
