@@ -91,6 +91,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratch]:
     directory = tmp_path_factory.mktemp("readme")
     (directory / "examples").symlink_to(ROOT / "examples")
     (directory / ".venv").symlink_to(Path(sys.prefix))
+    (directory / ".sandbox-runtime").symlink_to(ROOT / ".sandbox-runtime")  # what `make serve` builds
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     # The sources next to this test come first (a venv may hold another checkout's editable install).
