@@ -25,6 +25,12 @@ read off the result). The rules, each enforced in code and pinned by tests/verif
   answer has none. The cost guard never turns a legal gold into an `error`: a gold too costly to evaluate
   is matched only by the same spelling.
 
+- Answers are read the way policies write them (issue 30; docs/math.md): cues in 21 languages
+  (cues.py), option letters in prose or through the prompt's options, never "A total of 48" as option A
+  (choices.py), clock times (clock.py), set operations (sets.py), matrix arithmetic (matrices.py). A
+  percent is its decimal, and "4%" answers 4 only where the prompt asks for a percent; a response that
+  only restates its prompt is not rewarded (prompt.py, issue 28).
+
 Measured, not assumed: benchmarks/math_fuzz.py (rule-blind generated pairs, FP per mutation and FN per
 rendering) and benchmarks/mathverify_suite.py (math-verify's own test suite) print the rates.
 """

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from assay.verifiers.math.formulas import math_segments
+
 LETTERS = "ABCDEFGHIJ"
 # An option word before a letter: "option C", "choice (B)", "Antwort C", "选项 C", "答案 C".
 _OPTION_WORD = (
@@ -94,6 +96,28 @@ def prose_choice(sentence: str) -> list[str]:
         if letters and not _NEGATION_RE.search(clause):
             keep.extend(letters)
     return list(dict.fromkeys(keep))
+
+
+_SENTENCE_MAX_CHARS = 300
+# A last sentence that chooses: it names a choice word, or ends on its letter ("..., so C").
+_CHOOSING_RE = re.compile(
+    r"\b(?:option|choice|answer|correct|right|so|thus|therefore|hence|pick|choose|select|go\s+with)\b"
+    r"|(?:\(?[A-J]\)?|\*\*\(?[A-J]\)?\*\*)[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def choosing_sentence(region: str) -> str | None:
+    """The option letters a last sentence chooses ("It can't be A or B, so C." -> "(C)"), several joined
+    by "or" so the comparer sees the hedge; None when it names no letter or does not choose."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", region.strip()) if p.strip()]
+    if not paragraphs:
+        return None
+    sentence = re.split(r"(?<=[.!?])\s+", paragraphs[-1].rsplit("\n", 1)[-1])[-1]
+    if len(sentence) > _SENTENCE_MAX_CHARS or math_segments(sentence) or not _CHOOSING_RE.search(sentence):
+        return None
+    letters = prose_choice(sentence)
+    return " or ".join(f"({letter})" for letter in letters) or None
 
 
 # Options listed in a prompt: "(A) 12", "A. 12", "A) 12", "A: 12", on their own lines or in one line.

@@ -83,6 +83,9 @@ LANGUAGES: tuple[Language, ...] = (
             "das ergebnis lautet",
             "das ergebnis ist",
             "das endergebnis ist",
+            "ist die antwort",  # "Also ist die Antwort 42." (the verb second, after an adverb)
+            "lautet die antwort",
+            "ist das ergebnis",
         ),
         ("endgültige antwort", "antwort", "endergebnis", "ergebnis"),
         ("oder",),
@@ -230,6 +233,7 @@ LANGUAGES: tuple[Language, ...] = (
             "het antwoord is",
             "de uitkomst is",
             "het resultaat is",
+            "is het antwoord",  # "Dus is het antwoord 42."
         ),
         ("eindantwoord", "antwoord", "uitkomst", "resultaat"),
         ("of",),
@@ -238,7 +242,7 @@ LANGUAGES: tuple[Language, ...] = (
     Language(
         "sv",
         "Swedish",
-        ("det slutliga svaret är", "rätt svar är", "svaret är", "resultatet är"),
+        ("det slutliga svaret är", "rätt svar är", "svaret är", "resultatet är", "är svaret"),
         ("slutligt svar", "svar", "svaret", "resultat"),
         ("eller",),
         decimal_comma=True,
@@ -302,14 +306,37 @@ def cue_pattern() -> re.Pattern[str]:
     return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
-# A cheap first look: a letter of a script other than Latin, or a stem of a Latin-script cue. Most
-# responses are English; the full pattern (every cue, word boundaries, case folding) then never runs.
-_PREFILTER_RE = re.compile(
+# A cheap first look (substring tests and one character class, no case folding in the regex engine):
+# a letter of a script other than Latin, or a stem of a Latin-script cue. Most responses are English;
+# the full pattern (every cue, word boundaries, case folding) then never runs.
+_SCRIPTS_RE = re.compile(
     r"[\u0400-\u04ff\u0600-\u06ff\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
-    r"|antwo|ergebnis|r[ée]ponse|r[ée]sulta|respu|risult|rispost|respost|uitkomst|odp|wynik|jawab|hasil"
-    r"|ceva|yan[ıi]t|sonu[çc]|svar|odpov|v[ýy]sled|đáp|trả lời|kết quả",
-    re.IGNORECASE,
 )
+_LATIN_STEMS = (
+    *(
+        "antwo",
+        "ergebnis",
+        "réponse",
+        "reponse",
+        "résulta",
+        "resulta",
+        "respu",
+        "risult",
+        "rispost",
+        "respost",
+    ),
+    *("uitkomst", "odp", "wynik", "jawab", "hasil", "ceva", "yanıt", "yanit", "sonuç", "sonuc", "svar"),
+    *("výsled", "đáp", "trả lời", "kết quả"),
+)
+
+
+def _may_hold_cue(tail: str) -> bool:
+    lowered = tail.lower()
+    if any(stem in lowered for stem in _LATIN_STEMS):
+        return True
+    return not tail.isascii() and bool(_SCRIPTS_RE.search(tail))
+
+
 # Only the end of a response is searched: a final answer is stated there, and a hostile response of
 # many cues stays cheap.
 TAIL_CHARS = 3000
@@ -318,7 +345,7 @@ TAIL_CHARS = 3000
 def find_cues(region: str) -> list[re.Match[str]]:
     """The localised cues in the last `TAIL_CHARS` characters of `region` (positions in `region`)."""
     start = max(len(region) - TAIL_CHARS, 0)
-    if not _PREFILTER_RE.search(region, start):
+    if not _may_hold_cue(region[start:]):
         return []
     return list(cue_pattern().finditer(region, start))
 

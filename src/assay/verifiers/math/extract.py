@@ -39,10 +39,10 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from assay.verifiers.math.choices import prose_choice, read_letters
+from assay.verifiers.math.choices import choosing_sentence, read_letters
 from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
 from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
-from assay.verifiers.math.region import final_region, strip_turn_tokens
+from assay.verifiers.math.region import final_region, strip_turn_tokens, without_checks
 
 _CUE_RE = re.compile(
     r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
@@ -454,24 +454,6 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
     return None
 
 
-# A closing paragraph that checks the answer rather than states it ("Check: with x = 4 this gives 5.").
-_CHECK_RE = re.compile(
-    r"^[*_#\s]*(?:sanity[- ]check|check(?:ing)?|verification|verify(?:ing)?|double[- ]check(?:ing)?"
-    r"|let(?:'s|\s+us|\s+me)\s+(?:verify|check|double[- ]check)|to\s+(?:verify|check))\b",
-    re.IGNORECASE,
-)
-
-
-def _without_checks(region: str) -> str:
-    """The region without closing paragraphs that check the answer: its last number is the check's
-    (issue 30: an unboxed answer followed by a sanity-check number was read as that number)."""
-    paragraphs = _paragraphs(region)
-    kept = len(paragraphs)
-    while kept > 1 and _CHECK_RE.match(paragraphs[kept - 1]):
-        kept -= 1
-    return region if kept == len(paragraphs) else "\n\n".join(paragraphs[:kept])
-
-
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     """Find the final answer of `response` (see the module docstring for the rules and their order)."""
     region, unclosed = _answer_region(response, max_chars)
@@ -489,14 +471,14 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return cued
     if cued := cued or _named_answer(region):
         return cued
-    region = _without_checks(_SIGN_OFF_RE.sub("", region))
+    region = without_checks(_SIGN_OFF_RE.sub("", region))
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
         if prose and (number := _concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
         bare = _bare_value(region)
-        if read_letters(bare) is None and (letters := _choice_sentence(region)):
+        if read_letters(bare) is None and (letters := choosing_sentence(region)):
             return Extraction((letters,), "choice-prose")  # "The correct one is (C).", "Not A: I pick C."
         return Extraction((bare,), "bare")
     for rule, find in (  # a last sentence that states one number outranks a formula before it
@@ -506,33 +488,8 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     ):
         if answer := find(region):
             return Extraction((answer,), rule)
-    if letters := _choice_sentence(region):
+    if letters := choosing_sentence(region):
         return Extraction((letters,), "choice-prose")
     if not _looks_complete(region):
         return NoAnswer("the response stops mid-sentence (cut off) without a final answer")
     return NoAnswer("no boxed answer, answer cue or concluding formula found")
-
-
-# A last sentence that chooses: it names a choice word, or ends on its letter ("..., so C").
-_CHOOSING_RE = re.compile(
-    r"\b(?:option|choice|answer|correct|right|so|thus|therefore|hence|pick|choose|select|go\s+with)\b"
-    r"|(?:\(?[A-J]\)?|\*\*\(?[A-J]\)?\*\*)[.!]?\s*$",
-    re.IGNORECASE,
-)
-
-
-def _choice_sentence(region: str) -> str | None:
-    """The option letters a last sentence chooses ("It can't be A or B, so C." -> "(C)"), several joined
-    by "or" so the comparer sees the hedge; None when it names no letter or does not choose."""
-    paragraphs = _paragraphs(region)
-    if not paragraphs:
-        return None
-    sentence = re.split(r"(?<=[.!?])\s+", paragraphs[-1].rsplit("\n", 1)[-1])[-1]
-    if (
-        len(sentence) > _LAST_SENTENCE_MAX_CHARS
-        or math_segments(sentence)
-        or not _CHOOSING_RE.search(sentence)
-    ):
-        return None
-    letters = prose_choice(sentence)
-    return " or ".join(f"({letter})" for letter in letters) or None

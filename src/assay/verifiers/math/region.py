@@ -2,7 +2,8 @@
 
 A chat template's tokens are not the policy's text: what a decoder printed after the first end-of-turn
 token (`<|im_end|>`, then `<|im_start|>user` and the next turn) must not make a finished answer look cut
-off, and trailing special tokens ("18.<|im_end|>") are dropped.
+off, and trailing special tokens ("18.<|im_end|>") are dropped. A closing paragraph that only checks the
+answer ("Check: with x = 4 this gives 5.") is not where the answer is (`without_checks`).
 """
 
 from __future__ import annotations
@@ -38,3 +39,21 @@ def _end_of_turn(text: str) -> str:
 def strip_turn_tokens(text: str) -> str:
     """The response without what follows its end of turn and without trailing special tokens."""
     return _SPECIAL_TOKENS_RE.sub("", _end_of_turn(text))
+
+
+# A closing paragraph that checks the answer rather than states it ("Check: with x = 4 this gives 5.").
+_CHECK_RE = re.compile(
+    r"^[*_#\s]*(?:sanity[- ]check|check(?:ing)?|verification|verify(?:ing)?|double[- ]check(?:ing)?"
+    r"|let(?:'s|\s+us|\s+me)\s+(?:verify|check|double[- ]check)|to\s+(?:verify|check))\b",
+    re.IGNORECASE,
+)
+
+
+def without_checks(region: str) -> str:
+    """The region without closing paragraphs that check the answer: its last number is the check's
+    (issue 30: an unboxed answer followed by a sanity-check number was read as that number)."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", region.strip()) if p.strip()]
+    kept = len(paragraphs)
+    while kept > 1 and _CHECK_RE.match(paragraphs[kept - 1]):
+        kept -= 1
+    return region if kept == len(paragraphs) else "\n\n".join(paragraphs[:kept])

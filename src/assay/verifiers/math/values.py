@@ -374,6 +374,8 @@ def _strip_redundant_parens(text: str) -> str:
 
 def _set_operation(text: str, depth: int) -> Value | None:
     """ "A \\setminus B" evaluated (sets.py), when both sides are sets or intervals it knows."""
+    if "\\setminus" not in text and "\\backslash" not in text:
+        return None
     parts = split_top(text, ("\\setminus", "\\backslash"))
     if len(parts) != 2 or not all(parts):
         return None
