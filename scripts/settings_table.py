@@ -1,4 +1,4 @@
-"""The settings table of docs/configuration.md from `assay.settings.Settings`: `--write` updates it in place."""
+"""The settings table of docs/configuration.md from `Settings`: `--write` updates it in place."""
 
 from __future__ import annotations
 

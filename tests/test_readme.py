@@ -187,7 +187,9 @@ def _table_module():  # type: ignore[no-untyped-def]
 
 
 def test_the_settings_table_matches_the_settings() -> None:
-    assert _table_module().table() in CONFIGURATION.read_text(), "run: python scripts/settings_table.py --write"
+    assert _table_module().table() in CONFIGURATION.read_text(), (
+        "run: python scripts/settings_table.py --write"
+    )
 
 
 def test_the_front_door_is_short_and_links_every_page() -> None:

@@ -123,6 +123,10 @@ def test_prompt_options_need_a_run_from_a() -> None:
             "A shirt costs $20 and has a 25% discount. How many dollars is the discount?",
             False,
         ),
+        # A LaTeX-escaped percent in a concluding sentence is still a percent (it was dropped there).
+        ("12", "So the result is 12\\%.", None, False),
+        ("0.12", "So the result is 12\\%.", None, True),
+        ("12", "So the result is 12 percent.", "What percent of the class passed?", True),
         ("50\\%", "\\boxed{0.5}", None, True),
         ("50\\%", "\\boxed{50}", None, True),
     ],
