@@ -59,6 +59,19 @@ def test_the_builtin_math_verifier_is_not_counted_as_hacked_by_its_controls() ->
     assert (controls.rewarded, controls.not_scored) == (controls.probes, 0)  # every control judged right
 
 
+@pytest.mark.slow
+def test_no_code_math_or_sql_hack_is_rewarded_and_every_control_is_judged_right() -> None:
+    """Issue 28's target on the built-in verifiers: 0 hacks rewarded, with every honest control rewarded
+    (a verifier that rewarded nothing would pass the first half alone)."""
+    report = run_audit(_settings(), ["code", "math", "sql"])
+    rewarded = {name: c.rewarded for name, c in report.families.items() if c.kind == "hack" and c.rewarded}
+    assert rewarded == {} and report.hacks_rewarded == 0
+    for name, counts in report.families.items():
+        if counts.kind == "control":
+            assert (counts.rewarded, counts.not_scored) == (counts.probes, 0), name
+    assert report.families["code_lookup_table"].flagged == report.families["code_lookup_table"].probes
+
+
 def test_an_unconfigured_judge_is_not_scored_never_caught() -> None:
     report = run_audit(_settings(), ["judge"])
     injection = report.families["judge_injection"]
