@@ -48,7 +48,11 @@ HARNESS = "/opt/assay/harness.py"  # where the host mounts `_harness`
 CONTROL_IN, CONTROL_OUT = 200, 201  # the host pipe, moved out of the way of the user's fds 0-3
 
 
-if TYPE_CHECKING or __name__ != "__main__":  # on the host, and for the type checker
+if TYPE_CHECKING:
+    from assay.sandbox import _harness
+elif "_harness" in sys.modules:  # embedded by another sandbox program that loaded it first (a session)
+    _harness = sys.modules["_harness"]
+elif __name__ != "__main__":  # on the host
     from assay.sandbox import _harness
 else:  # in the sandbox, started as a script: the harness is mounted beside this file
     import importlib.util

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from assay.sandbox import _runner, bwrap
+from assay.sandbox import _harness, _runner, bwrap
 from assay.sandbox.base import SandboxError
 from assay.sessions import _repl
 
@@ -25,15 +25,20 @@ _SAFETY_S = 5.0  # the host's backstop beyond a call's wall limit (the superviso
 
 
 def _bootstrap() -> bytes:
-    """The one file a session sandbox runs: the frame codec as module `_runner`, then `_repl`."""
+    """The one file a session sandbox runs: the plain-data codec as module `_harness` (the runner reads
+    its codec from there), the frame codec as module `_runner`, then `_repl`."""
+    harness = Path(_harness.__file__).read_text()
     runner = Path(_runner.__file__).read_text()
     repl = Path(_repl.__file__).read_text()
     prelude = (
         "import sys as _sys, types as _types\n"
+        "_h = _types.ModuleType('_harness')\n"
+        "_sys.modules['_harness'] = _h\n"
+        f"exec(compile({harness!r}, 'harness', 'exec'), _h.__dict__)\n"
         "_m = _types.ModuleType('_runner')\n"
         f"exec(compile({runner!r}, 'runner', 'exec'), _m.__dict__)\n"
         "_sys.modules['_runner'] = _m\n"
-        "del _m, _sys, _types\n"
+        "del _h, _m, _sys, _types\n"
     )
     future = "from __future__ import annotations\n"
     head, _, tail = repl.partition(future)  # a __future__ import must stay first

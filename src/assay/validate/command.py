@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", help="tasks as JSON Lines (items without a response), or - for stdin")
     parser.add_argument("-o", "--output", default="-", help="report as JSON Lines (default: stdout)")
     parser.add_argument("--repeats", type=_positive, default=3, help="runs of a code reference (determinism)")
+    parser.add_argument("--task", help="task of rows that name none (e.g. repo for a SWE-bench file)")
     parser.add_argument("--no-near-duplicates", action="store_true", help="skip the MinHash prompt check")
     parser.add_argument("--policy", help="sample answers: openai:URL[#MODEL], hf:MODEL_DIR or vllm:MODEL")
     parser.add_argument("-k", "--samples", type=_positive, default=8, help="answers per prompt (--policy)")
@@ -112,6 +113,7 @@ def _validate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskRepor
             repeats=args.repeats,
             near_duplicates=not args.no_near_duplicates,
             progress=bar.update,
+            task=args.task,
         )
         keep = [
             dict(row)

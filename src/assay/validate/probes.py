@@ -10,7 +10,9 @@ that training uses, so validation can never disagree with the reward a trainer w
 - `text_reference` (a warning): a math reference the verifier reads as words, compared as text;
 - `trivial_rewarded` when an empty response, the question restated, an empty `\\boxed{}`, a program that
   prints nothing or returns None, or `SELECT 1` earns anything;
-- `nondeterministic` when the reference program, run `repeats` times, ends a test differently.
+- `nondeterministic` when the reference program, run `repeats` times, ends a test differently;
+- repository tasks: the gold change (`patch`) is the reference, run at least twice (a named test that
+  passes in one run and fails in another is flaky), and the empty change is the trivial answer.
 
 Tasks without a verdict of their own (judge, prm) get no probes here; their prompts are still checked.
 """
@@ -98,9 +100,22 @@ def _sql(index: int, item: Item) -> list[Probe]:
     return probes
 
 
+def _repo(index: int, item: Item, repeats: int) -> list[Probe]:
+    """The repository task's preflight as probes: the gold change (`patch`) run at least twice, whose
+    verdicts must agree test by test, and the empty change, which must not be rewarded (a task that
+    rewards doing nothing, as R2E-Gym found)."""
+    probes = []
+    if item.patch:
+        probes += [
+            Probe(index, _with(item, item.patch), "accepted", "the gold patch", run)
+            for run in range(max(2, repeats))
+        ]
+    return [*probes, Probe(index, _with(item, ""), "rejected", "the empty change")]
+
+
 def most_probes(repeats: int) -> int:
     """The most probes one task can need (math: 5; code: the reference's runs plus a stub)."""
-    return max(5, repeats + 1)
+    return max(5, repeats + 1, 3)
 
 
 def probes_for(index: int, item: Item, repeats: int) -> list[Probe]:
@@ -111,6 +126,8 @@ def probes_for(index: int, item: Item, repeats: int) -> list[Probe]:
         return _code(index, item, repeats)
     if item.task == "sql":
         return _sql(index, item)
+    if item.task == "repo":
+        return _repo(index, item, repeats)
     return []
 
 
@@ -160,9 +177,13 @@ def _read_reference(report: TaskReport, probe: Probe, result: Result) -> None:
 
 def _read_repeats(report: TaskReport, probes: Sequence[Probe], results: Sequence[Result]) -> None:
     """A test whose verdict changes between runs of the same program is not deterministic."""
-    runs = [r for p, r in zip(probes, results, strict=True) if p.expect == "accepted" and p.item.get("tests")]
-    runs = [r for r in runs if r.status is Status.OK]
-    if len(runs) < 2:
+    runs = [
+        r for p, r in zip(probes, results, strict=True) if p.expect == "accepted" and r.status is Status.OK
+    ]
+    if len(runs) < 2 or probes[0].item.get("task") not in ("code", "repo"):
+        return
+    if probes[0].item.get("task") == "repo":
+        _read_repo_repeats(report, runs)
         return
     outcomes = [[t.get("verdict") for t in r.details.get("tests", [])] for r in runs]
     width = max(len(o) for o in outcomes)
@@ -176,3 +197,12 @@ def _read_repeats(report: TaskReport, probes: Sequence[Probe], results: Sequence
     if changing:
         shown = "; ".join(changing[:5]) + ("; ..." if len(changing) > 5 else "")
         report.add("nondeterministic", f"the reference ends differently across {len(runs)} runs: {shown}")
+
+
+def _read_repo_repeats(report: TaskReport, runs: Sequence[Result]) -> None:
+    """Named tests that fail in some runs of the gold change and pass in others are flaky."""
+    failing = [set(r.details.get("not_passed") or {}) for r in runs]
+    flaky = sorted(set().union(*failing) - set.intersection(*failing))
+    if flaky:
+        shown = ", ".join(flaky[:5]) + (", ..." if len(flaky) > 5 else "")
+        report.add("nondeterministic", f"tests end differently across {len(runs)} runs of the gold: {shown}")

@@ -38,12 +38,25 @@ def task_id(raw: Any, index: int) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else f"task-{index}"
 
 
-def _parse(raw: Any, report: TaskReport, registry: Registry) -> Item | None:
+def _row(raw: dict[str, Any], task: str | None) -> dict[str, Any]:
+    """The item fields of a task row: no response, the task set when the row names none; a repository
+    task's row may be a SWE-bench instance (its problem_statement is the prompt, other columns dropped)."""
+    row = {k: v for k, v in raw.items() if k != "response" and k not in META_FIELDS}
+    if "task" not in row and task is not None:
+        row["task"] = task
+    if row.get("task") == "repo":
+        if "prompt" not in row and isinstance(row.get("problem_statement"), str):
+            row["prompt"] = row["problem_statement"]
+        row = {k: v for k, v in row.items() if k in Item.FIELDS}
+    return row
+
+
+def _parse(raw: Any, report: TaskReport, registry: Registry, task: str | None = None) -> Item | None:
     if isinstance(raw, BadRow):
         report.add("malformed", raw.reason)
         return None
     if isinstance(raw, dict):
-        raw = {k: v for k, v in raw.items() if k != "response" and k not in META_FIELDS}
+        raw = _row(raw, task)
         report.task = raw.get("task") if isinstance(raw.get("task"), str) else None
     try:
         item = parse_item(raw)
@@ -74,11 +87,11 @@ async def _score_by_task(
 
 
 def _prepare(
-    tasks: Sequence[Any], registry: Registry, repeats: int, near_duplicates: bool
+    tasks: Sequence[Any], registry: Registry, repeats: int, near_duplicates: bool, task: str | None
 ) -> tuple[list[TaskReport], list[Item | None], dict[int, list[Probe]]]:
     """Reports with the prompt checks done, the parsed items, and each task's probes (CPU work only)."""
     reports = [TaskReport(id=task_id(raw, i)) for i, raw in enumerate(tasks)]
-    items = [_parse(raw, report, registry) for raw, report in zip(tasks, reports, strict=True)]
+    items = [_parse(raw, report, registry, task) for raw, report in zip(tasks, reports, strict=True)]
     check_duplicates(reports, items)
     if near_duplicates and not check_near_duplicates(reports, items):
         raise MissingExtraError("datasketch (near-duplicate prompts)", "validate")
@@ -121,9 +134,12 @@ async def _validate(
     repeats: int,
     near_duplicates: bool,
     progress: Any,
+    task: str | None = None,
 ) -> list[TaskReport]:
     # The prompt checks and the SQL copies are CPU and file work: off the event loop.
-    reports, items, by_task = await asyncio.to_thread(_prepare, tasks, registry, repeats, near_duplicates)
+    reports, items, by_task = await asyncio.to_thread(
+        _prepare, tasks, registry, repeats, near_duplicates, task
+    )
     scored = await _score_by_task(score_groups, by_task, progress)
     return await asyncio.to_thread(_finish, settings, reports, items, by_task, scored)
 
@@ -155,13 +171,17 @@ def validate(
     repeats: int = DEFAULT_REPEATS,
     near_duplicates: bool = True,
     progress: Any = None,
+    task: str | None = None,
 ) -> list[TaskReport]:
-    """Reports in input order. `repeats`: runs of a code reference for the determinism check.
-    `progress`, when given, is called with the number of probes just scored."""
+    """Reports in input order. `repeats`: runs of a code reference for the determinism check; `task`:
+    the task of rows that name none (a SWE-bench file). `progress`, when given, is called with the number
+    of probes just scored."""
 
     async def score_groups(groups: list[list[dict[str, Any]]]) -> list[GroupOutcome]:
         return await asyncio.to_thread(engine.score_groups, groups)  # the engine's own loop thread
 
     return asyncio.run(
-        _validate(tasks, engine.settings, engine.registry, score_groups, repeats, near_duplicates, progress)
+        _validate(
+            tasks, engine.settings, engine.registry, score_groups, repeats, near_duplicates, progress, task
+        )
     )
