@@ -12,11 +12,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from assay.api.body import BoundedRoute
 from assay.api.protocol import ErrorEnvelope
 from assay.api.state import admitted, engine_of
 from assay.groups import GroupOutcome
 
-router = APIRouter(tags=["groups"])
+router = APIRouter(tags=["groups"], route_class=BoundedRoute)
 
 _EXAMPLE_GROUP: dict[str, Any] = {
     "id": "q17",

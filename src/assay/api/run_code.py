@@ -25,6 +25,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from assay.api.body import BoundedRoute
 from assay.api.envelope import error_response
 from assay.api.protocol import POST_ERRORS, ErrorEnvelope
 from assay.api.state import admitted, engine_of
@@ -34,7 +35,7 @@ from assay.sandbox.languages import language_names
 from assay.scheduling import SlotWaitTimeout
 from assay.types import find_surrogate
 
-router = APIRouter(tags=["compat"])
+router = APIRouter(tags=["compat"], route_class=BoundedRoute)
 
 SLOT_WAIT_S = 8.0  # longest wait for a slot: below the 10 s SandboxFusion clients add to the limits
 _DEFAULT_TIMEOUT_S = 10.0  # SandboxFusion's default compile and run timeouts
