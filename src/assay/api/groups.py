@@ -39,7 +39,12 @@ class GroupIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str | None = Field(None, description="Echoed back (integers are echoed as text).")
+    id: str | None = Field(
+        None,
+        description="Echoed back (integers are echoed as text).",
+        # The schema says what is accepted: an integer id is read as its text (schemathesis, issue 28).
+        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+    )
     items: list[Any] = Field(description="Items as in /v1/rewards.")
 
     @field_validator("id", mode="before")

@@ -31,7 +31,7 @@ from assay.api.protocol import POST_ERRORS, ErrorEnvelope
 from assay.api.state import admitted, engine_of
 from assay.errors import QueueFullError
 from assay.sandbox import TIME_LIMIT, Execution, Program, RunOutcome, SandboxError, lookup
-from assay.sandbox.languages import language_names
+from assay.sandbox.languages import language_names, language_pattern
 from assay.scheduling import SlotWaitTimeout
 from assay.types import find_surrogate
 
@@ -43,7 +43,11 @@ _DEFAULT_TIMEOUT_S = 10.0  # SandboxFusion's default compile and run timeouts
 
 class RunCodeRequest(BaseModel):
     code: str
-    language: str = "python"
+    language: str = Field(
+        "python",
+        description="A language name or alias, in any case; unknown: 422 naming the supported ones.",
+        json_schema_extra={"pattern": language_pattern()},
+    )
     stdin: str | None = None
     compile_timeout: float | None = Field(_DEFAULT_TIMEOUT_S, gt=0, le=120, description="null: 10 s.")
     run_timeout: float | None = Field(_DEFAULT_TIMEOUT_S, gt=0, le=120, description="null: 10 s.")
