@@ -33,12 +33,12 @@ try:  # without Ray the requires_ray marker skips these locally and fails them i
 except ImportError:
     pass
 
-from assay.distributed import reward_handle  # noqa: E402
-from assay.distributed.deployments import deploy  # noqa: E402
-from assay.scoring import Engine  # noqa: E402
-from assay.settings import RaySettings, Settings  # noqa: E402
-from assay.types import Result, Status  # noqa: E402
-from assay.verifiers.sql import devdata  # noqa: E402
+from assay.distributed import reward_handle
+from assay.distributed.deployments import deploy
+from assay.scoring import Engine
+from assay.settings import RaySettings, Settings
+from assay.types import Result, Status
+from assay.verifiers.sql import devdata
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires_ray, pytest.mark.timeout(600)]
 

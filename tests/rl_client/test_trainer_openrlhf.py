@@ -8,6 +8,7 @@ is the generation engine: a scripted object that returns fixed token ids where O
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,10 +16,8 @@ from typing import Any
 
 import pytest
 
-try:
+with contextlib.suppress(ImportError):  # the marker below skips locally and fails in CI without it
     import openrlhf.utils.agent as agent
-except ImportError:  # make test installs it; the marker below skips locally and fails in CI without it
-    pass
 
 pytestmark = pytest.mark.requires_trainer_clients
 
