@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from assay.api.body import BoundedRoute
 from assay.api.envelope import error_response
@@ -57,11 +57,19 @@ class RunCodeRequest(BaseModel):
     files: dict[str, str | None] = Field(default_factory=dict)
     fetch_files: list[str] = Field(default_factory=list)
 
-    @field_validator("memory_limit_MB", mode="before")
+    @field_validator("memory_limit_MB", "compile_timeout", "run_timeout", mode="before")
     @classmethod
-    def _not_a_bool(cls, value: Any) -> Any:
+    def _not_a_bool(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, bool):  # JSON false would otherwise pass as 0
-            raise ValueError("memory_limit_MB must be a number of MiB, not a boolean")
+            raise ValueError(f"{info.field_name} must be a number, not a boolean")
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        # Checked with the rest of the body, as the schema's pattern says (schemathesis, issue 28).
+        if lookup(value) is None:
+            raise ValueError(f'unknown language "{value}"; supported: {", ".join(language_names())}')
         return value
 
     @model_validator(mode="after")
@@ -140,9 +148,7 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse | 
     if body.files or body.fetch_files:
         return RunCodeResponse(status="Failed", message="files and fetch_files are not supported by Assay")
     language = lookup(body.language)
-    if language is None:
-        known = ", ".join(language_names())
-        raise HTTPException(422, f'unknown language "{body.language}"; supported: {known}')
+    assert language is not None  # the body's validator refused any other
     if not language.available():
         return RunCodeResponse(status="Failed", message=f"language {language.name} is not installed here")
     engine = engine_of(request)
