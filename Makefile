@@ -7,13 +7,10 @@ PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU index: PyPI's torch wheel for Linux is the multi-GB CUDA build.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate
-# `make check`: lint, types and the tests that take seconds, not minutes (under 2 minutes in all on a
-# 2-core machine); `make test` runs everything.
-# Pure logic only: the tests that start worker pools, servers or sandboxes run in `make test`.
-FAST_PATHS := tests/verifiers/math tests/judges tests/test_types.py tests/test_registry.py tests/test_errors.py \
-	tests/test_public_api.py tests/rl_client/test_rl_loss.py tests/rl_client/test_rl_control.py \
-	tests/rl_client/test_rl_replay.py
-FAST_TESTS := -m "not slow and not docker and not postgres and not gpu" $(FAST_PATHS)
+# `make check`: lint, types and every test that is neither `integration` (starts a process, server or
+# sandbox; set at collection by tests/conftest.py) nor `slow`. No path list: the markers are the tiers.
+# It prints its time and test count. `make test` runs everything, with the 25 slowest durations.
+FAST_TESTS := -m "not integration and not slow"
 
 .PHONY: serve test check lint typecheck dist system-deps vllm-env sandbox-runtime trainer-clients clean
 
@@ -57,7 +54,7 @@ trainer-clients: $(VENV)/.test
 	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
 
 test: $(VENV)/.test system-deps vllm-env sandbox-runtime trainer-clients
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest --durations=25
 
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check src tests benchmarks scripts
@@ -67,7 +64,8 @@ typecheck: $(VENV)/.test
 	$(VENV)/bin/mypy
 
 check: lint typecheck
-	$(VENV)/bin/pytest -q -p no:cacheprovider $(FAST_TESTS)
+	@start=$$(date +%s); $(VENV)/bin/pytest -q -p no:cacheprovider $(FAST_TESTS); status=$$?; \
+	echo "make check: tests took $$(( $$(date +%s) - start ))s"; exit $$status
 
 # A wheel and an sdist in dist/ (what `pip install dist/assay-*.whl` installs anywhere).
 dist: $(VENV)/.test

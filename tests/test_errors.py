@@ -17,7 +17,7 @@ from assay.types import Result, Status
 SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
 
 # Signals caught by the code that raises them; none reaches a caller or an item.
-INTERNAL_SIGNALS = {"ClientGone", "SlotWaitTimeout", "GoldUnusable", "TooCostly", "PoolStalled"}
+INTERNAL_SIGNALS = {"ClientGone", "SlotWaitTimeout", "GoldUnusable", "TooCostly", "PoolStalled", "TooMuch"}
 
 
 def _builtin_rooted_exceptions() -> dict[str, str]:
@@ -59,3 +59,65 @@ def test_an_error_maps_to_its_own_status(error: AssayError, status: Status) -> N
 def test_configuration_errors_stay_value_errors_for_existing_callers() -> None:
     assert issubclass(ConfigError, ValueError) and issubclass(DataError, ConfigError)
     assert issubclass(RewardUnavailable, RuntimeError)
+
+
+def _drawn_tree() -> dict[str, tuple[str, str | None]]:
+    """The tree in errors.py's docstring: class -> (its drawn parent, the status its line notes)."""
+    import re
+
+    import assay.errors
+
+    drawn: dict[str, tuple[str, str | None]] = {}
+    parents: list[str] = []
+    for line in (assay.errors.__doc__ or "").splitlines():
+        match = re.match(r"^([│ ├└─]*)(\w+)\b(.*)$", line)
+        if match is None or not (match.group(1) or match.group(2) == "AssayError"):
+            continue
+        depth = len(match.group(1)) // 4
+        noted = re.search(r'-> status "(\w+)"', match.group(3))
+        parents[depth:] = [match.group(2)]
+        if depth:
+            drawn[match.group(2)] = (parents[depth - 1], noted.group(1) if noted else None)
+    return drawn
+
+
+def _every_assay_error() -> dict[str, type[AssayError]]:
+    import importlib
+
+    for module in (
+        "assay.sandbox",
+        "assay.judges.failures",
+        "assay.prm.backends.base",
+        "assay.rl_client.data",
+    ):
+        importlib.import_module(module)
+    importlib.import_module("assay.verifiers.sql.engines")
+    found: dict[str, type[AssayError]] = {}
+    todo: list[type[AssayError]] = [AssayError]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub.__module__.startswith("assay.") and sub.__name__ not in found:
+                found[sub.__name__] = sub
+                todo.append(sub)
+    return found
+
+
+def test_the_drawn_tree_is_every_assay_error_with_its_parent_and_status() -> None:
+    drawn, real = _drawn_tree(), _every_assay_error()
+    assert {"RewardUnavailable", "JudgeTimeout", "SandboxError", "PrmTimeout"} <= set(real)
+    assert sorted(drawn) == sorted(real)
+    for name, cls in real.items():
+        parent, noted = drawn[name]
+        assert cls.__bases__[0].__name__ == parent, f"{name} is drawn under {parent}"
+        inherited = real[parent].status if parent in real else AssayError.status
+        assert (noted or inherited) == cls.status, (
+            f"{name} ends as {cls.status}, drawn as {noted or inherited}"
+        )
+        assert noted is None or noted != inherited, f"{name} notes the status it inherits"
+
+
+def test_a_judge_timeout_ends_as_a_timeout() -> None:
+    from assay.judges.failures import JudgeTimeout, failure_result
+
+    assert Result.of_error(JudgeTimeout("slow")).status is Status.TIMEOUT
+    assert failure_result(JudgeTimeout("slow"), raw="x").details == {"raw": "x"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from assay.errors import ConfigError, OptionsError, UnknownTaskError
@@ -50,3 +52,15 @@ def test_tasks_describe_their_options_schema() -> None:
     info = Registry.from_settings(Settings()).lookup("math").info()
     assert info.name == "math"
     assert "rel_tol" in info.options_schema["properties"]
+
+
+def test_building_the_math_and_sql_scorers_leaves_other_libraries_log_levels_alone() -> None:
+    from assay.verifiers.math import MathScorer
+    from assay.verifiers.sql import SqlScorer
+
+    names = [*MathScorer.quiet_loggers, *SqlScorer.quiet_loggers]
+    assert set(names) >= {"math_verify", "sqlglot"}
+    before = {name: logging.getLogger(name).level for name in names}
+    MathScorer(Settings())
+    SqlScorer(Settings())
+    assert {name: logging.getLogger(name).level for name in names} == before

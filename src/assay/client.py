@@ -35,7 +35,7 @@ from assay.errors import (
     ServiceError,
     UnreachableError,
 )
-from assay.groups import GroupOutcome
+from assay.groups import GroupOutcome, group_rounds
 from assay.types import Item, Result
 
 T = TypeVar("T")
@@ -191,20 +191,16 @@ class AssayClient:
         return outcomes
 
     def group_chunks(self, groups: Iterable[Any]) -> list[list[dict[str, Any]]]:
-        """Whole groups per request, at most `batch_size` items each (a larger group goes alone)."""
-        chunks: list[list[dict[str, Any]]] = []
-        size = 0
-        for group in groups:
-            gid, items = (group.get("id"), group["items"]) if isinstance(group, dict) else (None, group)
-            wire = {"id": gid, "items": [_as_json(i) for i in items]}
-            if not chunks or size + len(items) > min(
-                self.batch_size, self.max_batch_items or self.batch_size
-            ):
-                chunks.append([])
-                size = 0
-            chunks[-1].append(wire)
-            size += len(items)
-        return chunks
+        """Whole groups per request, at most `batch_size` items each (a larger group goes alone); cut by
+        `assay.groups.group_rounds`, the one chunker of groups."""
+        wire = [
+            {"id": group.get("id"), "items": [_as_json(i) for i in group["items"]]}
+            if isinstance(group, dict)
+            else {"id": None, "items": [_as_json(i) for i in group]}
+            for group in groups
+        ]
+        limit = min(self.batch_size, self.max_batch_items or self.batch_size)
+        return list(group_rounds(wire, limit))
 
     def _chunks(self, items: Iterable[Any]) -> list[list[Any]]:
         return self._pack([_as_json(i) for i in items])

@@ -1,20 +1,36 @@
 """Assay's exceptions. Inside scoring these become per-item statuses; at the HTTP boundary, envelopes.
 
-Each class carries the item status it ends as (`status`, "error" unless noted). A scorer raises; the
+Each class carries the item status it ends as (`status`: its parent's, "error" at the top, unless
+noted; a test reads this tree and checks it against the classes). A scorer raises; the
 engine maps the exception to a `Result` in one place (`Result.of_error`), the way httpx maps transport
 errors once, so no scorer translates failures to statuses by hand.
 
 AssayError
 ├── ConfigError          settings or a plugin cannot be used (raised at start-up, never per item)
+│   └── DataError            (rl_client) a data file cannot be read as training data
 ├── MissingExtraError    an optional dependency is not installed; says which extra to install
 ├── ItemError            one item cannot be scored as given -> status "invalid"
 │   ├── UnknownTaskError     no such task ("did you mean ...")
 │   ├── OptionsError         unknown or ill-typed option ("did you mean ...")
 │   └── UnknownDatabase      (sql) no database by that db_id or engine
-├── BackendUnavailable   a database engine, PRM or other backend cannot serve (sql EngineUnavailable,
-│                        PrmUnavailable)
-├── BackendTimeout       a backend did not answer in time -> status "timeout" (PrmTimeout)
+├── BackendUnavailable   a database engine, PRM or other backend cannot serve
+│   └── EngineUnavailable    (sql) the database cannot be opened or reached
+├── BackendTimeout       a backend did not answer in time -> status "timeout"
+├── QueryError           (sql) a query gave no usable result; the scorer decides what that means
+├── SandboxError         (sandbox) our side of a sandbox failed (a slot crashed, bwrap missing)
+├── JudgeFailure         (judges) no judgement could be made
+│   ├── JudgeNotConfigured   no backend or model in settings
+│   ├── JudgeTimeout         the backend did not answer within `timeout_s` -> status "timeout"
+│   ├── JudgeUnavailable     refused connection, or 429/5xx after every retry
+│   ├── JudgeRejected        the backend refused the request (4xx other than 429)
+│   ├── JudgeBadResponse     the answer is not the chat-completions format
+│   └── JudgeUnparseable     the judge answered, but no score or verdict could be read
+├── PrmFailure           (prm) the process reward model could not score
+│   ├── PrmUnavailable       the PRM backend cannot serve (also a BackendUnavailable)
+│   ├── PrmTimeout           no PRM answer in time (also a BackendTimeout) -> status "timeout"
+│   └── PrmBadInput          the steps cannot be scored as given (also an ItemError) -> status "invalid"
 ├── QueueFullError       the bounded work queue is full -> HTTP 429 with Retry-After
+├── RewardUnavailable    a trainer's reward hook has no reward to give (never a made-up 0.0)
 └── ClientError          the HTTP client gave up (after its retries); every client failure is one
     ├── UnreachableError     no connection to the service, after every retry
     ├── ServiceError         the service answered an error status (after retries when it was 429/5xx)

@@ -8,6 +8,7 @@ engine use the same three, so an item reads and answers alike on both.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,10 +20,20 @@ from assay.suggest import did_you_mean
 from assay.types import Item, Result, TaskOptions
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """An item the HTTP layer would not expand (nested too deep, too many values: `assay.api.body`);
+    it stands in the batch at its place and is answered `invalid` with `reason`."""
+
+    reason: str
+
+
 def parse_item(raw: Any) -> Item:
     """Validate one raw item; ItemError says exactly what is wrong (with "did you mean" for typos)."""
     if isinstance(raw, Item):
         return raw
+    if isinstance(raw, Unreadable):
+        raise ItemError(raw.reason)
     if not isinstance(raw, dict):
         raise ItemError(f"an item must be a JSON object, got {type(raw).__name__}")
     try:

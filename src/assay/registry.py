@@ -64,6 +64,9 @@ class Scorer(Generic[OptionsT]):
     # The kind of slot a thread-run item waits for first ("sandbox"), fairly across requests, at the
     # engine's gate (assay.scheduling); None: it needs none. The gate is the only wait for that slot.
     gate: ClassVar[str | None] = None
+    # Loggers of libraries that warn on every input they cannot read (a verdict here, not news): quieted
+    # to ERROR in Assay's own worker processes only, never where a user builds the scorer (issue 24).
+    quiet_loggers: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

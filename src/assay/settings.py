@@ -121,10 +121,7 @@ class CodeSettings(_Section):
     time_limit_s: float = Field(2.0, gt=0, description="Default CPU time limit per test.")
     memory_mb: int = Field(512, gt=0, description="Default memory limit per test.")
     max_waiting: int = Field(
-        256,
-        ge=0,
-        description="A /run_code request finding this many callers already waiting for a sandbox slot is"
-        " answered 504 (busy, retry) at once instead of queueing.",
+        256, ge=0, description="/run_code callers that may wait for a slot; one more is answered 504 at once."
     )
     wait_s: float = Field(
         300.0,

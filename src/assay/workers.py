@@ -12,6 +12,7 @@ and threads) is unsafe, and a forkserver that has imported the scorers once make
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
 import time
@@ -47,6 +48,8 @@ def _init_worker(settings: Settings) -> None:
     registry = Registry.from_settings(settings)
     for name in registry:
         if registry[name].runs_in == "process":
+            for logger in registry[name].quiet_loggers:  # this process is ours: no one else's levels
+                logging.getLogger(logger).setLevel(logging.ERROR)
             _worker_scorers[name] = registry[name](settings)
 
 

@@ -24,20 +24,23 @@ import pytest
 
 from assay.distributed.faults import require_ray
 
-require_ray()  # Ray Serve's import warns about its own pydantic use; warnings are errors here
+try:  # without Ray the requires_ray marker skips these locally and fails them in CI
+    require_ray()  # Ray Serve's import warns about its own pydantic use; warnings are errors here
 
-import ray  # noqa: E402
-from ray import serve  # noqa: E402
-from ray.cluster_utils import Cluster  # noqa: E402
+    import ray
+    from ray import serve
+    from ray.cluster_utils import Cluster
+except ImportError:
+    pass
 
-from assay.distributed import reward_handle  # noqa: E402
-from assay.distributed.deployments import deploy  # noqa: E402
-from assay.scoring import Engine  # noqa: E402
-from assay.settings import RaySettings, Settings  # noqa: E402
-from assay.types import Result, Status  # noqa: E402
-from assay.verifiers.sql import devdata  # noqa: E402
+from assay.distributed import reward_handle
+from assay.distributed.deployments import deploy
+from assay.scoring import Engine
+from assay.settings import RaySettings, Settings
+from assay.types import Result, Status
+from assay.verifiers.sql import devdata
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.requires_ray, pytest.mark.timeout(600)]
 
 HERE = Path(__file__).parent
 CASES = HERE.parent / "cases"

@@ -23,7 +23,7 @@ from judges.smollm2 import convert, gguf_file
 
 # Conversion (about 1 min), vLLM start and the first constrained request (grammar compilation) take
 # minutes on a loaded 2-core machine; later batches of 16 requests took about 4 s.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(900)]
 
 # (question, right answer, wrong answer): arithmetic a reader checks at a glance.
 PAIRS = [

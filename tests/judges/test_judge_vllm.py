@@ -19,7 +19,7 @@ from assay.types import Status
 from judges.conftest import VLLM_PYTHON
 from judges.judge_harness import Harness, VllmServer
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm]
 
 QUESTION, ANSWER, OTHER = "What is 2 + 2?", "It is 4.", "It is 5."
 MAX_TOKENS = 16

@@ -29,7 +29,7 @@ from assay.scoring import Engine
 from assay.settings import PrmSettings, Settings
 from assay.types import Status
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm]
 
 ATOL = 5e-5
 REQUESTS = [

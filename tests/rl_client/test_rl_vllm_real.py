@@ -34,7 +34,7 @@ import pytest
 from tiny_models import build_chat_model
 
 # Model build plus driver can outrun the suite's 300 s per-test default on a loaded machine.
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(600)]
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"

@@ -27,7 +27,7 @@ from assay.rl_client.run import run
 from assay.rl_client.run_config import ServerSection, validate
 from rl_client.vllm_driver import hf_logprobs
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(600)]
 
 VLLM_PYTHON = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "python"
 PROMPTS = [

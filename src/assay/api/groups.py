@@ -12,11 +12,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from assay.api.body import BoundedRoute
 from assay.api.protocol import ErrorEnvelope
 from assay.api.state import admitted, engine_of
 from assay.groups import GroupOutcome
 
-router = APIRouter(tags=["groups"])
+router = APIRouter(tags=["groups"], route_class=BoundedRoute)
 
 _EXAMPLE_GROUP: dict[str, Any] = {
     "id": "q17",
@@ -38,7 +39,12 @@ class GroupIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str | None = Field(None, description="Echoed back (integers are echoed as text).")
+    id: str | None = Field(
+        None,
+        description="Echoed back (integers are echoed as text).",
+        # The schema says what is accepted: an integer id is read as its text (schemathesis, issue 28).
+        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+    )
     items: list[Any] = Field(description="Items as in /v1/rewards.")
 
     @field_validator("id", mode="before")

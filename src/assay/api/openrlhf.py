@@ -19,11 +19,12 @@ import logging
 
 from fastapi import APIRouter, HTTPException, Request
 
+from assay.api.body import BoundedRoute
 from assay.api.protocol import POST_ERRORS, OpenRLHFRequest, OpenRLHFResponse
 from assay.api.state import admitted, batcher_of, engine_of
 from assay.types import Result, Status
 
-router = APIRouter(tags=["compatibility"])
+router = APIRouter(tags=["compatibility"], route_class=BoundedRoute)
 log = logging.getLogger("assay.openrlhf")
 _LOGGED_ITEMS = 20  # per batch; a summary line covers the rest
 

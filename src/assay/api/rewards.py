@@ -6,10 +6,11 @@ import asyncio
 
 from fastapi import APIRouter, Request
 
+from assay.api.body import BoundedRoute
 from assay.api.protocol import POST_ERRORS, LimitsResponse, RewardsRequest, RewardsResponse, TasksResponse
 from assay.api.state import admitted, batcher_of, engine_of
 
-router = APIRouter(tags=["rewards"])
+router = APIRouter(tags=["rewards"], route_class=BoundedRoute)
 
 
 @router.post("/v1/rewards", response_model=RewardsResponse, responses=POST_ERRORS)

@@ -21,20 +21,21 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from assay.api.body import BoundedRoute
 from assay.api.envelope import error_response
 from assay.api.protocol import POST_ERRORS, ErrorEnvelope
 from assay.api.state import admitted, engine_of
 from assay.errors import QueueFullError
 from assay.sandbox import TIME_LIMIT, Execution, Program, RunOutcome, SandboxError, lookup
-from assay.sandbox.languages import language_names
+from assay.sandbox.languages import language_names, language_pattern
 from assay.scheduling import SlotWaitTimeout
 from assay.types import find_surrogate
 
-router = APIRouter(tags=["compat"])
+router = APIRouter(tags=["compat"], route_class=BoundedRoute)
 
 SLOT_WAIT_S = 8.0  # longest wait for a slot: below the 10 s SandboxFusion clients add to the limits
 _DEFAULT_TIMEOUT_S = 10.0  # SandboxFusion's default compile and run timeouts
@@ -42,7 +43,11 @@ _DEFAULT_TIMEOUT_S = 10.0  # SandboxFusion's default compile and run timeouts
 
 class RunCodeRequest(BaseModel):
     code: str
-    language: str = "python"
+    language: str = Field(
+        "python",
+        description="A language name or alias, in any case; unknown: 422 naming the supported ones.",
+        json_schema_extra={"pattern": language_pattern()},
+    )
     stdin: str | None = None
     compile_timeout: float | None = Field(_DEFAULT_TIMEOUT_S, gt=0, le=120, description="null: 10 s.")
     run_timeout: float | None = Field(_DEFAULT_TIMEOUT_S, gt=0, le=120, description="null: 10 s.")
@@ -52,11 +57,19 @@ class RunCodeRequest(BaseModel):
     files: dict[str, str | None] = Field(default_factory=dict)
     fetch_files: list[str] = Field(default_factory=list)
 
-    @field_validator("memory_limit_MB", mode="before")
+    @field_validator("memory_limit_MB", "compile_timeout", "run_timeout", mode="before")
     @classmethod
-    def _not_a_bool(cls, value: Any) -> Any:
+    def _not_a_bool(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, bool):  # JSON false would otherwise pass as 0
-            raise ValueError("memory_limit_MB must be a number of MiB, not a boolean")
+            raise ValueError(f"{info.field_name} must be a number, not a boolean")
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        # Checked with the rest of the body, as the schema's pattern says (schemathesis, issue 28).
+        if lookup(value) is None:
+            raise ValueError(f'unknown language "{value}"; supported: {", ".join(language_names())}')
         return value
 
     @model_validator(mode="after")
@@ -135,9 +148,7 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse | 
     if body.files or body.fetch_files:
         return RunCodeResponse(status="Failed", message="files and fetch_files are not supported by Assay")
     language = lookup(body.language)
-    if language is None:
-        known = ", ".join(language_names())
-        raise HTTPException(422, f'unknown language "{body.language}"; supported: {known}')
+    assert language is not None  # the body's validator refused any other
     if not language.available():
         return RunCodeResponse(status="Failed", message=f"language {language.name} is not installed here")
     engine = engine_of(request)

@@ -33,7 +33,9 @@ class JudgeNotConfigured(JudgeFailure):
 
 
 class JudgeTimeout(JudgeFailure):
-    """The judge backend did not answer in time."""
+    """The judge backend did not answer in time: our deadline, so status "timeout"."""
+
+    status = "timeout"
 
 
 class JudgeUnavailable(JudgeFailure):
@@ -53,8 +55,7 @@ class JudgeUnparseable(JudgeFailure):
 
 
 def failure_result(exc: JudgeFailure, **details: Any) -> Result:
-    """The status a failure ends as: `timeout` for a slow backend, `error` for everything else."""
-    merged = {**exc.details, **details}
-    if isinstance(exc, JudgeTimeout):
-        return Result.timeout(str(exc), details=merged)
-    return Result.error(str(exc), details=merged)
+    """The status a failure ends as, its class's (`timeout` for a slow backend, `error` for everything
+    else), through the one mapping of `assay.errors`."""
+    result = Result.of_error(exc)
+    return result.model_copy(update={"details": {**result.details, **details}})

@@ -138,6 +138,17 @@ def lookup(name: str | None) -> Language | None:
     return LANGUAGES.get((name or "python").strip().lower())
 
 
+def language_pattern() -> str:
+    """A JSON-schema pattern of the names `lookup` accepts (any case, spaces around), for /run_code's
+    documented schema: a request the schema allows is one the server accepts."""
+
+    def any_case(name: str) -> str:
+        return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in name)
+
+    names = "|".join(any_case(name) for name in sorted(LANGUAGES, key=len, reverse=True))
+    return rf"^$|^\s*({names})\s*$"  # "" reads as python
+
+
 def language_names() -> list[str]:
     """The languages the sandbox knows (whether or not this host has their toolchain)."""
     return list(dict.fromkeys(lang.name for lang in LANGUAGES.values()))

@@ -14,7 +14,7 @@ from assay.verifiers.sql import SqlScorer
 from assay.verifiers.sql.statement import extract_sql
 
 GOLD = "SELECT name FROM students WHERE age > 20"
-ENGINES = ["sqlite", "duckdb", pytest.param("postgres", marks=pytest.mark.postgres)]
+ENGINES = ["sqlite", "duckdb", pytest.param("postgres", marks=pytest.mark.requires_postgres)]
 SMUGGLED = [
     f"{GOLD}; DROP TABLE students",
     f"The query is:\n{GOLD};\nDROP TABLE students;",

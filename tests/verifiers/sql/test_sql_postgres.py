@@ -15,7 +15,7 @@ from assay.verifiers.sql.engines import REFUSED, TIMEOUT, TOO_LARGE, QueryError,
 from assay.verifiers.sql.postgres import PostgresEngine
 from assay.verifiers.sql.statement import extract_sql
 
-pytestmark = pytest.mark.postgres
+pytestmark = pytest.mark.requires_postgres
 
 CASES = load_cases()
 DANGER = [case for case in CASES if case["category"] == "danger"]

@@ -138,12 +138,11 @@ class MathScorer(Scorer[MathOptions]):
     Options: ClassVar[type[TaskOptions]] = MathOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
     runs_in = "process"
+    # latex2sympy/math-verify log noisily on unparsable input; a failed parse is a verdict here.
+    quiet_loggers = ("math_verify", "latex2sympy2_extended")
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        # latex2sympy/math-verify log noisily on unparsable input; a failed parse is a verdict here.
-        logging.getLogger("math_verify").setLevel(logging.ERROR)
-        logging.getLogger("latex2sympy2_extended").setLevel(logging.ERROR)
         # A worker builds its scorer at start-up, outside any item's deadline: pay for importing sympy
         # and the LaTeX parser there, not inside the first item that needs them (a cold worker took
         # 3-4.6 s on such an item against a 5 s deadline).

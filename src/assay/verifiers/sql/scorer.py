@@ -19,7 +19,6 @@ stays the raw verdict in both modes, so a trainer can filter on it rather than o
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any, ClassVar, Literal
 
@@ -137,10 +136,10 @@ class SqlScorer(Scorer[SqlOptions]):
     Options: ClassVar[type[TaskOptions]] = SqlOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "reference", "db_id", "dialect")
     runs_in = "process"
+    quiet_loggers = ("sqlglot",)  # it logs every fallback to Command
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-        logging.getLogger("sqlglot").setLevel(logging.ERROR)  # it logs every fallback to Command
         self._entries: dict[str, catalog.Entry] | None = None
         size = settings.sql.gold_cache_size
         self._engines = _EngineCache(maxsize=_MAX_ENGINES)
