@@ -56,6 +56,10 @@ SHAPES: dict[str, Shape] = {
         ((("groups", "*"), "groups"), (("groups", "*", "items", "*"), "items")),
     ),
     "/get_reward": Shape(None, ((("query", "*"), "samples"),)),
+    "/v1/validate": Shape(None, ((("tasks", "*"), "tasks"),)),
+    "/v1/repo/preflight": Shape(None, ((("tasks", "*"), "tasks"),)),
+    "/v1/sessions/step": Shape(None, ((("calls", "*"), "calls"),)),
+    "/get_observation": Shape(None, ((("trajectory_ids", "*"), "trajectories"),)),
 }
 
 

@@ -13,10 +13,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
+from assay.api.body import BoundedRoute
 from assay.api.protocol import POST_ERRORS
 from assay.api.state import admitted, engine_of
 
-router = APIRouter(tags=["repo"])
+router = APIRouter(tags=["repo"], route_class=BoundedRoute)
 
 MAX_TASKS = 32
 

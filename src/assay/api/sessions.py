@@ -14,6 +14,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from assay.api.body import BoundedRoute
 from assay.api.envelope import AsciiJSONResponse
 from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import admitted, engine_of
@@ -24,7 +25,7 @@ from assay.sessions.service import StepCall
 from assay.sessions.store import SessionGone, SessionsFull
 from assay.types import Item, Result
 
-router = APIRouter(tags=["sessions"])
+router = APIRouter(tags=["sessions"], route_class=BoundedRoute)
 
 
 class CreateRequest(BaseModel):

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
+from assay.api.body import BoundedRoute
 from assay.api.protocol import POST_ERRORS
 from assay.api.state import admitted, engine_of
 from assay.validate import TaskReport
@@ -18,7 +19,7 @@ from assay.validate.probes import most_probes
 from assay.validate.prompts import near_duplicates_available
 from assay.validate.validator import validate_async
 
-router = APIRouter(tags=["validate"])
+router = APIRouter(tags=["validate"], route_class=BoundedRoute)
 
 
 class ValidateRequest(BaseModel):

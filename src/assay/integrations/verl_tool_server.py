@@ -21,6 +21,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field, ValidationError
 
+from assay.api.body import BoundedRoute
 from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import engine_of
 from assay.errors import ItemError
@@ -29,7 +30,7 @@ from assay.sessions import SessionGone, SessionLimits
 from assay.sessions.service import StepCall
 from assay.types import Item
 
-router = APIRouter(tags=["trainers"])
+router = APIRouter(tags=["trainers"], route_class=BoundedRoute)
 _TAGGED = re.compile(r"<python>(.*?)</python>", re.S)
 _FENCED = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
 _KEPT = 100_000
