@@ -68,6 +68,8 @@ class RunCodeRequest(BaseModel):
     @classmethod
     def _known_language(cls, value: str) -> str:
         # Checked with the rest of the body, as the schema's pattern says (schemathesis, issue 28).
+        if find_surrogate(value, "language"):  # named without echoing it: it cannot be encoded
+            raise ValueError("language holds a lone surrogate, which is not valid Unicode")
         if lookup(value) is None:
             raise ValueError(f'unknown language "{value}"; supported: {", ".join(language_names())}')
         return value
