@@ -19,6 +19,7 @@ Tasks without a verdict of their own (judge, prm) get no probes here; their prom
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,15 +49,19 @@ def _with(item: Item, response: str) -> dict[str, Any]:
     return raw
 
 
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
 def _math(index: int, item: Item) -> list[Probe]:
     probes = []
     if item.reference is not None:
         ref = item.reference.strip()
-        for label, response in (
-            ("the reference boxed", f"The answer is $\\boxed{{{ref}}}$."),
-            ("the reference in prose", f"So the final answer is {ref}"),
-        ):
-            probes.append(Probe(index, _with(item, response), "accepted", label))
+        forms = [("the reference boxed", f"The answer is $\\boxed{{{ref}}}$.")]
+        # In prose too, unless the gold is a plain number: its one rendering is the boxed one's, and a
+        # probe costs as much as scoring a sample (validating must stay within 2x of scoring once).
+        if not _PLAIN_NUMBER.fullmatch(ref):
+            forms.append(("the reference in prose", f"So the final answer is {ref}"))
+        probes += [Probe(index, _with(item, response), "accepted", label) for label, response in forms]
     # No empty response: the contract fixes its verdict (no extractable answer: reward 0).
     trivial = [("an empty \\boxed{}", "The answer is \\boxed{}.")]
     if item.prompt:
