@@ -7,7 +7,6 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from assay_testing import bwrap_works
@@ -18,7 +17,7 @@ from assay.validate import validate
 
 # The repo task tests' tiny project and its task (tests/verifiers/repo/repo_support.py).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "verifiers" / "repo"))
-from repo_support import FAIL_TO_PASS, GOLD, PASS_TO_PASS, make_repo, runtime_prefix
+from repo_support import PASS_TO_PASS, make_repo, runtime_prefix, swe_row
 
 pytestmark = pytest.mark.slow
 
@@ -34,29 +33,16 @@ def repo_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
         yield engine
 
 
-def _row(**fields: Any) -> dict[str, Any]:
-    row = {
-        "instance_id": "calc__calc-1",
-        "repo": "calc",
-        "patch": GOLD,
-        "FAIL_TO_PASS": json.dumps(FAIL_TO_PASS),
-        "PASS_TO_PASS": json.dumps(PASS_TO_PASS),
-        "problem_statement": "mul is off by one",
-        "hints_text": "",
-    }
-    return {**row, **fields}
-
-
 def test_a_sound_swe_bench_row_is_valid(repo_engine: Engine) -> None:
-    (report,) = validate([_row()], repo_engine, task="repo", near_duplicates=False)
+    (report,) = validate([swe_row()], repo_engine, task="repo", near_duplicates=False)
     assert report.valid, report.problems
     assert report.task == "repo"
 
 
 def test_a_task_rewarded_for_doing_nothing_and_a_gold_that_fails_are_named(repo_engine: Engine) -> None:
     # FAIL_TO_PASS naming a test that already passes: the empty change is rewarded.
-    trivial = _row(FAIL_TO_PASS=json.dumps(PASS_TO_PASS[:1]), PASS_TO_PASS=json.dumps(PASS_TO_PASS[1:]))
-    broken = _row(patch="diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n"
+    trivial = swe_row(FAIL_TO_PASS=json.dumps(PASS_TO_PASS[:1]), PASS_TO_PASS=json.dumps(PASS_TO_PASS[1:]))
+    broken = swe_row(patch="diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n"
                   "+++ b/calc/__init__.py\n@@ -1 +1 @@\n-nothing here\n+something\n")  # fmt: skip
     reports = validate([trivial, broken], repo_engine, task="repo", near_duplicates=False)
     assert {p.check for p in reports[0].problems} >= {"trivial_rewarded"}

@@ -26,18 +26,12 @@ from assay.bench import disagree, metrics, report
 from assay.bench.baselines import Baseline
 from assay.bench.dataset import Row, load, parse_mapping
 from assay.bench.runner import ASSAY, Run, run_assay, run_baseline
+from assay.cli_args import positive_int
 from assay.cli_messages import os_error, settings_error
 from assay.errors import AssayError
 from assay.registry import Registry
 from assay.scoring import Engine
 from assay.settings import Settings
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,15 +58,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", type=Path, help="write report.json, report.md and plots here")
     parser.add_argument("--disagreements", action="store_true", help="list rows where verifiers disagree")
-    parser.add_argument("--show", type=_positive, default=20, help="disagreements printed in the terminal")
-    parser.add_argument("--limit", type=_positive, help="only the first N rows")
+    parser.add_argument("--show", type=positive_int, default=20, help="disagreements printed in the terminal")
+    parser.add_argument("--limit", type=positive_int, help="only the first N rows")
     parser.add_argument("--plugin", action="append", default=[], metavar="MODULE:CLASS", help="extra task")
     parser.add_argument(
-        "--workers", type=_positive, help="Assay worker processes (default: ASSAY_WORKERS or CPUs)"
+        "--workers", type=positive_int, help="Assay worker processes (default: ASSAY_WORKERS or CPUs)"
     )
     parser.add_argument(
         "--chunk",
-        type=_positive,
+        type=positive_int,
         help="items handed to Assay's engine at once (default: one per worker, so latency is service time)",
     )
     parser.add_argument("--no-plots", action="store_true", help="skip the PNGs")

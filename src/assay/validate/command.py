@@ -23,24 +23,11 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from assay.cli_args import fraction, positive_int
 from assay.cli_messages import os_error
 from assay.errors import AssayError
 from assay.settings import Settings
 from assay.validate.report import BadRow, TaskReport
-
-
-def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,17 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", help="tasks as JSON Lines (items without a response), or - for stdin")
     parser.add_argument("-o", "--output", default="-", help="report as JSON Lines (default: stdout)")
-    parser.add_argument("--repeats", type=_positive, default=3, help="runs of a code reference (determinism)")
+    parser.add_argument(
+        "--repeats", type=positive_int, default=3, help="runs of a code reference (determinism)"
+    )
     parser.add_argument("--task", help="task of rows that name none (e.g. repo for a SWE-bench file)")
     parser.add_argument("--no-near-duplicates", action="store_true", help="skip the MinHash prompt check")
     parser.add_argument("--policy", help="sample answers: openai:URL[#MODEL], hf:MODEL_DIR or vllm:MODEL")
-    parser.add_argument("-k", "--samples", type=_positive, default=8, help="answers per prompt (--policy)")
+    parser.add_argument("-k", "--samples", type=positive_int, default=8, help="answers per prompt (--policy)")
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (--policy)")
-    parser.add_argument("--max-tokens", type=_positive, default=512, help="tokens per answer (--policy)")
-    parser.add_argument("--min-solve-rate", type=_fraction, help="keep prompts solved at least this often")
-    parser.add_argument("--max-solve-rate", type=_fraction, help="keep prompts solved at most this often")
+    parser.add_argument("--max-tokens", type=positive_int, default=512, help="tokens per answer (--policy)")
+    parser.add_argument("--min-solve-rate", type=fraction, help="keep prompts solved at least this often")
+    parser.add_argument("--max-solve-rate", type=fraction, help="keep prompts solved at most this often")
     parser.add_argument("--gate", choices=("math", "code"), help="the file holds proposed tasks: gate them")
-    parser.add_argument("--threshold", type=_fraction, default=0.6, help="math gate: share that must agree")
+    parser.add_argument("--threshold", type=fraction, default=0.6, help="math gate: share that must agree")
     parser.add_argument("--keep", type=Path, help="write the tasks worth training on here (JSON Lines)")
     parser.add_argument("--out", type=Path, help="write report.md (and solve_rates.png) here")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any task is invalid")

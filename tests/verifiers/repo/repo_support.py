@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import subprocess
 import sys
 import tempfile
@@ -128,3 +129,17 @@ def runtime_prefix() -> Path:
         subprocess.run(pip, check=True, capture_output=True, timeout=600)
         (cached / ".built").touch()
     return cached
+
+
+def swe_row(**fields: Any) -> dict[str, Any]:
+    """A task as a SWE-bench row: gold in `patch`, test lists as JSON text, fields Assay does not read."""
+    row = {
+        "instance_id": "calc__calc-1",
+        "repo": "calc",
+        "patch": GOLD,
+        "FAIL_TO_PASS": json.dumps(FAIL_TO_PASS),
+        "PASS_TO_PASS": json.dumps(PASS_TO_PASS),
+        "problem_statement": "mul is off by one",
+        "version": "1.0",
+    }
+    return {**row, **fields}

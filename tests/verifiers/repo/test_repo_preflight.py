@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from repo_support import FAIL_TO_PASS, GOLD, PASS_TO_PASS, calc_change
+from repo_support import FAIL_TO_PASS, PASS_TO_PASS, calc_change, swe_row
 
 from assay.api import create_app
 from assay.cli import main
@@ -18,20 +17,6 @@ from assay.types import Result
 from assay.verifiers.repo.preflight import check_task, preflight
 from assay.verifiers.repo.scorer import RepoOptions, RepoScorer
 from assay.verifiers.repo.task import RepoTask
-
-
-def swe_row(**fields: Any) -> dict[str, Any]:
-    """A task as a SWE-bench row: gold in `patch`, test lists as JSON text, fields Assay does not read."""
-    row = {
-        "instance_id": "calc__calc-1",
-        "repo": "calc",
-        "patch": GOLD,
-        "FAIL_TO_PASS": json.dumps(FAIL_TO_PASS),
-        "PASS_TO_PASS": json.dumps(PASS_TO_PASS),
-        "problem_statement": "mul is off by one",
-        "version": "1.0",
-    }
-    return {**row, **fields}
 
 
 def test_a_good_task_passes_preflight(scorer: RepoScorer) -> None:
