@@ -153,7 +153,9 @@ def test_sql_bench_runs_assay_and_the_bird_baseline_on_the_same_items(
     monkeypatch.setenv("ASSAY_SQL_DATABASES", str(databases))
     lines = [
         {
-            **_sql("SELECT name FROM items WHERE price < 3", "SELECT name FROM items WHERE id <> 2"),
+            # A rewrite equivalent on any data (one that matched only on this data, such as `id <> 2`, is
+            # now told apart on the perturbed copies the sql task builds).
+            **_sql("SELECT name FROM items WHERE price < 3", "SELECT name FROM items WHERE NOT (3 <= price)"),
             "label": True,
         },
         {**_sql("SELECT DISTINCT name FROM items", "SELECT name FROM items"), "label": False},
