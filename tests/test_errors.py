@@ -17,7 +17,20 @@ from assay.types import Result, Status
 SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
 
 # Signals caught by the code that raises them; none reaches a caller or an item.
-INTERNAL_SIGNALS = {"ClientGone", "SlotWaitTimeout", "GoldUnusable", "TooCostly", "PoolStalled", "TooMuch"}
+INTERNAL_SIGNALS = {
+    "ClientGone",
+    "SlotWaitTimeout",
+    "GoldUnusable",
+    "TooCostly",
+    "PoolStalled",
+    "TooMuch",
+    "CopyTooLarge",  # sql: a perturbed copy would be too large; the check is skipped and says so
+    "PatchRejected",  # repo: the change does not apply; the scorer answers ok, reward 0
+    # The sandbox harness runs on the sandbox's own Python and never imports assay.
+    "NotPlain",
+    "ProgramError",
+    "Broken",
+}
 
 
 def _builtin_rooted_exceptions() -> dict[str, str]:
@@ -89,6 +102,8 @@ def _every_assay_error() -> dict[str, type[AssayError]]:
         "assay.judges.failures",
         "assay.prm.backends.base",
         "assay.rl_client.data",
+        "assay.sessions",
+        "assay.verifiers.repo",
     ):
         importlib.import_module(module)
     importlib.import_module("assay.verifiers.sql.engines")

@@ -12,7 +12,11 @@ AssayError
 ├── ItemError            one item cannot be scored as given -> status "invalid"
 │   ├── UnknownTaskError     no such task ("did you mean ...")
 │   ├── OptionsError         unknown or ill-typed option ("did you mean ...")
-│   └── UnknownDatabase      (sql) no database by that db_id or engine
+│   ├── UnknownDatabase      (sql) no database by that db_id or engine
+│   ├── TaskInvalid          (repo) the item cannot be a repository task
+│   ├── RepoNotFound         (repo) no such repository or base commit under the repository root
+│   ├── LimitsTooLarge       (sessions) limits past the server's maxima (HTTP 422)
+│   └── ToolUnavailable      (sessions) a tool the item gives nothing to work on (HTTP 422)
 ├── BackendUnavailable   a database engine, PRM or other backend cannot serve
 │   └── EngineUnavailable    (sql) the database cannot be opened or reached
 ├── BackendTimeout       a backend did not answer in time -> status "timeout"
@@ -30,6 +34,8 @@ AssayError
 │   ├── PrmTimeout           no PRM answer in time (also a BackendTimeout) -> status "timeout"
 │   └── PrmBadInput          the steps cannot be scored as given (also an ItemError) -> status "invalid"
 ├── QueueFullError       the bounded work queue is full -> HTTP 429 with Retry-After
+├── SessionGone          (sessions) no such session, or it ended -> HTTP 404/410 `session_gone`
+├── SessionsFull         (sessions) as many sessions open as allowed -> HTTP 429 with Retry-After
 ├── RewardUnavailable    a trainer's reward hook has no reward to give (never a made-up 0.0)
 └── ClientError          the HTTP client gave up (after its retries); every client failure is one
     ├── UnreachableError     no connection to the service, after every retry

@@ -15,8 +15,8 @@ import itertools
 from fractions import Fraction
 from typing import Literal
 
+from assay.verifiers.math.kinds import Atom, Seq, Union, Value
 from assay.verifiers.math.numbers import Number
-from assay.verifiers.math.values import Atom, Seq, Union, Value
 
 _FLIP = {"(": "]", "[": ")", ")": "[", "]": "("}
 

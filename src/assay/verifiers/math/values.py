@@ -14,71 +14,13 @@ variable, a function at a point ("f(2)", "f^{-1}(x)"), a segment or an angle ("A
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Literal
 
+from assay.verifiers.math import matrices, sets
 from assay.verifiers.math.choices import read_letters
 from assay.verifiers.math.clock import Clock, read_clock
+from assay.verifiers.math.kinds import Atom, Choice, Relation, Seq, Text, Union, Value
 from assay.verifiers.math.normalise import canonical_text, clean, is_synonym_word
-from assay.verifiers.math.numbers import Number, parse_number
-
-SeqKind = Literal["paren", "bracket", "interval", "set", "vector", "list", "matrix"]
-
-
-@dataclass(frozen=True)
-class Atom:
-    """One scalar: a number known exactly (`number`) or an expression left for sympy (`text`)."""
-
-    text: str
-    number: Number | None = None
-    degrees: bool = False
-    var: str | None = None  # "x" of "x = 3"
-
-
-@dataclass(frozen=True)
-class Seq:
-    """Several values inside brackets (or a bare list). `left`/`right` keep interval ends."""
-
-    kind: SeqKind
-    items: tuple[Value, ...]
-    left: str = ""
-    right: str = ""
-    var: str = ""  # "x" of "1 < x < 3": the interval of a named variable (1 < y < 3 is another answer)
-    origin: str = field(default="", compare=False)  # the rule that built it ("set complement"), for details
-
-
-@dataclass(frozen=True)
-class Union:
-    parts: tuple[Seq, ...]
-    origin: str = field(default="", compare=False)
-
-
-@dataclass(frozen=True)
-class Relation:
-    """An equation or inequality that is not "variable = value" (for example "x + y = 3")."""
-
-    op: str
-    lhs: str
-    rhs: str
-    chain: tuple[str, ...] = ()  # every part of a chain "a < b < c" (its middle counts), with `ops`
-    ops: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A multiple-choice answer: the letter, and the option's value when written ("(B) 24")."""
-
-    letter: str
-    rest: str = ""
-
-
-@dataclass(frozen=True)
-class Text:
-    text: str  # canonical_text form
-    raw: str = field(default="", compare=False)
-
-
-Value = Atom | Seq | Union | Relation | Choice | Text | Clock
+from assay.verifiers.math.numbers import parse_number
 
 MAX_DEPTH = 8
 _INFINITIES = {
@@ -474,7 +416,3 @@ def kind_of(value: Value) -> str:
     if isinstance(value, Seq):
         return value.kind
     return type(value).__name__.lower()
-
-
-# sets.py builds on the types above; imported last, so the two modules do not import each other in a loop.
-from assay.verifiers.math import matrices, sets  # noqa: E402

@@ -11,13 +11,14 @@ import shlex
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from assay.errors import ItemError
 from assay.types import Item
 
 # How a test command may start: the rest are pytest's own arguments.
 _PYTEST_PREFIXES = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"), ("py.test",))
 
 
-class TaskInvalid(Exception):
+class TaskInvalid(ItemError):
     """The item cannot be a repository task (status `invalid`)."""
 
 

@@ -19,13 +19,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from assay.errors import ItemError
+
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 _COMMIT = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_.\-/]{0,199}$")
 _TEST_CONFIG = {"conftest.py", "pytest.ini", "tox.ini", ".pytest.ini", "noxfile.py"}
 _TEST_DIRS = {"test", "tests"}
 
 
-class RepoNotFound(Exception):
+class RepoNotFound(ItemError):
     """The item names no repository the server has (the item's fault: `invalid`)."""
 
 
