@@ -167,3 +167,40 @@ def test_a_trainer_step_with_real_python_sessions(server: LiveServer) -> None:
     assert record["turns"] == 2.0 and record["tool_calls"] == 8.0 and record["session_failures"] == 0.0
     assert record["tool_errors"] in (0.0, 4.0, 8.0) and math.isfinite(record["loss"])
     assert not server.engine.sessions._sessions  # every rollout's session was deleted
+
+
+def test_dynamic_sampling_and_replay_work_on_multi_turn_groups() -> None:
+    from assay.client_sessions import SessionStep
+    from assay.rl_client.replay import ReplayBuffer
+    from rl_client.multiturn_testing import FakeSessions
+
+    printed = iter(["42\n", "41\n"] * 100)  # alternate: every group of 2 has one right, one wrong
+
+    def observe(code: str) -> SessionStep:
+        return SessionStep(session_id="", observation=next(printed), status="ok", step=1)
+
+    scripts = {"Q: 6*7? ": [CALL, _answer_from_output], "Q: 1*1? ": ["\\boxed{42}"]}  # the 2nd: all right
+    backend = TurnBackend(scripts)
+    problems = [Problem("a", "Q: 6*7? ", "42"), Problem("b", "Q: 1*1? ", "42")]
+    cfg = TrainConfig(
+        steps=1,
+        generate=GenerateConfig(group_size=2, max_new_tokens=64),
+        control=ControlConfig(prompts_per_step=2, dynamic_sampling=True, max_rounds=2),
+        tools=ToolsConfig(tools=("python",), max_turns=2),
+    )
+    model = build_char_model(backend.tokenizer, seed=0, width=32, layers=1, positions=256)
+    trainer = Trainer(model, backend, ServiceRewards.at("http://127.0.0.1:9"), problems, cfg, pad_id=PAD,
+                      sessions=FakeSessions(observe))  # fmt: skip
+    try:
+        record = trainer.train_step()
+        kept = record["groups_kept"]
+        assert record["groups_seen"] >= kept and kept >= 1
+        seen = trainer.replay.state_dict()
+    finally:
+        trainer.close()
+    buffer = ReplayBuffer(cfg.replay)
+    buffer.load_state_dict(seen)
+    again = buffer.state_dict()
+    assert again == seen  # multi-turn completions (action mask, turns) survive a checkpoint
+    masks = [s["completion"]["action_mask"] for g in again["groups"] for s in g["samples"]]
+    assert masks and all(m is not None for m in masks) and any(0 in m for m in masks)
