@@ -1,8 +1,9 @@
 """Held-out evaluation: greedy answers to the eval split, scored by the same Assay rewards as training.
 
 Accuracy counts `correct` verdicts, or the reward of graded tasks, over the items scored `ok`; items
-that could not be scored are reported apart (`eval_unscored`), never counted as wrong. A run with tools evaluates with them: greedy multi-turn rollouts
-verified by their sessions (a rollout whose session failed is unscored, not wrong).
+that could not be scored are reported apart (`eval_unscored`), never counted as wrong. A run with
+tools evaluates with them: greedy multi-turn rollouts verified by their sessions (a rollout whose
+session failed is unscored, not wrong).
 """
 
 from __future__ import annotations
