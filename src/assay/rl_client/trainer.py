@@ -177,7 +177,7 @@ class Trainer:
             "partial_resumed": stats.resumed,
             "partial_pending": len(self.rollout.partial.pending) if self.rollout.partial else 0,
             "reward_requests": self.reward_requests,
-            **tool_signals(own),
+            **(tool_signals(own, self.cfg.tools.max_turns) if self.cfg.tools.tools else {}),
             **update,
         }
 
@@ -230,15 +230,27 @@ class Trainer:
         self.pipe.close()
 
 
-def tool_signals(samples: Sequence[Sample]) -> dict[str, float]:
-    """Multi-turn curves: turns per rollout, tool calls and tool errors in the step, and rollouts whose
-    session failed on our side (masked). Zero for single-turn runs."""
+def tool_signals(samples: Sequence[Sample], max_turns: int) -> dict[str, float]:
+    """Multi-turn curves (what `assay doctor` reads): turns per rollout, tool calls and tool errors in
+    the step, their rates, the share of rollouts that called a tool in every turn they could (never
+    stopped calling), the share of response tokens that were observations, and rollouts whose session
+    failed on our side (masked)."""
     completions = [s.completion for s in samples]
+    calls = sum(c.tool_calls for c in completions)
+    errors = sum(c.tool_errors for c in completions)
+    tokens = sum(len(c.token_ids) for c in completions)
+    observed = sum(c.action_mask.count(0) for c in completions if c.action_mask is not None)
+    busy = sum(c.tool_calls >= max(1, max_turns - 1) for c in completions)
+    n = max(1, len(completions))
     return {
         "turns": _mean([float(c.turns) for c in completions]),
-        "tool_calls": float(sum(c.tool_calls for c in completions)),
-        "tool_errors": float(sum(c.tool_errors for c in completions)),
+        "tool_calls": float(calls),
+        "tool_errors": float(errors),
         "session_failures": float(sum(c.failure is not None for c in completions)),
+        "tool_calls_per_rollout": calls / n,
+        "tool_error_rate": errors / calls if calls else 0.0,
+        "never_stop_calling_share": busy / n,
+        "observation_share": observed / tokens if tokens else 0.0,
     }
 
 
