@@ -204,3 +204,24 @@ def test_dynamic_sampling_and_replay_work_on_multi_turn_groups() -> None:
     assert again == seen  # multi-turn completions (action mask, turns) survive a checkpoint
     masks = [s["completion"]["action_mask"] for g in again["groups"] for s in g["samples"]]
     assert masks and all(m is not None for m in masks) and any(0 in m for m in masks)
+
+
+def test_a_vllm_server_choice_stopped_on_a_stop_string_gets_no_end_token() -> None:
+    from assay.rl_client.backends.vllm_server import TOKEN_PREFIX, to_completion
+
+    logprobs = {"tokens": [f"{TOKEN_PREFIX}7", f"{TOKEN_PREFIX}8"], "token_logprobs": [-0.1, -0.2]}
+    stopped = {
+        "text": "x</python>",
+        "finish_reason": "stop",
+        "stop_reason": "</python>",
+        "logprobs": logprobs,
+    }
+    out = to_completion([1], stopped, eos=2)
+    assert (out.token_ids, out.stop, out.truncated) == ([7, 8], "</python>", False)
+    ended = {
+        "text": "x",
+        "finish_reason": "stop",
+        "stop_reason": None,
+        "logprobs": dict(logprobs, token_logprobs=[-0.1, -0.2]),
+    }
+    assert to_completion([1], ended, eos=2).token_ids == [7, 8, 2]  # the end token, as before

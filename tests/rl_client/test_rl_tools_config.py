@@ -47,7 +47,7 @@ def test_set_overrides_reach_the_tools_section() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({**_with(tools={"tools": ["python"]}), "backend": {"kind": "vllm"}}, "backend.kind hf"),
+        ({**_with(tools={"tools": ["python"]}), "backend": {"kind": "vllm"}}, "hf or vllm_server"),
         (_with(tools={"tools": ["python"], "call_format": "json"}), "call_format"),
         (_with(tools={"tools": ["python"], "max_turns": 0}), "max_turns"),
         (_with(tools={"tools": ["python"]}, control={"partial_rollouts": True}), "partial_rollouts"),
@@ -58,6 +58,11 @@ def test_set_overrides_reach_the_tools_section() -> None:
 def test_runs_tools_cannot_serve_are_refused_with_the_reason(data: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("{", r"\{").replace("}", r"\}")):
         validate(data)
+
+
+def test_the_vllm_server_backend_may_run_tools() -> None:
+    data = {**_with(tools={"tools": ["python"]}), "backend": {"kind": "vllm_server"}}
+    assert validate(data).train.tools.tools == ("python",)
 
 
 def test_no_tools_is_the_single_turn_run() -> None:

@@ -15,8 +15,8 @@ What is whose fault, as the contract says:
   the rollout has no verdict: its result is `error` with the reason, reward None, loss weight 0. Never a
   silent 0.
 
-Only backends with `generate_ids(prompt_ids, params)` and a `tokenizer` can continue a response from its
-tokens: the hf backend. This module does not import torch.
+Only backends with `generate_ids(prompt_ids, params)` (honouring `params.stop`) and a `tokenizer` can
+continue a response from its tokens: hf and vllm_server. This module does not import torch.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class ToolRollouts:
         if not hasattr(backend, "generate_ids") or not hasattr(backend, "tokenizer"):
             raise ConfigError(
                 f"the {type(backend).__name__} backend cannot continue a response from its tokens; "
-                "multi-turn tool use needs the hf backend"
+                "multi-turn tool use needs the hf or vllm_server backend"
             )
         self.backend = backend
         self.client = client
