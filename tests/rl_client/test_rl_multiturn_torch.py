@@ -225,3 +225,44 @@ def test_a_vllm_server_choice_stopped_on_a_stop_string_gets_no_end_token() -> No
         "logprobs": dict(logprobs, token_logprobs=[-0.1, -0.2]),
     }
     assert to_completion([1], ended, eos=2).token_ids == [7, 8, 2]  # the end token, as before
+
+
+def test_a_server_that_dies_mid_rollout_masks_the_rollouts_never_a_zero() -> None:
+    """The service goes away between a rollout's tool call and its next turn: the rollouts that needed
+    it have no verdict (error, reward None, weight 0), instead of a reward of 0."""
+    from assay.rl_client.multiturn import ToolRollouts
+
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    live = LiveServer(session_settings(max_open=8))
+    live.start()
+    stopped = False
+
+    def die_then_answer(text: str) -> str:
+        nonlocal stopped
+        if not stopped:
+            live.stop()  # the whole server: its sessions end with it
+            stopped = True
+        return "\\boxed{42}"
+
+    backend = TurnBackend({"Q: 6*7? ": ["<python>print(6*7)</python>", die_then_answer]})
+    cfg = TrainConfig(
+        generate=GenerateConfig(group_size=2, max_new_tokens=64),
+        tools=ToolsConfig(tools=("python",), max_turns=3),
+    )
+    try:
+        with AssayClient(live.url, max_retries=1, backoff_s=0.01) as client:
+            groups = ToolRollouts(backend, client, cfg).sample_groups(
+                [Problem("a", "Q: 6*7? ", "42")], [2], 0
+            )
+    finally:
+        live.stop()
+    assert stopped
+    for sample in groups[0].samples:
+        assert sample.completion.tool_calls == 1  # the call ran before the server died
+        assert sample.result is not None and sample.result.status.value == "error"
+        assert (
+            sample.reward is None
+            and sample.weight == 0.0
+            and "verify failed" in str(sample.completion.failure)
+        )
