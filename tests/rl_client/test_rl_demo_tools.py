@@ -39,6 +39,7 @@ def test_the_tools_demo_beats_the_no_tool_baseline(tmp_path: Path) -> None:
     assert summary["eval_end"] >= 0.6
     assert summary["eval_end"] - summary["eval_no_tools"] >= 0.4
     assert summary["seconds"] <= 300
+    assert (out / "curves.png").read_bytes().startswith(b"\x89PNG")
     steps = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     assert (
         steps and all(s["tool_calls"] > 0 for s in steps) and all(s["session_failures"] == 0 for s in steps)

@@ -28,6 +28,7 @@ from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.models import build_char_model
 from assay.rl_client.multiturn import ToolRollouts
+from assay.rl_client.observe import plot_curves
 from assay.rl_client.trainer import Trainer
 
 ALPHABET = "0123456789*=<>/\npythonu"
@@ -176,6 +177,7 @@ def run_tools_demo(out: Path, options: ToolsDemoOptions) -> dict[str, Any]:
         "seed": options.seed,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    plot_curves(trainer.history, out / "curves.png", title=f"assay train --demo tools (seed {options.seed})")
     return summary
 
 
