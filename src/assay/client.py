@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import httpx
 
 from assay.backoff import Backoff, parse_retry_after
+from assay.client_sessions import SessionCalls
 from assay.coalescing import Coalescer
 from assay.errors import (
     ClientError,
@@ -41,6 +42,9 @@ from assay.types import Item, Result
 T = TypeVar("T")
 
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
+# A call that must not run twice (a session step) is retried only when the server surely did not run it.
+_UNSENT_STATUS = frozenset({429, 503})
+_UNSENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
 _JSON = {"content-type": "application/json"}
 _ENVELOPE_BYTES = 16  # {"items":[...]} around the items
 # What a request may raise that is an outcome to judge (retry or a ClientError), not a bug of ours.
@@ -85,8 +89,10 @@ def _answer(response: httpx.Response, key: str, parse: Callable[[Any], T]) -> T:
         raise ResponseError(f"Assay's answer does not follow the contract: {exc}") from exc
 
 
-class AssayClient:
-    """Talks to `assay serve`. Use as a context manager (sync or async) or call `close()`/`aclose()`."""
+class AssayClient(SessionCalls):
+    """Talks to `assay serve`. Use as a context manager (sync or async) or call `close()`/`aclose()`.
+    The session calls (open_session, step, step_many, verify_session, close_session and their `a`
+    forms) come from `assay.client_sessions`."""
 
     def __init__(
         self,
@@ -141,18 +147,23 @@ class AssayClient:
         """Seconds to wait before retry number `attempt` (0-based), or None: stop (see backoff.py)."""
         return self._backoff.delay(attempt, parse_retry_after(retry_after))
 
-    def _outcome(self, attempt: int, sent: httpx.Response | Exception) -> httpx.Response | float:
+    def _outcome(
+        self, attempt: int, sent: httpx.Response | Exception, idempotent: bool = True
+    ) -> httpx.Response | float:
         """What attempt number `attempt` (0-based) came to: the final response, or the seconds to wait
         before the next attempt; a ClientError when giving up. Pure policy, no I/O: the sync and async
-        loops share it and differ only in how they send and sleep."""
+        loops share it and differ only in how they send and sleep. A non-`idempotent` call is retried
+        only after a refused connection or a 429/503 (the server did not run it)."""
         if isinstance(sent, httpx.TransportError):
-            delay = None if attempt == self.max_retries else self.retry_delay(attempt, None)
+            last = attempt == self.max_retries or not (idempotent or isinstance(sent, _UNSENT_ERRORS))
+            delay = None if last else self.retry_delay(attempt, None)
             if delay is None:
                 raise UnreachableError(f"cannot reach Assay at {self.base_url}: {sent}") from sent
             return delay
         if isinstance(sent, Exception):
             raise ClientError(f"request to Assay at {self.base_url} failed: {sent}") from sent
-        if sent.status_code not in _RETRY_STATUS or attempt == self.max_retries:
+        retried = _RETRY_STATUS if idempotent else _UNSENT_STATUS
+        if sent.status_code not in retried or attempt == self.max_retries:
             return sent
         delay = self.retry_delay(attempt, sent.headers.get("retry-after"))
         return sent if delay is None else delay
@@ -247,11 +258,13 @@ class AssayClient:
         except _SEND_ERRORS as exc:
             return exc
 
-    def _send(self, method: str, path: str, payload: Any = None) -> httpx.Response:
+    def _send(
+        self, method: str, path: str, payload: Any = None, *, idempotent: bool = True
+    ) -> httpx.Response:
         content = None if payload is None else encode_json(payload)
         attempt = 0
         while True:
-            outcome = self._outcome(attempt, self._request(method, path, content))
+            outcome = self._outcome(attempt, self._request(method, path, content), idempotent)
             if isinstance(outcome, httpx.Response):
                 return outcome
             self._sleep(outcome)
@@ -315,11 +328,13 @@ class AssayClient:
         except _SEND_ERRORS as exc:
             return exc
 
-    async def _asend(self, method: str, path: str, payload: Any = None) -> httpx.Response:
+    async def _asend(
+        self, method: str, path: str, payload: Any = None, *, idempotent: bool = True
+    ) -> httpx.Response:
         content = None if payload is None else encode_json(payload)
         attempt = 0
         while True:
-            outcome = self._outcome(attempt, await self._arequest(method, path, content))
+            outcome = self._outcome(attempt, await self._arequest(method, path, content), idempotent)
             if isinstance(outcome, httpx.Response):
                 return outcome
             await asyncio.sleep(outcome)

@@ -40,7 +40,8 @@ AssayError
 └── ClientError          the HTTP client gave up (after its retries); every client failure is one
     ├── UnreachableError     no connection to the service, after every retry
     ├── ServiceError         the service answered an error status (after retries when it was 429/5xx)
-    │   └── RequestTooLargeError even one item exceeds the service's limits (413)
+    │   ├── RequestTooLargeError even one item exceeds the service's limits (413)
+    │   └── SessionGoneError     the session is not there (404) or has ended (410); `reason` says why
     ├── ResponseError        the answer does not follow the contract (not JSON, wrong result count)
     └── PayloadError         an item cannot be sent as JSON (NaN, an object that is not JSON)
 """
@@ -129,6 +130,15 @@ class ServiceError(ClientError):
 
 class RequestTooLargeError(ServiceError):
     """A single item exceeds the service's body limit: splitting cannot help."""
+
+
+class SessionGoneError(ServiceError):
+    """A session call found the session gone (envelope type session_gone): 404 for an id the server
+    never knew, 410 for one that ended; `reason` is the server's (expired, deleted, max_steps, ...)."""
+
+    def __init__(self, message: str, status_code: int | None, session_id: str, reason: str) -> None:
+        super().__init__(message, status_code)
+        self.session_id, self.reason = session_id, reason
 
 
 class ResponseError(ClientError):

@@ -41,6 +41,11 @@ HEALTHY: dict[str, Callable[[int], float | None]] = {
     "hedge_rate": lambda s: 0.0,
     "constant_answer_share": lambda s: 0.06,
     "task_difficulty": lambda s: 0.5 + 0.02 * (s % 3),
+    # multi-turn tool use (issue 26): about one call per rollout, few errors, answers after the calls
+    "tool_calls_per_rollout": lambda s: 0.9 + 0.02 * (s % 3),
+    "tool_error_rate": lambda s: 0.05,
+    "never_stop_calling_share": lambda s: 0.1,
+    "observation_share": lambda s: 0.3,
 }
 
 
@@ -62,7 +67,37 @@ def tripped(directory: Path) -> set[str]:
 
 def test_the_healthy_run_trips_nothing(tmp_path: Path) -> None:
     findings = diagnose(load_run(write_run(tmp_path)))
-    assert [f.status for f in findings] == ["healthy"] * 7, [(f.mode, f.evidence) for f in findings]
+    assert [f.status for f in findings] == ["healthy"] * 11, [(f.mode, f.evidence) for f in findings]
+
+
+@pytest.mark.parametrize(
+    ("signal", "ramp", "mode"),
+    [
+        ("tool_error_rate", _ramp(0.05, 0.9), "tool_error_storm"),
+        ("tool_calls_per_rollout", lambda s: 0.9 if s < STEPS // 2 else 0.0, "tools_never_called"),
+        ("never_stop_calling_share", _ramp(0.1, 0.95), "tools_never_stop"),
+        ("observation_share", _ramp(0.3, 0.85), "observation_flood"),
+    ],
+)
+def test_multi_turn_failure_modes(
+    tmp_path: Path, signal: str, ramp: Callable[[int], float], mode: str
+) -> None:
+    assert tripped(write_run(tmp_path, **{signal: ramp})) == {mode}
+
+
+def test_a_single_turn_run_has_no_tool_data_rather_than_a_verdict(tmp_path: Path) -> None:
+    run = write_run(tmp_path)
+    log = run / "log.jsonl"
+    keys = ("tool_calls_per_rollout", "tool_error_rate", "never_stop_calling_share", "observation_share")
+    records = [
+        {k: v for k, v in json.loads(line).items() if k not in keys} for line in log.read_text().splitlines()
+    ]
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    findings = {f.mode: f.status for f in diagnose(load_run(run))}
+    assert [
+        findings[m]
+        for m in ("tool_error_storm", "tools_never_called", "tools_never_stop", "observation_flood")
+    ] == ["no data"] * 4
 
 
 def test_vanishing_advantage(tmp_path: Path) -> None:
@@ -161,7 +196,7 @@ def test_report_has_every_mode_with_threshold_and_advice_and_plots(tmp_path: Pat
     path = write_report(run, diagnose(run), tmp_path / "out")
     text = path.read_text()
     assert "1 failure mode(s) tripped**: Length explosion" in text
-    assert text.count("- Threshold: ") == 7 and text.count("- What to try: ") == 7
+    assert text.count("- Threshold: ") == 11 and text.count("- What to try: ") == 11
     assert "![Length explosion](length_explosion.png)" in text
     assert (tmp_path / "out" / "length_explosion.png").read_bytes().startswith(PNG_MAGIC)
 

@@ -99,6 +99,24 @@ def test_weight_sync_reaches_the_server_and_syncing_back_restores_it(server: Any
     _assert_match(restored, model)
 
 
+def test_stop_strings_end_a_row_with_the_string_and_its_token(server: Any) -> None:
+    """Multi-turn tool use (issue 26): the server stops at a stop string and keeps it; the token ids
+    and log-probabilities are those of the text up to it (no end token added)."""
+    backend, model, _ = server
+    # a random tiny model: pick, as the stop string, text a greedy run writes, so it must stop there
+    free = backend.generate(PROMPTS[:1], SamplingParams(0.0, 12))[0]
+    body = backend.tokenizer.decode(free.token_ids)
+    stop = body[3:5] if len(body) >= 5 else body[-2:]
+    assert stop.strip(), body
+    outs = backend.generate_ids([free.prompt_ids], SamplingParams(0.0, 12, stop=(stop,)))
+    out = outs[0]
+    assert out.stop == stop and not out.truncated
+    assert out.text.endswith(stop) and stop not in out.text[: -len(stop)]
+    assert out.token_ids == free.token_ids[: len(out.token_ids)]  # the greedy prefix, no end token added
+    reference = hf_logprobs(model, out)
+    assert max(abs(a - b) for a, b in zip(out.logprobs, reference, strict=True)) <= LOGPROB_ATOL
+
+
 def test_a_configured_grpo_run_generates_on_the_server_and_syncs_each_step(
     server: Any, tmp_path: Path
 ) -> None:

@@ -37,6 +37,11 @@ class Thresholds:
     failure_rise: float = 0.02  # ... or its rise from early to late
     judge_disagreement: float = 0.15
     difficulty_drift: float = 0.25  # |late - early| of generated tasks' difficulty (0..1 scale)
+    # multi-turn tool use (issue 26)
+    tool_error_rate: float = 0.5  # late share of tool calls that failed
+    min_tool_calls: float = 0.05  # late tool calls per rollout below this: the tools go unused
+    never_stop_share: float = 0.5  # late share of rollouts that called a tool in every turn they could
+    observation_share: float = 0.6  # late share of response tokens that were observations
 
 
 @dataclass
@@ -147,6 +152,37 @@ MODES: dict[str, Mode] = {
         "The generated curriculum drifts away from what the solver can learn from. Anchor generation to "
         "a fixed seed set, filter generated tasks by the solver's pass rate (keep 0.2-0.8), and check "
         "generated tasks with the verifier before training on them.",
+    ),
+    "tool_error_storm": Mode(
+        "Tool-error storm",
+        "late tool error rate >= {t.tool_error_rate:g}",
+        ("tool_error_rate",),
+        "Most tool calls fail. Read the failing calls' observations (tracebacks, refused queries, "
+        "timeouts): check the call format the policy was taught, the session limits (call_wall_s, "
+        "max_steps), and that the task's items can serve the tool (db_id for sql).",
+    ),
+    "tools_never_called": Mode(
+        "Tools never called",
+        "late tool calls per rollout < {t.min_tool_calls:g}",
+        ("tool_calls_per_rollout",),
+        "The policy does not use its tools. Check that the prompt shows the call format and its stop "
+        "string (`</python>`), start from a model fine-tuned on a few tool-use traces, and check that "
+        "tools help on these tasks at all.",
+    ),
+    "tools_never_stop": Mode(
+        "Tools never stop",
+        "late share of rollouts calling a tool in every turn >= {t.never_stop_share:g}",
+        ("never_stop_calling_share",),
+        "Rollouts spend every turn on tool calls and never answer. Lower max_turns, check that "
+        "observations end visibly (observation_template), and that answering without another call is "
+        "rewarded.",
+    ),
+    "observation_flood": Mode(
+        "Observation flood",
+        "late observation share of response tokens >= {t.observation_share:g}",
+        ("observation_share", "truncation_rate"),
+        "Tool output fills the context. Lower max_observation_tokens or the session's output_bytes, "
+        "raise max_total_tokens if answers are cut, and teach the policy to print less.",
     ),
 }
 
@@ -300,6 +336,40 @@ def runaway_self_evolution(run: Run, t: Thresholds) -> Finding:
     return _finding(t, "runaway_self_evolution", abs(late - early) >= t.difficulty_drift, evidence)
 
 
+def _late_level(
+    run: Run, t: Thresholds, mode: str, key: str, trips: Callable[[float], bool], what: str
+) -> Finding:
+    points = _enough(run, key, t)
+    if points is None:
+        return _finding(t, mode)  # not a multi-turn run, or too short to judge
+    late = _late(points)
+    return _finding(t, mode, trips(late), f"{what} {late:.2f} in the last third of steps")
+
+
+def tool_error_storm(run: Run, t: Thresholds) -> Finding:
+    trips = lambda v: v >= t.tool_error_rate  # noqa: E731
+    return _late_level(run, t, "tool_error_storm", "tool_error_rate", trips, "tool error rate")
+
+
+def tools_never_called(run: Run, t: Thresholds) -> Finding:
+    trips = lambda v: v < t.min_tool_calls  # noqa: E731
+    return _late_level(
+        run, t, "tools_never_called", "tool_calls_per_rollout", trips, "tool calls per rollout"
+    )
+
+
+def tools_never_stop(run: Run, t: Thresholds) -> Finding:
+    trips = lambda v: v >= t.never_stop_share  # noqa: E731
+    what = "share of rollouts calling in every turn"
+    return _late_level(run, t, "tools_never_stop", "never_stop_calling_share", trips, what)
+
+
+def observation_flood(run: Run, t: Thresholds) -> Finding:
+    trips = lambda v: v >= t.observation_share  # noqa: E731
+    what = "observation share of response tokens"
+    return _late_level(run, t, "observation_flood", "observation_share", trips, what)
+
+
 CHECKS: tuple[Callable[[Run, Thresholds], Finding], ...] = (
     vanishing_advantage,
     exploration_collapse,
@@ -308,6 +378,10 @@ CHECKS: tuple[Callable[[Run, Thresholds], Finding], ...] = (
     reward_hacking,
     brittle_verifier,
     runaway_self_evolution,
+    tool_error_storm,
+    tools_never_called,
+    tools_never_stop,
+    observation_flood,
 )
 
 

@@ -3,6 +3,7 @@
 assay train --init DIR                      write a runnable example (config, data, tiny model)
 assay train --config DIR/run.yaml [--set train.steps=20 ...]
 assay train --demo --out DIR                SFT + GRPO on 2-digit addition, nothing to prepare
+assay train --demo tools --out DIR          SFT + GRPO with the python tool on 3-digit multiplication
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--config", type=Path, help="a run config (YAML or TOML)")
     mode.add_argument("--init", type=Path, metavar="DIR", help="write a runnable example into DIR")
-    mode.add_argument("--demo", action="store_true", help="SFT + GRPO on 2-digit addition (CPU)")
+    mode.add_argument(
+        "--demo", nargs="?", const="add", choices=["add", "tools"],
+        help="SFT + GRPO on 2-digit addition (CPU); `--demo tools`: multi-turn with the python tool",
+    )  # fmt: skip
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
         help="override a config field, e.g. --set train.generate.group_size=16 (repeatable)",
@@ -144,6 +148,12 @@ def _run_demo(args: argparse.Namespace) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    if args.demo == "tools":
+        from assay.rl_client.demo_tools import ToolsDemoOptions, run_tools_demo
+
+        tools_options = ToolsDemoOptions(seed=args.seed, server=args.server, progress=not args.quiet)
+        print(json.dumps(run_tools_demo(args.out, tools_options), indent=2))
+        return 0
 
     from assay.rl_client.demo import DemoOptions, run_demo
 

@@ -121,6 +121,37 @@ class LossConfig:
         _need(self.max_is_ratio >= 1.0, "max_is_ratio must be >= 1")
 
 
+CallFormat = Literal["tags"]
+
+
+@dataclass(frozen=True)
+class ToolsConfig:
+    """Multi-turn tool use (issue 26): the policy calls Assay session tools while it generates.
+
+    `call_format` "tags": a call is `<python>code</python>` (or `<sql>query</sql>`, `<run_tests>code
+    </run_tests>`); generation stops when the closing tag is written, the session runs the call, and its
+    observation (`observation_template`) is appended before the policy goes on. Empty `tools`: one
+    completion per prompt, as without this section."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    tools: tuple[str, ...] = ()
+    max_turns: int = 4  # generation segments per rollout; the last one cannot call a tool
+    max_total_tokens: int = 0  # response plus observations; 0: generate.max_new_tokens x max_turns
+    call_format: CallFormat = "tags"
+    observation_template: str = "<output>\n{observation}</output>\n"
+    max_observation_tokens: int = 256  # an observation is cut to this many tokens (a flood guard)
+    limits: dict[str, float] = field(default_factory=dict)  # session limits, e.g. {"max_steps": 8}
+
+    def __post_init__(self) -> None:
+        _need(self.max_turns >= 1, "max_turns must be at least 1")
+        _need(self.max_total_tokens >= 0, "max_total_tokens must be >= 0 (0: max_new_tokens x max_turns)")
+        _need(self.call_format == "tags", f"call_format must be tags, got {self.call_format!r}")
+        _need("{observation}" in self.observation_template, "observation_template needs {observation}")
+        _need(self.max_observation_tokens > 0, "max_observation_tokens must be positive")
+        _need(len(set(self.tools)) == len(self.tools), "tools must not repeat")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything one run needs besides the model, the backend, the data and the reward source."""
@@ -139,9 +170,14 @@ class TrainConfig:
     control: ControlConfig = field(default_factory=ControlConfig)
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     loss: LossConfig = field(default_factory=LossConfig)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
 
     def __post_init__(self) -> None:
         _need(self.steps >= 0, "steps must be >= 0")
+        _need(
+            not (self.tools.tools and self.control.partial_rollouts),
+            "partial_rollouts do not resume multi-turn rollouts yet: turn one of them off",
+        )
         _need(0 < self.lr < 1e-2, f"lr {self.lr} is out of range; 1e-4..3e-4 works, 1e-3 collapsed")
         _need(self.micro_batch > 0, "micro_batch must be positive")
 

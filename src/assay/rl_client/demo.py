@@ -61,6 +61,11 @@ class CharTokenizer:
     def encode_answer(self, text: str) -> list[int]:
         return [self._ids[c] for c in text] + [EOS]
 
+    def encode_plain(self, text: str) -> list[int]:
+        """A continuation (a tool's observation): no begin token; characters outside the alphabet,
+        which the model cannot see, are left out."""
+        return [self._ids[c] for c in text if c in self._ids]
+
     def decode(self, ids: list[int]) -> str:
         return "".join(self.alphabet[i - 3] for i in ids if i >= 3)
 

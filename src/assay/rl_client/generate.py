@@ -37,6 +37,9 @@ class Problem:
 class SamplingParams:
     temperature: float
     max_new_tokens: int
+    # Stop strings (multi-turn tool use, issue 26): a row stops once its text contains one, keeping the
+    # token that completed it; `Completion.stop` says which.
+    stop: tuple[str, ...] = ()
 
 
 @dataclass
@@ -47,7 +50,15 @@ class Completion:
     token_ids: list[int]  # the response, including the end token when the model emitted one
     text: str  # the response text without the end token
     logprobs: list[float]  # behaviour log-probability of each response token
-    truncated: bool  # stopped by max_new_tokens, not by the end token
+    truncated: bool  # stopped by max_new_tokens, not by the end token (nor a stop string)
+    stop: str | None = None  # the stop string that ended it, if one did
+    # Multi-turn rollouts (rl_client.multiturn): 1 for the policy's own tokens, 0 for tool observations
+    # spliced into the response; None: every response token is the policy's.
+    action_mask: list[int] | None = None
+    turns: int = 1  # generation segments (1 + tool calls answered)
+    tool_calls: int = 0
+    tool_errors: int = 0  # calls whose status was not ok (tool_error, invalid_call, session_ended)
+    failure: str | None = None  # why the rollout's session failed (the sample is masked), if it did
 
 
 @dataclass

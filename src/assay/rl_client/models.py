@@ -42,6 +42,10 @@ class TextTokenizer:
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=self.add_special_tokens)["input_ids"])
 
+    def encode_plain(self, text: str) -> list[int]:
+        """A continuation (a tool's observation): the text's tokens, no special tokens."""
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
     def encode_answer(self, text: str) -> list[int]:
         """A target for supervised steps: the text's tokens and the end token."""
         return [*self.tokenizer(text, add_special_tokens=False)["input_ids"], self.eos_token_id]

@@ -36,6 +36,11 @@ CURVES = (
     ("truncation_rate", "truncated responses"),
     ("rounds", "generation rounds"),
     ("reward_latency_s", "reward latency (s)"),
+    # multi-turn tool use (issue 26); logged only by runs with tools
+    ("turns", "turns per rollout"),
+    ("tool_calls", "tool calls per step"),
+    ("tool_errors", "tool errors per step"),
+    ("session_failures", "rollouts masked: session failed"),
 )
 
 

@@ -2,7 +2,9 @@
 
 Rows are right-padded, so positions count from 0 in every row and the model needs no position ids.
 `mask[i, t]` is 1 where token t+1 of row i is a response token of a sample with non-zero weight: only
-those tokens carry loss. Log-probabilities use logits / temperature, the distribution that sampled them.
+those tokens carry loss. In a multi-turn rollout the tool observations spliced into the response are 0
+there (`Completion.action_mask`): the policy did not choose them. Log-probabilities use
+logits / temperature, the distribution that sampled them.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ def collate(samples: Sequence[Sample], advantages: Sequence[float], pad_id: int)
         stop = start + len(sample.completion.token_ids)
         if sample.weight > 0:
             mask[i, start:stop] = sample.weight
+            if sample.completion.action_mask is not None:  # tool observations are not the policy's
+                mask[i, start:stop] *= torch.tensor(sample.completion.action_mask, dtype=mask.dtype)
         behaviour[i, start:stop] = torch.tensor(sample.completion.logprobs)
     return Batch(
         input_ids,

@@ -17,6 +17,7 @@ from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, shape
 from assay.rl_client.filter import RewardPipe, apply_outcomes
 from assay.rl_client.generate import Backend, Group, Problem, SamplingParams, hint_for, sample_groups
+from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.partial import PartialRollouts
 from assay.rl_client.replay import ReplayBuffer
 
@@ -44,8 +45,10 @@ class Rollout:
         sampler: PromptSampler,
         replay: ReplayBuffer,
         cfg: TrainConfig,
+        tools: ToolRollouts | None = None,
     ) -> None:
         self.backend = backend
+        self.tools = tools  # multi-turn tool use: rollouts verified through their Assay sessions
         self.pipe = pipe
         self.sampler = sampler
         self.replay = replay
@@ -87,8 +90,22 @@ class Rollout:
         version: int,
         hints: Sequence[str] | None = None,
     ) -> list[Group]:
-        """Generate chunk by chunk; each chunk is scored while the next one generates."""
+        """Generate chunk by chunk; each chunk is scored while the next one generates. With tools, each
+        chunk's rollouts are scored by their sessions' verify as they finish."""
         step = self.cfg.generate.chunk_prompts
+        if self.tools is not None:
+            template = self.cfg.generate.hint_template
+            return [
+                group
+                for start in range(0, len(problems), step)
+                for group in self.tools.sample_groups(
+                    problems[start : start + step],
+                    sizes[start : start + step],
+                    version,
+                    hints[start : start + step] if hints is not None else None,
+                    template,
+                )
+            ]
         pending: list[tuple[list[Group], Future[list[GroupOutcome]]]] = []
         for start in range(0, len(problems), step):
             chunk_hints = hints[start : start + step] if hints is not None else None

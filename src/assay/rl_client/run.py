@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from assay.client import AssayClient
 from assay.rl_client import checkpoints
 from assay.rl_client.data import chat_renderer, read_rows, solve_rate_band, split_eval, to_problems
 from assay.rl_client.evaluate import Evaluator
@@ -27,6 +28,7 @@ from assay.rl_client.filter import RewardSource, ServiceRewards
 from assay.rl_client.generate import Backend, Problem
 from assay.rl_client.mix import TaskMix
 from assay.rl_client.models import TextTokenizer, load_model, load_tokenizer, resolve
+from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.observe import plot_curves
 from assay.rl_client.run_config import ConfigError, RunConfig
 from assay.rl_client.trainer import Trainer
@@ -45,6 +47,7 @@ class Session:
     train: list[Problem]
     eval: list[Problem]
     rewards: RewardSource
+    url: str = ""  # the Assay service (multi-turn runs open their sessions there)
 
     @property
     def eval_tokens(self) -> int:
@@ -89,7 +92,7 @@ def build_session(cfg: RunConfig, base: Path, out: Path, url: str, stack: ExitSt
     backend = build_backend(cfg, base, model, tokenizer, out, stack)
     source = ServiceRewards.at(url, timeout_s=cfg.reward.timeout_s)
     rewards = TaskMix(source, cfg.reward.task_weights)
-    return Session(cfg, base, out, model, tokenizer, backend, train, held, rewards)
+    return Session(cfg, base, out, model, tokenizer, backend, train, held, rewards, url)
 
 
 def load_problems(cfg: RunConfig, base: Path, render: Any) -> tuple[list[Problem], list[Problem]]:
@@ -128,11 +131,13 @@ def build_backend(
 def run_grpo(session: Session, progress: bool, started: float) -> dict[str, Any]:
     cfg, out = session.cfg, session.out
     trainer: Trainer | None = None
-    evaluator = Evaluator(session.backend, lambda: _pipe(trainer), session.eval, session.eval_tokens)
+    sessions = AssayClient(session.url, timeout_s=cfg.reward.timeout_s) if cfg.train.tools.tools else None
+    tools = ToolRollouts(session.backend, sessions, cfg.train) if sessions is not None else None
+    evaluator = Evaluator(session.backend, lambda: _pipe(trainer), session.eval, session.eval_tokens, tools)
     trainer = Trainer(
         session.model, session.backend, session.rewards, session.train, cfg.train,
         pad_id=session.tokenizer.pad_token_id, log_path=out / "log.jsonl", progress=progress,
-        evaluate=evaluator if session.eval else None,
+        evaluate=evaluator if session.eval else None, sessions=sessions,
     )  # fmt: skip
     board = _tensorboard(out) if cfg.output.tensorboard else None
     try:
@@ -151,6 +156,8 @@ def run_grpo(session: Session, progress: bool, started: float) -> dict[str, Any]
         after = evaluator() if session.eval else None
     finally:
         trainer.close()
+        if sessions is not None:
+            sessions.close()
         if board is not None:
             board.close()
     before = start_accuracy(session)

@@ -18,11 +18,13 @@ from typing import Any
 
 import torch
 
+from assay.errors import ConfigError
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, fill_batch
 from assay.rl_client.filter import RewardPipe, RewardSource
 from assay.rl_client.generate import Backend, Group, Problem, Sample
 from assay.rl_client.loss import group_advantages, policy_loss
+from assay.rl_client.multiturn import SessionClient, ToolRollouts
 from assay.rl_client.observe import StepLog, group_signals
 from assay.rl_client.policy import collate, token_logprobs
 from assay.rl_client.replay import ReplayBuffer
@@ -44,6 +46,7 @@ class Trainer:
         log_path: Path | None = None,
         progress: bool = False,
         evaluate: Callable[[], float] | None = None,
+        sessions: SessionClient | None = None,
     ) -> None:
         self.model = model
         self.backend = backend
@@ -55,7 +58,12 @@ class Trainer:
         self.sampler = PromptSampler(problems, cfg.control, cfg.generate.group_size, seed=cfg.seed)
         self.replay = ReplayBuffer(cfg.replay)
         self.pipe = RewardPipe(rewards)
-        self.rollout = Rollout(backend, self.pipe, self.sampler, self.replay, cfg)
+        tools = None
+        if cfg.tools.tools:  # multi-turn tool use (issue 26): rollouts hold Assay sessions
+            if sessions is None:
+                raise ConfigError("tools need a session client (an AssayClient of the server)")
+            tools = ToolRollouts(backend, sessions, cfg)
+        self.rollout = Rollout(backend, self.pipe, self.sampler, self.replay, cfg, tools)
         self.step = 0  # optimiser steps taken = policy version
         self.history: list[dict[str, Any]] = []
         self._requests_before = 0  # reward requests made before a resume
@@ -169,6 +177,7 @@ class Trainer:
             "partial_resumed": stats.resumed,
             "partial_pending": len(self.rollout.partial.pending) if self.rollout.partial else 0,
             "reward_requests": self.reward_requests,
+            **(tool_signals(own, self.cfg.tools.max_turns) if self.cfg.tools.tools else {}),
             **update,
         }
 
@@ -219,6 +228,30 @@ class Trainer:
     def close(self) -> None:
         self.log.close()
         self.pipe.close()
+
+
+def tool_signals(samples: Sequence[Sample], max_turns: int) -> dict[str, float]:
+    """Multi-turn curves (what `assay doctor` reads): turns per rollout, tool calls and tool errors in
+    the step, their rates, the share of rollouts that called a tool in every turn they could (never
+    stopped calling), the share of response tokens that were observations, and rollouts whose session
+    failed on our side (masked)."""
+    completions = [s.completion for s in samples]
+    calls = sum(c.tool_calls for c in completions)
+    errors = sum(c.tool_errors for c in completions)
+    tokens = sum(len(c.token_ids) for c in completions)
+    observed = sum(c.action_mask.count(0) for c in completions if c.action_mask is not None)
+    busy = sum(c.tool_calls >= max(1, max_turns - 1) for c in completions)
+    n = max(1, len(completions))
+    return {
+        "turns": _mean([float(c.turns) for c in completions]),
+        "tool_calls": float(calls),
+        "tool_errors": float(errors),
+        "session_failures": float(sum(c.failure is not None for c in completions)),
+        "tool_calls_per_rollout": calls / n,
+        "tool_error_rate": errors / calls if calls else 0.0,
+        "never_stop_calling_share": busy / n,
+        "observation_share": observed / tokens if tokens else 0.0,
+    }
 
 
 def _mean(values: Sequence[float]) -> float:

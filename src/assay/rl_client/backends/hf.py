@@ -71,6 +71,7 @@ class HFBackend:
         return completions
 
     def _generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
+        """Prompts as text; `params.stop` ends a row at a stop string (a tool call closing)."""
         return self._generate_ids([list(self.tokenizer.encode(p)) for p in prompts], params)
 
     @torch.no_grad()
@@ -84,6 +85,7 @@ class HFBackend:
             attention[i, width - len(row) :] = 1
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
         done = torch.zeros(n, dtype=torch.bool)
+        stops = _StopWatch(self.tokenizer, params.stop, n)
         tokens: list[torch.Tensor] = []
         logps: list[torch.Tensor] = []
         past = None
@@ -106,21 +108,28 @@ class HFBackend:
             chosen = torch.where(done, torch.full_like(chosen, pad), chosen)
             tokens.append(chosen)
             logps.append(logp_all.gather(-1, chosen[:, None]).squeeze(-1))
-            done = done | (chosen == eos)
+            done = done | (chosen == eos) | stops.update(chosen, done)
             if bool(done.all()):
                 break
             ids = chosen[:, None]
             attention = torch.cat([attention, torch.ones((n, 1), dtype=torch.long)], dim=-1)
             positions = positions[:, -1:] + 1
-        return self._completions(encoded, torch.stack(tokens, 1), torch.stack(logps, 1), eos)
+        return self._completions(encoded, torch.stack(tokens, 1), torch.stack(logps, 1), eos, stops)
 
     def _completions(
-        self, encoded: list[list[int]], tokens: torch.Tensor, logps: torch.Tensor, eos: int
+        self,
+        encoded: list[list[int]],
+        tokens: torch.Tensor,
+        logps: torch.Tensor,
+        eos: int,
+        stops: _StopWatch,
     ) -> list[Completion]:
         completions = []
         for i, prompt_ids in enumerate(encoded):
             row = tokens[i].tolist()
             end = row.index(eos) + 1 if eos in row else len(row)
+            if stops.hit[i] is not None:
+                end = min(end, len(stops.rows[i]))
             response = row[:end]
             body = response[:-1] if response and response[-1] == eos else response
             completions.append(
@@ -129,7 +138,46 @@ class HFBackend:
                     token_ids=response,
                     text=self.tokenizer.decode(body),
                     logprobs=logps[i, :end].tolist(),
-                    truncated=eos not in response,
+                    truncated=eos not in response and stops.hit[i] is None,
+                    stop=stops.hit[i],
                 )
             )
         return completions
+
+
+class _StopWatch:
+    """Which rows' text now contains a stop string. Only the newest tokens are decoded each step, as
+    many as give `max(len(stop))` characters: they hold any stop string the newest token completed."""
+
+    def __init__(self, tokenizer: Tokenizer, stop: Sequence[str], n: int) -> None:
+        self.tokenizer = tokenizer
+        self.stop = [s for s in stop if s]
+        self.window = max((len(s) for s in self.stop), default=0)
+        self.rows: list[list[int]] = [[] for _ in range(n)]
+        self.hit: list[str | None] = [None] * n
+
+    def update(self, chosen: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
+        stopped = torch.zeros_like(done)
+        if not self.stop:
+            return stopped
+
+        for i, token in enumerate(chosen.tolist()):
+            if bool(done[i]):
+                continue
+            self.rows[i].append(token)
+            tail = self._tail(self.rows[i])
+            found = next((s for s in self.stop if s in tail), None)
+            if found is not None:
+                self.hit[i] = found
+                stopped[i] = True
+        return stopped
+
+    def _tail(self, row: list[int]) -> str:
+        """The text of the newest tokens, at least `window` characters of it where the row has them
+        (special tokens decode to nothing, so a fixed count of tokens may not be enough)."""
+        take = self.window
+        while True:
+            tail = self.tokenizer.decode(row[-take:])
+            if len(tail) >= self.window or take >= len(row):
+                return tail
+            take *= 2

@@ -80,6 +80,9 @@ class VLLMServerBackend:
                     "return_tokens_as_token_ids": True,
                     "skip_special_tokens": True,
                 }
+                if params.stop:  # a tool call closing (issue 26): keep the stop string and its token
+                    body["stop"] = list(params.stop)
+                    body["include_stop_str_in_output"] = True
                 async with limit:
                     reply = await client.post("/v1/completions", json=body)
                 if reply.status_code != 200:
@@ -136,7 +139,9 @@ def to_completion(prompt_ids: list[int], choice: dict[str, Any], eos: int) -> Co
         raise ValueError("the server returned no token ids; it must accept return_tokens_as_token_ids")
     token_ids = [int(str(t)[len(TOKEN_PREFIX) :]) for t in tokens]
     truncated = choice.get("finish_reason") == "length"
-    if not truncated and (not token_ids or token_ids[-1] != eos):
+    reason = choice.get("stop_reason")
+    stop = reason if isinstance(reason, str) and choice.get("finish_reason") == "stop" else None
+    if not truncated and stop is None and (not token_ids or token_ids[-1] != eos):
         token_ids.append(eos)  # stopped on the end token, which the response keeps (as the other backends)
         values.append(0.0)
     return Completion(
@@ -145,6 +150,7 @@ def to_completion(prompt_ids: list[int], choice: dict[str, Any], eos: int) -> Co
         text=str(choice.get("text", "")),
         logprobs=[float(v) for v in values],
         truncated=truncated,
+        stop=stop,
     )
 
 
