@@ -221,7 +221,8 @@ def test_no_code_block_in_the_language_is_wrong_not_invalid(scorer: CodeScorer) 
         ([], "python"),
         ([{"stdin": "1"}], "python"),
         ([{"fn_name": "f", "args": [], "expected": 1}], "cpp"),
-        ([{"stdin": ["1"], "stdout": "1"}], "python"),  # a number is read as its text (issue 31); a list is not
+        # A number is read as its text (issue 31); a list is not.
+        ([{"stdin": ["1"], "stdout": "1"}], "python"),
         (SUM, "cobol"),
     ],
 )
