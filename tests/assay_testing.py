@@ -7,6 +7,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import uvicorn
 
 from assay.api import create_app
 from assay.settings import CodeSettings, Settings
+from assay.types import Item, Result
 from assay.verifiers.code import CodeScorer
 
 TESTS = Path(__file__).parent
@@ -58,6 +60,14 @@ def code_scorer(**code: Any) -> Iterator[CodeScorer]:
         yield instance
     finally:
         instance.close()
+
+
+def score_program(scorer: CodeScorer, program: str, tests: list[dict[str, Any]], **item: Any) -> Result:
+    """Score `program` (dedented, in a python fence) against `tests` with default options."""
+    response = f"```python\n{textwrap.dedent(program)}\n```"
+    return scorer.score(
+        Item(task="code", response=response, tests=tests, **item), CodeScorer.parse_options({})
+    )
 
 
 def free_port() -> int:

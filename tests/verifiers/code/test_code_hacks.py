@@ -5,16 +5,16 @@ harness."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from assay_testing import code_scorer
+from assay_testing import score_program as score
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.types import Item, Result, Status
+from assay.types import Result, Status
 from assay.verifiers.code import CodeScorer
 
 ASSERTS = [{"assert": "assert add(2, 3) == 5"}, {"assert": "assert abs(add(0.1, 0.2) - 0.3) < 1e-9"}]
@@ -31,13 +31,6 @@ SHAPES = {"asserts": ASSERTS, "check": CHECK, "call": CALLS}
 @pytest.fixture(scope="module")
 def scorer() -> Iterator[CodeScorer]:
     yield from code_scorer(time_limit_s=2, memory_mb=256)
-
-
-def score(scorer: CodeScorer, program: str, tests: list[dict[str, Any]], **item: Any) -> Result:
-    response = f"```python\n{textwrap.dedent(program)}\n```"
-    return scorer.score(
-        Item(task="code", response=response, tests=tests, **item), CodeScorer.parse_options({})
-    )
 
 
 def assert_unrewarded(result: Result) -> None:

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from assay_testing import code_scorer
+from assay_testing import score_program as score
 from fastapi.testclient import TestClient
 
 from assay.api import create_app
 from assay.settings import CodeSettings, Settings
-from assay.types import Item, Result, Status
+from assay.types import Status
 from assay.verifiers.code import CodeScorer
 from assay.verifiers.code_flags import FLAG, hardcoded_visible_outputs
 
@@ -32,13 +31,6 @@ TABLE = 'answers = {"12": "24", "13": "26"}\nprint(answers[input().strip()])'
 @pytest.fixture(scope="module")
 def scorer() -> Iterator[CodeScorer]:
     yield from code_scorer(time_limit_s=2, memory_mb=256)
-
-
-def score(scorer: CodeScorer, program: str, tests: list[dict[str, Any]], **item: Any) -> Result:
-    response = f"```python\n{textwrap.dedent(program)}\n```"
-    return scorer.score(
-        Item(task="code", response=response, tests=tests, **item), CodeScorer.parse_options({})
-    )
 
 
 def test_hidden_tests_count_in_the_reward(scorer: CodeScorer) -> None:
