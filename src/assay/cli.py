@@ -23,19 +23,15 @@ from pydantic import ValidationError
 from assay import __version__
 from assay.cli_messages import os_error, port_in_use, settings_error
 from assay.errors import AssayError
+from assay.jsonl import read_lines
 from assay.settings import Settings
 from assay.types import Result, Status
 
 
 def _read_items(stream: IO[str]) -> Iterator[tuple[int, Any]]:
     """(line number, parsed item or a Result for a line that is not JSON); blank lines are skipped."""
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, Result.invalid(f"line {number}: not valid JSON ({exc.msg})")
+    for line in read_lines(stream):
+        yield line.number, Result.invalid(line.problem) if line.problem else line.value
 
 
 def _summary(results: Counter[str], correct: int, reward_sum: float) -> str:

@@ -129,8 +129,8 @@ def test_bad_rows_are_kept_with_their_problem(write_jsonl: Callable[[Sequence[An
     rows = load(write_jsonl(lines, "bad.jsonl"), "math")
     assert len(rows) == 6
     problems = {r.id: r.problem for r in rows}
-    assert "not JSON" in (problems["row-0"] or "")
-    assert "not an object" in (problems["row-1"] or "")
+    assert "not valid JSON" in (problems["row-0"] or "")
+    assert "not a JSON object" in (problems["row-1"] or "")
     assert "options" in (problems["opts"] or "")
     assert "perhaps" in (problems["lab"] or "")
     assert 'task "sql"' in (problems["other"] or "")

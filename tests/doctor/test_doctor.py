@@ -182,7 +182,7 @@ def test_a_signal_that_was_not_logged_is_no_data_not_healthy(tmp_path: Path) -> 
     (tmp_path / "log.jsonl").write_text('{"step": 1, "reward": 0.5}\nnot json\n')
     run = load_run(tmp_path)
     assert {f.status for f in diagnose(run)} == {"no data"}
-    assert run.problems == ["line 2: not JSON (Expecting value)"]
+    assert run.problems == ["line 2: not valid JSON (Expecting value)"]
 
 
 def test_the_server_gauge_stands_in_for_a_missing_step_signal(tmp_path: Path) -> None:

@@ -123,7 +123,7 @@ def test_bad_data_gets_a_message_with_the_row_and_the_fix(tmp_path: Path) -> Non
     with pytest.raises(DataError, match=r"row 1: no prompt in column 'prompt'.*data.fields.prompt"):
         to_problems(read_rows(path), {}, "math")
     (tmp_path / "bad.jsonl").write_text('{"prompt": "a"}\nnot json\n')
-    with pytest.raises(DataError, match=r"bad\.jsonl:2: not JSON"):
+    with pytest.raises(DataError, match=r"bad\.jsonl: line 2: not valid JSON"):
         read_rows(tmp_path / "bad.jsonl")
     with pytest.raises(DataError, match=r"set data\.format"):
         read_rows(_write_jsonl(tmp_path / "d.txt", []))

@@ -20,6 +20,7 @@ from typing import Any
 
 from assay.errors import ItemError
 from assay.items import parse_item
+from assay.jsonl import read_lines
 from assay.types import NUMERIC_TEXT_FIELDS, Item
 
 EXTRA_FIELDS = ("label", "category", "note")
@@ -81,15 +82,8 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
 
 def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield {"__problem__": f"line {number} is not JSON: {exc.msg}"}
-                continue
-            yield value if isinstance(value, dict) else {"__problem__": f"line {number} is not an object"}
+        for line in read_lines(handle, objects=True):
+            yield {"__problem__": line.problem} if line.problem else line.value
 
 
 def _read_arrow(path: Path) -> Any:

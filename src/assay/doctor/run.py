@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.jsonl import read_lines
+
 LOG_NAME = "log.jsonl"
 SERVER_METRICS_NAME = "server_metrics.prom"
 
@@ -47,18 +49,11 @@ def load_run(run_dir: Path, metrics_text: str | None = None) -> Run:
 def read_records(lines: Sequence[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """JSON objects of a JSON Lines log; a line that is not one is reported, not fatal."""
     records, problems = [], []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not JSON ({exc.msg})")
-            continue
-        if isinstance(record, dict):
-            records.append(record)
+    for line in read_lines(lines, objects=True):
+        if line.problem:
+            problems.append(line.problem)
         else:
-            problems.append(f"line {number}: not a JSON object")
+            records.append(line.value)
     return records, problems
 
 

@@ -12,13 +12,13 @@ still goes to Assay (a judge grades the question, not the template).
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from assay.errors import ConfigError
+from assay.jsonl import read_lines
 from assay.rl_client.generate import Problem
 from assay.types import Item
 
@@ -63,16 +63,10 @@ def read_rows(path: Path, fmt: str = "auto", split: str = "train") -> list[dict[
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{number}: a row must be a JSON object")
-            yield row
+        for line in read_lines(handle, objects=True):
+            if line.problem:
+                raise DataError(f"{path}: {line.problem}")
+            yield line.value
 
 
 def _hf_dataset(path: Path, split: str) -> list[dict[str, Any]]:

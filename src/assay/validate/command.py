@@ -26,6 +26,7 @@ from typing import Any
 from assay.cli_args import fraction, positive_int
 from assay.cli_messages import os_error
 from assay.errors import AssayError
+from assay.jsonl import read_lines
 from assay.settings import Settings
 from assay.validate.report import BadRow, TaskReport
 
@@ -61,14 +62,10 @@ def _read(path: str) -> list[Any]:
     """Rows of a JSON Lines file; a line that is not JSON becomes a BadRow (reported, never dropped)."""
     with ExitStack() as stack:
         stream = sys.stdin if path == "-" else stack.enter_context(open(path, encoding="utf-8"))
-        rows: list[Any] = []
-        for number, line in enumerate(stream, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    rows.append(BadRow(f"line-{number}", f"line {number}: not valid JSON ({exc.msg})"))
-        return rows
+        return [
+            BadRow(f"line-{line.number}", line.problem) if line.problem else line.value
+            for line in read_lines(stream)
+        ]
 
 
 def _write_jsonl(path: str | Path, rows: Sequence[dict[str, Any]]) -> None:

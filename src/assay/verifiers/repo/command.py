@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from assay.jsonl import read_lines
 from assay.settings import Settings
 from assay.verifiers.repo.preflight import preflight
 
@@ -34,14 +35,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("assay repo-preflight: --runs and --parallel must be at least 1", file=sys.stderr)
         return 2
     try:
-        lines = [line for line in args.tasks.read_text().splitlines() if line.strip()]
-        tasks = [json.loads(line) for line in lines]
-    except (OSError, json.JSONDecodeError) as exc:
+        lines = list(read_lines(args.tasks.read_text().splitlines(), objects=True))
+    except OSError as exc:
         print(f"assay repo-preflight: cannot read {args.tasks}: {exc}", file=sys.stderr)
         return 2
-    if not all(isinstance(task, dict) for task in tasks):
-        print("assay repo-preflight: every line must be a JSON object", file=sys.stderr)
+    problem = next((line.problem for line in lines if line.problem), None)
+    if problem:
+        print(f"assay repo-preflight: {args.tasks}: {problem}", file=sys.stderr)
         return 2
+    tasks = [line.value for line in lines]
     reports = preflight(tasks, Settings(), runs=args.runs, parallel=args.parallel)
     text = "".join(json.dumps(report) + "\n" for report in reports)
     if args.output == "-":
