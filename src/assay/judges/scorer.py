@@ -30,11 +30,9 @@ asks only about a candidate that is a mathematical expression (`guard.is_math_an
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sqlite3
 import statistics
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -55,11 +53,10 @@ from assay.judges.prompts import Rubric
 from assay.judges.quality import JudgeQuality, JudgeQualityCollector
 from assay.judges.second_opinion import second_opinion
 from assay.metrics import ReadCounter
+from assay.per_loop import PerLoop
 from assay.registry import Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-
-_CLOSE_WAIT_S = 5.0
 
 
 class JudgeOptions(TaskOptions):
@@ -135,7 +132,9 @@ class JudgeScorer(Scorer[JudgeOptions]):
 
     def __init__(self, settings: Settings, on_cache_event: Callable[[str], None] | None = None) -> None:
         super().__init__(settings)
-        self._clients: dict[asyncio.AbstractEventLoop, JudgeClient] = {}
+        self._clients: PerLoop[JudgeClient] = PerLoop(
+            lambda: JudgeClient.from_settings(self.settings.judge), JudgeClient.aclose
+        )
         self._cache: JudgeCache | None = None
         self._on_cache_event = on_cache_event
         self._lengths: dict[tuple[str, ...], LengthRegression] = {}
@@ -249,12 +248,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
 
     def judge(self) -> Judge:
         """The judge for the running event loop (its client built on first use)."""
-        loop = asyncio.get_running_loop()
-        for stale in [other for other in self._clients if other.is_closed()]:
-            del self._clients[stale]  # its loop is gone, and with it any way to close the client
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = JudgeClient.from_settings(self.settings.judge)
+        client = self._clients.get()
         config = self.settings.judge
         return Judge(
             client,
@@ -387,23 +381,11 @@ class JudgeScorer(Scorer[JudgeOptions]):
     # -- lifecycle -------------------------------------------------------------------------------
     async def aclose(self) -> None:
         """Close the client of the running loop (use from async code that owns the loop)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+        await self._clients.aclose()
 
     def close(self) -> None:
         """Close every client on its own loop, then the cache. Clients of closed loops are dropped."""
-        for loop, client in list(self._clients.items()):
-            if loop.is_closed():
-                continue
-            if not loop.is_running():
-                loop.run_until_complete(client.aclose())
-            elif _running_loop() is loop:
-                loop.create_task(client.aclose())
-            else:
-                with contextlib.suppress(FutureTimeout):  # a wedged loop must not hang shutdown
-                    asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(_CLOSE_WAIT_S)
-        self._clients.clear()
+        self._clients.close()
         if self._cache is not None:
             self._cache.close()
             self._cache = None
@@ -429,13 +411,6 @@ def _unjudged(item: Item, guarded: dict[str, Guarded], flags: list[str]) -> Resu
     )
     details = {"mode": mode, "judged": False, "flags": flags, "guard": where}
     return Result.graded(reward, reason, details=details)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _draws(models: Sequence[str], samples: int) -> list[tuple[str, int | None]]:

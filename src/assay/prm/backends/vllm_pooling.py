@@ -23,25 +23,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from assay.per_loop import PerLoop
 from assay.prm.backends.base import PrmBadInput, PrmTimeout, PrmUnavailable, StepRequest, StepScores
 from assay.prm.formats import PrmFormat
 from assay.settings import PrmSettings
 
 POSITIVE = 1  # Qwen PRMs: class 1 is "this step is correct"
 _SNIPPET = 300
-_CLOSE_WAIT_S = 5.0
 
 
 @dataclass
 class _LoopClient:
     http: httpx.AsyncClient
     slots: asyncio.Semaphore
+
+
+async def _close_client(client: _LoopClient) -> None:
+    await client.http.aclose()
 
 
 class VllmPoolingBackend:
@@ -57,7 +60,7 @@ class VllmPoolingBackend:
         self.settings = settings
         self.format = fmt
         self.base_url = settings.base_url.rstrip("/")
-        self._clients: dict[asyncio.AbstractEventLoop, _LoopClient] = {}
+        self._clients: PerLoop[_LoopClient] = PerLoop(self._make_client, _close_client)
         self._marker_id: int | None = None
 
     # -- scoring ---------------------------------------------------------------------------------
@@ -153,49 +156,23 @@ class VllmPoolingBackend:
             raise PrmUnavailable(f"vLLM answered {path} with {type(answer).__name__}, not an object")
         return answer
 
+    def _make_client(self) -> _LoopClient:
+        headers = {}
+        if self.settings.api_key is not None:
+            headers["Authorization"] = f"Bearer {self.settings.api_key.get_secret_value()}"
+        http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(self.settings.timeout_s, connect=5.0))
+        return _LoopClient(http, asyncio.Semaphore(self.settings.concurrency))
+
     def _client(self) -> _LoopClient:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            for old in [old for old in self._clients if old.is_closed()]:
-                del self._clients[old]  # their sockets went with the loop
-            headers = {}
-            if self.settings.api_key is not None:
-                headers["Authorization"] = f"Bearer {self.settings.api_key.get_secret_value()}"
-            http = httpx.AsyncClient(
-                headers=headers, timeout=httpx.Timeout(self.settings.timeout_s, connect=5.0)
-            )
-            client = self._clients[loop] = _LoopClient(http, asyncio.Semaphore(self.settings.concurrency))
-        return client
+        return self._clients.get()
 
     async def aclose(self) -> None:
         """Close the running loop's client (use from async code that owns the loop, before it ends)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.http.aclose()
+        await self._clients.aclose()
 
     def close(self) -> None:
-        """Close each loop's client on its own loop; clients of closed loops are dropped.
-
-        Called from inside a running loop, that loop's client is closed by a task, which only finishes if
-        the loop keeps running: async owners should `await aclose()` first.
-        """
-        for loop, client in list(self._clients.items()):
-            del self._clients[loop]
-            if loop.is_closed():
-                continue
-            if not loop.is_running():
-                loop.run_until_complete(client.http.aclose())
-                continue
-            try:
-                running = asyncio.get_running_loop()
-            except RuntimeError:
-                running = None
-            if running is loop:
-                loop.create_task(client.http.aclose())
-            else:
-                with contextlib.suppress(FutureTimeout):  # a wedged loop must not hang shutdown
-                    asyncio.run_coroutine_threadsafe(client.http.aclose(), loop).result(_CLOSE_WAIT_S)
+        """Close each loop's client on its own loop (`PerLoop.close`)."""
+        self._clients.close()
 
 
 def _rows_of(answer: dict[str, Any]) -> list[Any]:
