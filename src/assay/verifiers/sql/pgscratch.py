@@ -58,6 +58,7 @@ from assay.verifiers.sql.scratch import Snapshot, quote
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _TEXT_OID = 25
+APPLICATION_NAME = "assay perturbed copy"  # how an operator finds these sessions in pg_stat_activity
 
 
 def list_relations(engine: PostgresEngine, limits: QueryLimits) -> Snapshot:
@@ -170,6 +171,7 @@ class ScratchPostgres(PostgresEngine):
                 self._views(con)
                 path = "'pg_temp, ' || current_setting('search_path')"
                 con.execute(f"SELECT set_config('search_path', {path}, false)")
+                con.execute(f"SELECT set_config('application_name', '{APPLICATION_NAME}', false)")
         except Exception as exc:
             self.close()
             raise EngineUnavailable(f"cannot build the perturbed copy: {_first_line(exc)}") from exc
