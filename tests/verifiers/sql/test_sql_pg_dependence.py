@@ -54,7 +54,8 @@ def lab_dsn(pg_admin_dsn: str, pg_dsns: dict[str, str]) -> str:
             "CREATE SCHEMA sales",
             "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
             "CREATE DOMAIN qty AS integer CHECK (VALUE > 0)",
-            "CREATE TABLE sales.orders (id integer PRIMARY KEY, mood mood NOT NULL, n qty, note jsonb)",
+            "CREATE TABLE sales.orders (id integer PRIMARY KEY, mood mood NOT NULL, n qty, note jsonb, "
+            "n2 integer GENERATED ALWAYS AS (n * 2) STORED)",
             "INSERT INTO sales.orders SELECT i, (ARRAY['sad', 'ok', 'happy'])[1 + i % 3]::mood, 1 + i % 7, "
             "jsonb_build_object('i', i) FROM generate_series(1, 30) AS i",
             "CREATE TABLE public.totals (id integer, total integer)",
@@ -126,7 +127,7 @@ def test_a_qualified_literal_earns_nothing(scorer: SqlScorer, response: str) -> 
     assert check_status(result) == "constant"
 
 
-def test_a_name_in_another_schema_of_the_path_and_a_view_read_the_copy(scorer: SqlScorer) -> None:
+def test_another_schema_a_view_and_other_types_are_copied(scorer: SqlScorer) -> None:
     gold = "SELECT mood, COUNT(*), SUM(n) FROM orders GROUP BY mood"
     for response in (
         "SELECT mood, COUNT(id), SUM(n) FROM sales.orders GROUP BY 1",
@@ -138,6 +139,12 @@ def test_a_name_in_another_schema_of_the_path_and_a_view_read_the_copy(scorer: S
         scorer, "SELECT COUNT(*) FROM public.big_orders", "SELECT COUNT(*) FROM orders WHERE n > 3", "lab"
     )
     assert via_view.reward == 1.0 and check_status(via_view) == "passed", via_view.reason
+    generated = score(scorer, "SELECT SUM(n2) FROM orders", "SELECT 2 * SUM(n) FROM orders", "lab")
+    assert generated.reward == 1.0 and check_status(generated) == "passed", generated.reason
+    as_json = score(scorer, "SELECT SUM((note->>'i')::int) FROM orders", "SELECT SUM(id) FROM orders", "lab")
+    # The jsonb column is copied; it equals id only through an identity between two columns, which a
+    # copy does not keep (perturb.py): judged on the copy like any other query.
+    assert as_json.reward == 0.0 and check_status(as_json) == "differs", as_json.reason
     literal = score(scorer, "SELECT 'ok'::mood, 10::bigint, 40::bigint FROM orders LIMIT 1", gold, "lab")
     assert literal.reward == 0.0
 

@@ -12,8 +12,9 @@ match the gold; where it does not, the item is not rewarded:
 No false negative is added by design where the prediction is equivalent to the gold on every database
 that keeps the original's domains, NULLs, keys and references (see perturb.py for what is not kept).
 `inconclusive` (the gold's result never changed, or the gold failed on every copy) and `skipped` (the
-gold reads no table, the copy would be too large, PostgreSQL) leave the verdict as it was; the details
-say which. When the item's deadline cuts the check short before any copy told gold and prediction
+gold reads no table, the copy would be too large or could not be built) leave the verdict as it was;
+the details say which. On PostgreSQL the copies are temporary tables in a session of the scorer's own
+(pgscratch.py). When the item's deadline cuts the check short before any copy told gold and prediction
 apart, the item is `timeout` (our deadline), never a reward.
 """
 
