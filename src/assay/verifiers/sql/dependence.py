@@ -80,7 +80,7 @@ class Check:
     tol: Tolerance
 
 
-class _Cut(Exception):
+class CutShort(Exception):
     """The item deadline cut the prediction short on a copy."""
 
 
@@ -151,7 +151,7 @@ class DataCheck:
     def _predict(
         self, check: Check, snap: Snapshot, key: Any, targets: set[str], seed: str, copy: SqlEngine
     ) -> tuple[SqlEngine, QueryResult]:
-        """The prediction's result on round `seed`'s copy, and that copy (_Cut: the item deadline cut
+        """The prediction's result on round `seed`'s copy, and that copy (CutShort: the item deadline cut
         the prediction short).
 
         A copy whose connection is lost (PostgreSQL) is rebuilt once and the prediction run again: lost
@@ -166,7 +166,7 @@ class DataCheck:
                 return copy, copy.run(check.pred.sql, query_limits)
             except QueryError as exc:
                 if exc.kind == TIMEOUT and cut:
-                    raise _Cut from exc
+                    raise CutShort from exc
                 raise
             except EngineUnavailable as exc:
                 self._drop((key, seed, check.gold.sql))
@@ -205,7 +205,7 @@ class DataCheck:
             try:
                 copy, pred_result = self._predict(check, snap, key, targets, seed, copy)
                 verdict = check.match(copy, gold_result, pred_result)
-            except _Cut:
+            except CutShort:
                 return self._cut(told, "the prediction", info)
             except EngineUnavailable as exc:  # rebuilding the copy failed, or the matcher lost it
                 return Outcome("skipped", str(exc), info)
