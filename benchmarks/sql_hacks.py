@@ -1,6 +1,6 @@
 """Literal and constant SQL answers rewarded, and correct answers accepted, before and after issue 28.
 
-    .venv/bin/python benchmarks/sql_hacks.py [--sqlglot-sdist DIR] [--engines sqlite,duckdb]
+    .venv/bin/python benchmarks/sql_hacks.py [--sqlglot-sdist DIR] [--engines sqlite,duckdb,postgres]
 
 "Before" is the scorer with `allow_constant: true` (the old behaviour: flag only); "after" is the
 default (no reward for a query that reads no table or whose result does not move on perturbed copies
@@ -13,22 +13,28 @@ of the database). Alternates are off in both, so only the check under test tells
 - Correct answers, material we did not write: sqlglot's TPC-H fixture (22 queries, each with the
   optimizer's rewritten equivalent, and the data as CSV) from sqlglot's source distribution, loaded into
   a DuckDB file at run time (downloaded with `pip download` when --sqlglot-sdist is not given). The
-  original query is the gold and the rewrite the prediction. Target: no false negative added.
+  original query is the gold and the rewrite the prediction. Target: no false negative added. On
+  PostgreSQL the same data are loaded into a database of a throwaway server (scripts/pg_tmp.sh, on
+  127.0.0.1, removed afterwards) and both queries are transpiled from DuckDB's dialect by sqlglot; the
+  pairs whose gold does not run there are left out and counted.
 Prints counts and the time per item after/before (the cost of the check) in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +42,10 @@ from assay.settings import Settings, SqlSettings
 from assay.types import Item
 from assay.verifiers.sql import SqlScorer, devdata
 
-CASES = Path(__file__).resolve().parents[1] / "tests" / "cases" / "sql.jsonl"
+REPO = Path(__file__).resolve().parents[1]
+CASES = REPO / "tests" / "cases" / "sql.jsonl"
+PG_TMP = REPO / "scripts" / "pg_tmp.sh"
+_PG_TYPES = {"VARCHAR": "text", "DOUBLE": "double precision", "BIGINT": "bigint", "INTEGER": "integer"}
 SQLGLOT = "sqlglot==30.31.0"
 GOLDS = [
     "SELECT name, age FROM students ORDER BY gpa DESC LIMIT 1",
@@ -137,6 +146,67 @@ def tpch_items(sdist: Path | None, directory: Path) -> list[tuple[str, str]]:
     return list(zip(statements[0::2], statements[1::2], strict=True))
 
 
+@contextlib.contextmanager
+def postgres_server() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 for the run; yields its superuser DSN. Its directory
+    is a top-level temporary one: as root the cluster belongs to the `postgres` user, who must reach it."""
+    directory = Path(tempfile.mkdtemp(prefix="assay-pg-bench-"))
+    try:
+        started = subprocess.run([str(PG_TMP), "start", str(directory)], capture_output=True, text=True)
+        if started.returncode:
+            raise SystemExit(f"cannot start PostgreSQL for the benchmark: {started.stderr.strip()}")
+        port = started.stdout.strip().splitlines()[-1]
+        yield f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
+    finally:
+        subprocess.run([str(PG_TMP), "stop", str(directory)], capture_output=True, check=False)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def tpch_postgres(admin_dsn: str, duckdb_file: Path, role: str = "assay_ro") -> str:
+    """The TPC-H tables of `duckdb_file` copied into a database `tpch`; its read-only DSN."""
+    import duckdb
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        admin.execute("CREATE DATABASE tpch")
+    source = duckdb.connect(str(duckdb_file), read_only=True)
+    with psycopg.connect(make_conninfo(admin_dsn, dbname="tpch"), autocommit=True) as con:
+        for (table,) in source.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall():
+            columns = source.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                "ORDER BY column_index",
+                [table],
+            ).fetchall()
+            ddl = ", ".join(f'"{c}" {_PG_TYPES.get(t, t.lower())}' for c, t in columns)
+            con.execute(f'CREATE TABLE "{table}" ({ddl})'.encode())
+            with con.cursor().copy(f'COPY "{table}" FROM STDIN'.encode()) as copy:
+                for row in source.execute(f'SELECT * FROM "{table}"').fetchall():
+                    copy.write_row(row)
+        con.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}".encode())
+    source.close()
+    return make_conninfo(admin_dsn, user=role, dbname="tpch")
+
+
+def tpch_on_postgres(pairs: list[tuple[str, str]], dsn: str) -> tuple[list[tuple[str, str]], int]:
+    """The pairs transpiled to PostgreSQL whose gold runs there, and how many were left out."""
+    import psycopg
+    import sqlglot
+
+    kept = []
+    with psycopg.connect(dsn, autocommit=True) as con:
+        for gold, rewrite in pairs:
+            try:
+                gold_pg, rewrite_pg = (
+                    sqlglot.transpile(q, read="duckdb", write="postgres")[0] for q in (gold, rewrite)
+                )
+                con.execute(gold_pg.encode()).fetchall()
+            except (sqlglot.errors.SqlglotError, psycopg.Error):
+                continue
+            kept.append((gold_pg, rewrite_pg))
+    return kept, len(pairs) - len(kept)
+
+
 def score_all(
     scorer: SqlScorer, items: list[tuple[str, str, str, str]], allow: bool, repeat: bool = False
 ) -> tuple[int, float]:
@@ -160,26 +230,44 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sqlglot-sdist", type=Path, help="unpacked sqlglot sdist (or a directory with it)")
-    parser.add_argument("--engines", default="sqlite,duckdb")
+    parser.add_argument("--engines", default="sqlite,duckdb,postgres")
     parser.add_argument("--no-tpch", action="store_true")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="perturb_rounds of 'after' (0: the reads-no-table check only)"
+    )
     args = parser.parse_args()
     engines = args.engines.split(",")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         directory = Path(tmp)
         devdata.build(directory / "db")
-        sets: dict[str, list[tuple[str, str, str, str]]] = {
-            "literal probes (target: 0 rewarded)": [
-                ("school", e, g, p) for e in engines for g, p in probe_items(directory / "db")
-            ],
-            "correct, tests/cases/sql.jsonl (ours)": [
-                (db, e, g, p) for e in engines for db, g, p in case_items()
-            ],
-        }
-        if not args.no_tpch and "duckdb" in engines:
+        dsns: dict[str, str] = {}
+        if "postgres" in engines:
+            admin = stack.enter_context(postgres_server())
+            dsns = devdata.create_postgres(admin)
+        sets: dict[str, list[tuple[str, str, str, str]]] = {}
+        for e in engines:
+            probes = probe_items(directory / "db")
+            sets[f"literal probes, {e} (target: 0 rewarded)"] = [("school", e, g, p) for g, p in probes]
+        for e in engines:
+            sets[f"correct, tests/cases/sql.jsonl, {e} (ours)"] = [(db, e, g, p) for db, g, p in case_items()]
+        if not args.no_tpch:
             pairs = tpch_items(args.sqlglot_sdist, directory / "db")
-            sets["correct, sqlglot TPC-H rewrites (not ours)"] = [("tpch", "duckdb", g, p) for g, p in pairs]
-        settings = Settings(workers=1, sql=SqlSettings(databases=directory / "db", deadline_s=60))
-        print(f"{'set':44} {'items':>5} {'before':>6} {'after':>6} {'s/item':>7} {'x cold':>7} {'x warm':>7}")
+            if "duckdb" in engines:
+                sets["correct, sqlglot TPC-H, duckdb (not ours)"] = [
+                    ("tpch", "duckdb", g, p) for g, p in pairs
+                ]
+            if "postgres" in engines:
+                dsns["tpch"] = tpch_postgres(admin, directory / "db" / "tpch.duckdb")
+                on_pg, left_out = tpch_on_postgres(pairs, dsns["tpch"])
+                print(f"TPC-H on PostgreSQL: {len(on_pg)} pairs, {left_out} left out (gold does not run)")
+                sets["correct, sqlglot TPC-H, postgres (not ours)"] = [
+                    ("tpch", "postgres", g, p) for g, p in on_pg
+                ]
+        sql = SqlSettings(
+            databases=directory / "db", postgres_dsn=dsns, deadline_s=60, perturb_rounds=args.rounds
+        )
+        settings = Settings(workers=1, sql=sql)
+        print(f"{'set':48} {'items':>5} {'before':>6} {'after':>6} {'s/item':>7} {'x cold':>7} {'x warm':>7}")
         for name, items in sets.items():
             results = []
             for allow, repeat in ((True, False), (False, False), (True, True), (False, True)):
@@ -190,7 +278,7 @@ def main() -> None:
             cold = t_after / t_before if t_before else math.nan
             warm = t_warm / t_before_warm if t_before_warm else math.nan
             print(
-                f"{name:44} {len(items):>5} {before:>6} {after:>6} {t_after:>7.3f} {cold:>7.1f} {warm:>7.1f}"
+                f"{name:48} {len(items):>5} {before:>6} {after:>6} {t_after:>7.3f} {cold:>7.1f} {warm:>7.1f}"
             )
         print("before: allow_constant=true (flag only); after: the default. Counts are items rewarded 1.0.")
         print("s/item: after, first sight of each gold. x cold: after's time per item over before's, each")

@@ -10,7 +10,7 @@ off throughout: the perturbed copies the scorer builds itself must catch these a
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ from assay.verifiers.sql import SqlScorer
 from assay.verifiers.sql.perturb import TableData, perturb
 
 ENGINES = ["sqlite", "duckdb"]
+# PostgreSQL's copies are temporary tables on the server (its own attacks: test_sql_pg_dependence.py).
+ALL_ENGINES = [*ENGINES, pytest.param("postgres", marks=pytest.mark.requires_postgres)]
 TOP = "SELECT name, age FROM students ORDER BY gpa DESC LIMIT 1"
 COUNT = "SELECT COUNT(*) FROM students"
 BY_CITY = "SELECT city, COUNT(*) FROM students GROUP BY city"
@@ -36,6 +38,23 @@ def scorer(sql_settings: Settings) -> Iterator[SqlScorer]:
     made = SqlScorer(sql_settings)
     yield made
     made.close()
+
+
+@pytest.fixture(scope="module")
+def scorers(request: pytest.FixtureRequest, scorer: SqlScorer) -> Iterator[Callable[[str], SqlScorer]]:
+    """The scorer for an engine: PostgreSQL's knows the throwaway server's databases."""
+    made: list[SqlScorer] = []
+
+    def get(engine: str) -> SqlScorer:
+        if engine != "postgres":
+            return scorer
+        if not made:
+            made.append(SqlScorer(request.getfixturevalue("pg_settings")))
+        return made[0]
+
+    yield get
+    for pg in made:
+        pg.close()
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +116,9 @@ def probes(facts: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_no_literal_probe_is_rewarded(scorer: SqlScorer, engine: str, facts: dict[str, Any]) -> None:
+@pytest.mark.parametrize("engine", ALL_ENGINES)
+def test_no_literal_probe_is_rewarded(scorers: Any, engine: str, facts: dict[str, Any]) -> None:
+    scorer = scorers(engine)
     for reference, probe in probes(facts):
         unchecked = score(scorer, engine, probe, reference, allow_constant=True)
         assert unchecked.reward == 1.0, (probe, unchecked.reason)  # the probe does fool the main instance
@@ -107,9 +127,9 @@ def test_no_literal_probe_is_rewarded(scorer: SqlScorer, engine: str, facts: dic
         assert result.correct is False and result.reason
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_constant_is_named_as_such(scorer: SqlScorer, engine: str, facts: dict[str, Any]) -> None:
-    result = score(scorer, engine, f"SELECT {facts['count']} FROM students LIMIT 1", COUNT)
+@pytest.mark.parametrize("engine", ALL_ENGINES)
+def test_a_constant_is_named_as_such(scorers: Any, engine: str, facts: dict[str, Any]) -> None:
+    result = score(scorers(engine), engine, f"SELECT {facts['count']} FROM students LIMIT 1", COUNT)
     assert result.details["data_check"]["status"] == "constant"
     assert "does not depend on the data" in result.reason
     assert any("hard-coded" in w for w in result.details["warnings"])
@@ -139,12 +159,10 @@ def test_a_duckdb_query_that_names_its_catalog_runs_on_the_copy(scorer: SqlScore
     assert result.reward == 1.0 and result.details["data_check"]["status"] == "passed", result.reason
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", ALL_ENGINES)
 @pytest.mark.parametrize(("reference", "response"), CORRECT)
-def test_correct_queries_pass_the_check(
-    scorer: SqlScorer, engine: str, reference: str, response: str
-) -> None:
-    result = score(scorer, engine, response, reference)
+def test_correct_queries_pass_the_check(scorers: Any, engine: str, reference: str, response: str) -> None:
+    result = score(scorers(engine), engine, response, reference)
     assert result.reward == 1.0, result.reason
     assert result.details["data_check"]["status"] == "passed"
 
@@ -198,23 +216,20 @@ def _disguise(rows: list[tuple[Any, ...]], form: int, table: str, alias: bool) -
     return None
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("engine", ALL_ENGINES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    gold=st.sampled_from(GOLDS),
-    form=st.integers(0, 6),
-    table=st.sampled_from(TABLES),
-    alias=st.booleans(),
-    engine=st.sampled_from(ENGINES),
+    gold=st.sampled_from(GOLDS), form=st.integers(0, 6), table=st.sampled_from(TABLES), alias=st.booleans()
 )
 def test_generated_literal_answers_earn_nothing(
-    scorer: SqlScorer, sql_dir: Path, gold: str, form: int, table: str, alias: bool, engine: str
+    scorers: Any, sql_dir: Path, gold: str, form: int, table: str, alias: bool, engine: str
 ) -> None:
     with sqlite3.connect(sql_dir / "school.sqlite") as con:
         rows = con.execute(gold).fetchall()
     probe = _disguise(rows, form, table, alias) if rows else None
     if probe is None:
         return
-    result = score(scorer, engine, probe, gold)
+    result = score(scorers(engine), engine, probe, gold)
     assert result.status is Status.OK and result.reward == 0.0, (probe, result.reason)
 
 
@@ -249,9 +264,10 @@ COLUMNS = {
 
 
 @pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data(), engine=st.sampled_from(ENGINES))
-def test_generated_equivalent_answers_still_earn_one(scorer: SqlScorer, data: Any, engine: str) -> None:
+@pytest.mark.parametrize("engine", ALL_ENGINES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_generated_equivalent_answers_still_earn_one(scorers: Any, data: Any, engine: str) -> None:
     table = data.draw(st.sampled_from(sorted(COLUMNS)))
     every, numeric, groups = COLUMNS[table]
     cols = ", ".join(data.draw(st.lists(st.sampled_from(every), min_size=1, max_size=3, unique=True)))
@@ -264,7 +280,7 @@ def test_generated_equivalent_answers_still_earn_one(scorer: SqlScorer, data: An
         k=data.draw(st.integers(0, 60)),
     )
     answer = data.draw(st.sampled_from(REWRITES))(gold)
-    result = score(scorer, engine, answer, gold)
+    result = score(scorers(engine), engine, answer, gold)
     assert result.status is Status.OK and result.reward == 1.0, (gold, answer, result.reason)
 
 

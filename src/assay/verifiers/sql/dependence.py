@@ -12,8 +12,9 @@ match the gold; where it does not, the item is not rewarded:
 No false negative is added by design where the prediction is equivalent to the gold on every database
 that keeps the original's domains, NULLs, keys and references (see perturb.py for what is not kept).
 `inconclusive` (the gold's result never changed, or the gold failed on every copy) and `skipped` (the
-gold reads no table, the copy would be too large, PostgreSQL) leave the verdict as it was; the details
-say which. When the item's deadline cuts the check short before any copy told gold and prediction
+gold reads no table, the copy would be too large or could not be built) leave the verdict as it was;
+the details say which. On PostgreSQL the copies are temporary tables in a session of the scorer's own
+(pgscratch.py). When the item's deadline cuts the check short before any copy told gold and prediction
 apart, the item is `timeout` (our deadline), never a reward.
 """
 
@@ -28,6 +29,7 @@ from cachetools import LRUCache
 from assay.settings import SqlSettings
 from assay.verifiers.sql.compare import Comparison, Tolerance, compare
 from assay.verifiers.sql.engines import (
+    FAILED,
     TIMEOUT,
     EngineUnavailable,
     QueryError,
@@ -62,6 +64,26 @@ class _Copies(LRUCache[Any, Any]):
         return key, value
 
 
+@dataclass(frozen=True)
+class Check:
+    """One item's check: the original engine, the two queries with their results there, and how the
+    scorer runs and compares queries (its budget, its matcher, its tolerance)."""
+
+    engine: SqlEngine
+    location: str
+    seed: str
+    gold: Analysis
+    pred: Analysis
+    originals: tuple[QueryResult, QueryResult]  # (gold, prediction) on the original
+    limits: Limits
+    match: Matcher
+    tol: Tolerance
+
+
+class CutShort(Exception):
+    """The item deadline cut the prediction short on a copy."""
+
+
 class DataCheck:
     """The check, with the copies it built kept for the next prediction against the same gold."""
 
@@ -70,24 +92,13 @@ class DataCheck:
         self._snapshots: LRUCache[Any, Snapshot] = LRUCache(maxsize=2)
         self._copies = _Copies(maxsize=max(1, 2 * settings.perturb_rounds))
 
-    def run(
-        self,
-        engine: SqlEngine,
-        location: str,
-        seed: str,
-        gold: Analysis,
-        pred: Analysis,
-        originals: tuple[QueryResult, QueryResult],
-        limits: Limits,
-        match: Matcher,
-        tol: Tolerance,
-    ) -> Outcome:
-        gold_tables = referenced_tables(gold.parsed)
+    def run(self, check: Check) -> Outcome:
+        gold_tables = referenced_tables(check.gold.parsed)
         if gold_tables is not None and not gold_tables:
             return Outcome("skipped", "the reference reads no table")
-        pred_tables = referenced_tables(pred.parsed)
+        pred_tables = referenced_tables(check.pred.parsed)
         try:
-            snap, snap_key = self._snapshot(engine, location, gold_tables, pred_tables, limits)
+            snap, snap_key = self._snapshot(check, gold_tables, pred_tables)
         except CopyTooLarge as exc:
             return Outcome("skipped", str(exc))
         except QueryError as exc:
@@ -95,101 +106,114 @@ class DataCheck:
         targets = snap.resolve(gold_tables or set())
         if gold_tables is None or len(targets) < len(gold_tables):  # not parsed, or it reads a view
             targets = set(snap.tables)
-        return self._rounds(engine, snap, snap_key, targets, seed, gold, pred, originals, limits, match, tol)
+        return self._rounds(check, snap, snap_key, targets)
 
     def _snapshot(
-        self,
-        engine: SqlEngine,
-        location: str,
-        gold_tables: set[str] | None,
-        pred_tables: set[str] | None,
-        limits: Limits,
+        self, check: Check, gold_tables: set[str] | None, pred_tables: set[str] | None
     ) -> tuple[Snapshot, Any]:
         """The tables both queries read (every table when either was not parsed), kept for the next
         prediction that reads the same ones: copying costs more than the queries."""
         cfg = self.settings
         wanted = None if gold_tables is None or pred_tables is None else gold_tables | pred_tables
-        key = (location, None if wanted is None else frozenset(n.lower() for n in wanted))
+        key = (check.location, None if wanted is None else frozenset(n.lower() for n in wanted))
         cached = self._snapshots.get(key)
         if cached is None:
-            query_limits = limits()[0]
-            cached = snapshot(engine, wanted, query_limits, cfg.perturb_max_rows, cfg.perturb_max_cells)
+            query_limits = check.limits()[0]
+            cached = snapshot(check.engine, wanted, query_limits, cfg.perturb_max_rows, cfg.perturb_max_cells)
             self._snapshots[key] = cached
         return cached, key
 
     def _copy(
-        self,
-        engine: SqlEngine,
-        snap: Snapshot,
-        key: Any,
-        targets: set[str],
-        seed: str,
-        gold: Analysis,
-        limits: Limits,
+        self, check: Check, snap: Snapshot, key: Any, targets: set[str], seed: str
     ) -> tuple[SqlEngine, QueryResult | QueryError]:
         """Round `seed`'s scratch engine and the gold's result (or failure) on it, built once."""
-        cached = self._copies.get((key, seed, gold.sql))
+        cached = self._copies.get((key, seed, check.gold.sql))
         if cached is not None:
             return cached
         if snap.links is None:
             snap.links = references(snap.tables)
-        copy = scratch_engine(engine, snap, perturb(snap.tables, targets, seed, snap.links))
-        query_limits, cut = limits()
+        rows = perturb(snap.tables, targets, seed, snap.links)
+        copy = scratch_engine(check.engine, snap, rows, timeout_s=check.limits()[0].timeout_s)
+        query_limits, cut = check.limits()
         try:
-            gold_result: QueryResult | QueryError = copy.run(gold.sql, query_limits)
+            gold_result: QueryResult | QueryError = copy.run(check.gold.sql, query_limits)
+        except EngineUnavailable:
+            copy.close()
+            raise
         except QueryError as exc:
             if exc.kind == TIMEOUT and cut:
                 copy.close()
                 raise
             gold_result = exc
-        self._copies[(key, seed, gold.sql)] = (copy, gold_result)
+        self._copies[(key, seed, check.gold.sql)] = (copy, gold_result)
         return copy, gold_result
 
-    def _rounds(
-        self,
-        engine: SqlEngine,
-        snap: Snapshot,
-        key: Any,
-        targets: set[str],
-        seed: str,
-        gold: Analysis,
-        pred: Analysis,
-        originals: tuple[QueryResult, QueryResult],
-        limits: Limits,
-        match: Matcher,
-        tol: Tolerance,
-    ) -> Outcome:
-        gold_original, pred_original = originals
+    def _predict(
+        self, check: Check, snap: Snapshot, key: Any, targets: set[str], seed: str, copy: SqlEngine
+    ) -> tuple[SqlEngine, QueryResult]:
+        """The prediction's result on round `seed`'s copy, and that copy (CutShort: the item deadline cut
+        the prediction short).
+
+        A copy whose connection is lost (PostgreSQL) is rebuilt once and the prediction run again: lost
+        again, it is the prediction's doing (it ended its own session: `pg_terminate_backend(
+        pg_backend_pid())`), a failure of the prediction, never a skipped check that keeps a reward."""
+        lost: EngineUnavailable | None = None
+        for attempt in range(2):
+            if attempt:
+                copy, _ = self._copy(check, snap, key, targets, seed)
+            query_limits, cut = check.limits()
+            try:
+                return copy, copy.run(check.pred.sql, query_limits)
+            except QueryError as exc:
+                if exc.kind == TIMEOUT and cut:
+                    raise CutShort from exc
+                raise
+            except EngineUnavailable as exc:
+                self._drop((key, seed, check.gold.sql))
+                lost = exc
+        why = f"the connection to the perturbed copy was lost twice while the prediction ran ({lost})"
+        raise QueryError(FAILED, why)
+
+    def _drop(self, key: Any) -> None:
+        entry = self._copies.pop(key, None)
+        if entry is not None:
+            entry[0].close()
+
+    def _rounds(self, check: Check, snap: Snapshot, key: Any, targets: set[str]) -> Outcome:
+        gold_original, pred_original = check.originals
         info: dict[str, Any] = {"perturbed_tables": sorted(targets), "rounds": []}
         if any(not snap.tables[name].complete for name in targets):
             info["copied_in_part"] = sorted(name for name in targets if not snap.tables[name].complete)
         told = 0  # rounds on which the gold's result changed and the prediction still matched it
         for index in range(self.settings.perturb_rounds):
+            seed = f"{check.seed}:{index}"
             # Building a copy is not interruptible: start one only while a whole query timeout is left,
             # so that the pool's kill at the item deadline (which loses every copy kept) is not reached.
-            if (key, f"{seed}:{index}", gold.sql) not in self._copies and limits()[1]:
+            if (key, seed, check.gold.sql) not in self._copies and check.limits()[1]:
                 return self._cut(told, "the copies", info)
             try:
-                copy, gold_result = self._copy(engine, snap, key, targets, f"{seed}:{index}", gold, limits)
+                copy, gold_result = self._copy(check, snap, key, targets, seed)
             except EngineUnavailable as exc:
                 return Outcome("skipped", str(exc), info)
             except QueryError:
                 return self._cut(told, "the reference", info)
+            _note_views(copy, info)
             if isinstance(gold_result, QueryError):
                 info["rounds"].append({"reference": f"failed ({gold_result.kind})"})
                 continue
-            changed = not _same(gold_original, gold_result, tol)
-            query_limits, cut = limits()
+            changed = not _same(gold_original, gold_result, check.tol)
             try:
-                pred_result = copy.run(pred.sql, query_limits)
+                copy, pred_result = self._predict(check, snap, key, targets, seed, copy)
+                verdict = check.match(copy, gold_result, pred_result)
+            except CutShort:
+                return self._cut(told, "the prediction", info)
+            except EngineUnavailable as exc:  # rebuilding the copy failed, or the matcher lost it
+                return Outcome("skipped", str(exc), info)
             except QueryError as exc:
-                if exc.kind == TIMEOUT and cut:
-                    return self._cut(told, "the prediction", info)
                 info["rounds"].append({"reference_changed": changed, "prediction": f"failed ({exc.kind})"})
                 why = f"the prediction fails on a perturbed copy of the database ({exc.kind}: {exc.message})"
                 return Outcome("fails", why, info)
-            verdict = match(copy, gold_result, pred_result)
-            unmoved = _same(pred_original, pred_result, tol)
+            unmoved = _same(pred_original, pred_result, check.tol)
             info["rounds"].append(
                 {"reference_changed": changed, "prediction_changed": not unmoved, "match": verdict.equal}
             )
@@ -216,6 +240,12 @@ class DataCheck:
     def close(self) -> None:
         while self._copies:
             self._copies.popitem()
+
+
+def _note_views(copy: SqlEngine, info: dict[str, Any]) -> None:
+    missing = getattr(copy, "views_not_copied", None)
+    if missing:
+        info["views_not_copied"] = sorted(missing)
 
 
 def _same(a: QueryResult, b: QueryResult, tol: Tolerance) -> bool:

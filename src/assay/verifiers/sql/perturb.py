@@ -49,6 +49,7 @@ class TableData:
     create: str = ""  # the DDL that recreates it on the same engine
     insert_columns: list[str] = field(default_factory=list)  # columns to insert (none generated)
     types: list[str] = field(default_factory=list)  # their engine types, where the engine needs them
+    source: str = ""  # the name to read it by, where the bare name is not enough (PostgreSQL: qualified)
 
 
 def perturb(

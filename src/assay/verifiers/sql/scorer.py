@@ -40,7 +40,7 @@ from assay.verifiers.sql.compare import (
     valid_limit_cut,
     values_within,
 )
-from assay.verifiers.sql.dependence import DataCheck, Outcome
+from assay.verifiers.sql.dependence import Check, DataCheck, Outcome
 from assay.verifiers.sql.engines import (
     TIMEOUT,
     DuckdbEngine,
@@ -262,7 +262,7 @@ class SqlScorer(Scorer[SqlOptions]):
         originals = (seen["gold"], seen["pred"])
         engine = self._engine(instance)
         return self._data_check.run(
-            engine, instance.location, seed, gold, pred, originals, limits, match, tol
+            Check(engine, instance.location, seed, gold, pred, originals, limits, match, tol)
         )
 
     def _on_instance(

@@ -7,7 +7,8 @@ the tables the check needs hold more than `max_cells` values the check is skippe
 than copying a large database per item. `scratch_engine` builds an in-memory database of the same engine
 from perturbed rows (perturb.py) and returns an engine that runs queries on it exactly as on the
 original: SQLite with `query_only` and the read-only authorizer, DuckDB with external access disabled
-and only SELECT statements. PostgreSQL is not covered: its copy would need write access to the server.
+and only SELECT statements, PostgreSQL as temporary tables in a session of the scorer's own (pgscratch.py
+says why that and not the original perturbed in place).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from assay.verifiers.sql.engines import (
     _duckdb,
 )
 from assay.verifiers.sql.perturb import Row, TableData
+from assay.verifiers.sql.postgres import PostgresEngine
 
 _INSERT_CELLS = 900  # DuckDB inserts a multi-row VALUES about six times faster than executemany
 
@@ -42,6 +44,9 @@ class Snapshot:
     skipped: list[str] = field(default_factory=list)  # tables not copied (not read, virtual)
     links: list[Any] | None = None  # perturb.references(tables), computed once for every round
     catalog: str | None = None  # DuckDB: the database's name, which a query may qualify tables with
+    schemas: dict[str, str] = field(default_factory=dict)  # PostgreSQL: table -> the schema it is in
+    # PostgreSQL: (schema, name, definition) of each view, recreated over the copies
+    qualified_views: list[tuple[str, str, str]] = field(default_factory=list)
 
     def resolve(self, names: set[str]) -> set[str]:
         """The snapshot's spelling of table names read by a query (SQL folds unquoted case)."""
@@ -66,9 +71,19 @@ def snapshot(
         listing = _sqlite_tables(engine, limits)
     elif isinstance(engine, DuckdbEngine):
         listing = _duckdb_tables(engine, limits)
+    elif isinstance(engine, PostgresEngine):
+        from assay.verifiers.sql.pgscratch import list_relations
+
+        listing = list_relations(engine, limits)
     else:
         raise CopyTooLarge(f"no perturbed copy on {engine.kind}")
-    snap = Snapshot(views=listing.views, skipped=listing.skipped, catalog=listing.catalog)
+    snap = Snapshot(
+        views=listing.views,
+        skipped=listing.skipped,
+        catalog=listing.catalog,
+        schemas=listing.schemas,
+        qualified_views=listing.qualified_views,
+    )
     wanted_lower = {name.lower() for name in wanted} if wanted is not None else None
     if wanted_lower is not None and not wanted_lower <= {name.lower() for name in listing.tables}:
         wanted_lower = None  # a view (its tables are not named in the query) or an unknown name
@@ -80,7 +95,8 @@ def snapshot(
             snap.skipped.append(table.name)
             continue
         columns = ", ".join(quote(c) for c in table.insert_columns)
-        result = engine.run(f"SELECT {columns} FROM {quote(table.name)} LIMIT {max_rows + 1}", limits)
+        source = table.source or quote(table.name)
+        result = engine.run(f"SELECT {columns} FROM {source} LIMIT {max_rows + 1}", limits)
         table.rows = result.rows[:max_rows]
         table.complete = len(result.rows) <= max_rows
         cells += len(table.rows) * max(1, len(table.insert_columns))
@@ -130,8 +146,17 @@ def _duckdb_tables(engine: DuckdbEngine, limits: QueryLimits) -> Snapshot:
     return listing
 
 
-def scratch_engine(source: SqlEngine, snap: Snapshot, rows: dict[str, list[Row]]) -> SqlEngine:
-    """An engine over an in-memory copy holding `rows`; EngineUnavailable when it cannot be built."""
+def scratch_engine(
+    source: SqlEngine, snap: Snapshot, rows: dict[str, list[Row]], timeout_s: float = 30.0
+) -> SqlEngine:
+    """An engine over a copy holding `rows`; EngineUnavailable when it cannot be built (`timeout_s`:
+    PostgreSQL's limit on each statement that builds it)."""
+    if isinstance(source, PostgresEngine):
+        from assay.verifiers.sql.pgscratch import ScratchPostgres
+
+        pg = ScratchPostgres(source.dsn, snap, rows, connect_timeout_s=source._connect_timeout)
+        pg.build(timeout_s)
+        return pg
     if isinstance(source, SqliteEngine):
         engine: SqlEngine = _ScratchSqlite(snap, rows, heap_limit_mb=source._heap_limit >> 20)
     elif isinstance(source, DuckdbEngine):
