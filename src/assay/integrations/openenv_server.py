@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay import __version__
 from assay.api.body import BoundedRoute
-from assay.api.protocol import SESSION_ERRORS
+from assay.api.protocol import ErrorEnvelope, error_responses
 from assay.integrations.openenv_episode import (
     AssayAction,
     AssayObservation,
@@ -48,6 +48,11 @@ from assay.service import Service
 
 router = APIRouter(prefix="/openenv", tags=["trainers"], route_class=BoundedRoute)
 _KEPT = 100_000  # HTTP episodes remembered; the oldest is closed past it
+ERRORS: dict[int | str, dict[str, Any]] = {
+    **error_responses(400, 404, 413, 422, 429, 503),
+    404: {"model": ErrorEnvelope, "description": "No such episode: start one with POST /openenv/reset."},
+    409: {"model": ErrorEnvelope, "description": "The episode is done (answered, or its session gone)."},
+}
 _ResetBody = Annotated[dict[str, Any] | None, Body()]  # optional: OpenEnv clients may post none
 
 
@@ -85,7 +90,7 @@ def _http(exc: EpisodeError) -> HTTPException:
     return HTTPException(exc.status, str(exc))
 
 
-@router.post("/reset", responses=SESSION_ERRORS)
+@router.post("/reset", responses=ERRORS)
 async def reset(request: Request, body: _ResetBody = None) -> dict[str, Any]:
     """Start an episode (or restart the one named by `episode_id`); `metadata.episode_id` names it."""
     table = _episodes(request.app)
@@ -115,7 +120,7 @@ def _episode(request: Request, episode_id: str | None) -> Episode:
     return episode
 
 
-@router.post("/step", responses=SESSION_ERRORS)
+@router.post("/step", responses=ERRORS)
 async def step(request: Request, body: StepBody) -> dict[str, Any]:
     """One action of the episode: a tool call, or the answer (reward, done)."""
     episode = _episode(request, body.episode_id)
@@ -126,7 +131,7 @@ async def step(request: Request, body: StepBody) -> dict[str, Any]:
     return observation.wire()
 
 
-@router.get("/state", response_model=AssayState, responses=SESSION_ERRORS)
+@router.get("/state", response_model=AssayState, responses=ERRORS)
 async def state(request: Request, episode_id: str | None = None) -> AssayState:
     return _episode(request, episode_id).state()
 
