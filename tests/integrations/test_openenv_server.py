@@ -4,7 +4,9 @@ speaks the WebSocket form) and by its HTTP request shapes."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import re
 import socket
 import threading
 import time
@@ -17,10 +19,12 @@ from assay_testing import LiveServer, bwrap_works
 from fastapi.testclient import TestClient
 from openenv.core import GenericEnvClient
 from session_testing import session_settings
+from transformers.utils import get_json_schema
 from websockets.sync.client import connect
 
 from assay.api import create_app
 
+SESSIONS_DOC = Path(__file__).resolve().parents[2] / "docs" / "sessions.md"
 MATH = {"id": "q1", "task": "math", "prompt": "What is 6 * 7?", "reference": "42"}
 MAX_OPEN = 3
 
@@ -270,3 +274,48 @@ def test_reset_without_an_item_draws_from_the_task_file(task_file: TestClient) -
     episode = answered["metadata"]["episode_id"]
     reward = task_file.post("/openenv/step", json={"action": {"answer": "\\boxed{1}"}, "episode_id": episode})
     assert reward.json()["reward"] == 1.0
+
+
+def _documented_trl_environment() -> dict[str, Any]:
+    """The TRL environment class and reward function docs/sessions.md shows, run as written there."""
+    found = re.search(
+        r"```python\n(from openenv.core import GenericEnvClient\n\n\nclass AssayOpenEnv.*?)```",
+        SESSIONS_DOC.read_text(),
+        re.S,
+    )
+    assert found is not None, "docs/sessions.md no longer shows AssayOpenEnv"
+    namespace: dict[str, Any] = {}
+    exec(compile(found.group(1), str(SESSIONS_DOC), "exec"), namespace)
+    return namespace
+
+
+def test_trl_drives_the_documented_openenv_environment(server: LiveServer) -> None:
+    """In TRL 1.16's GRPOTrainer order: one instance per rollout, its public methods but reset as the tools
+    (schemas by transformers' get_json_schema), reset(**row), tool calls, then the reward functions with
+    `environments`."""
+    documented = _documented_trl_environment()
+    env_class, reward = documented["AssayOpenEnv"], documented["assay_reward"]
+    members = inspect.getmembers(env_class, predicate=inspect.isfunction)
+    tools = [name for name, _ in members if name not in ("reset", "get_reward") and not name.startswith("_")]
+    assert tools == ["python"]
+    envs = [env_class(server.url) for _ in range(3)]
+    try:
+        assert get_json_schema(envs[0].python)["function"]["parameters"]["required"] == ["code"]
+        rows = [
+            {"prompt": [{"role": "user", "content": "6 * 7?"}], "task": "math", "reference": "42"},
+            {"prompt": [{"role": "user", "content": "3 + 4?"}], "task": "math", "reference": "7"},
+            {"prompt": [{"role": "user", "content": "?"}], "task": "math", "reference": "\\frac{"},
+        ]
+        for env, row in zip(envs, rows, strict=True):
+            assert env.reset(**row) is None
+        assert envs[0].python(code="x = 6 * 7\nx") == "42\n"
+        assert "NameError" in envs[1].python(code="x")
+        completions = [[{"role": "assistant", "content": f"\\boxed{{{n}}}"}] for n in (42, 8, 1)]
+        assert reward(completions=completions, environments=envs, prompts=[r["prompt"] for r in rows]) == [
+            1.0,
+            0.0,
+            None,  # unscorable: TRL masks None (NaN), it never trains it as 0
+        ]
+    finally:
+        for env in envs:
+            env.env.close()
