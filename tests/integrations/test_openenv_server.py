@@ -158,6 +158,27 @@ def test_a_connection_killed_mid_episode_frees_its_session(server: LiveServer) -
     _until(lambda: _open(server) == 0, "a dropped connection kept its session")
 
 
+def test_an_interpreter_that_dies_ends_the_tools_and_the_answer_is_still_verified(server: LiveServer) -> None:
+    with _env(server) as env:
+        env.reset(item=MATH)
+        died = env.step(_python("import os; os._exit(3)"))
+        assert (died.observation["status"], died.done) == ("session_ended", False)
+        after = env.step(_python("1"))
+        assert (after.observation["status"], after.done) == ("session_gone", False)
+        assert after.observation["output"].startswith("[session ended: ")
+        answered = env.step({"answer": "\\boxed{42}"})
+        assert (answered.reward, answered.done) == (1.0, True)
+
+
+def test_an_answer_after_the_session_expired_has_no_reward(server: LiveServer) -> None:
+    with _env(server) as env:
+        env.reset(item=MATH, limits={"ttl_s": 0.2})
+        _until(lambda: _open(server) == 0, "the session was never reaped")
+        late = env.step({"answer": "\\boxed{42}"})
+        assert (late.done, late.reward, late.observation["status"]) == (True, None, "session_gone")
+        assert "expired" in late.observation["reason"]
+
+
 def test_refusals_are_openenv_error_frames(server: LiveServer) -> None:
     with _env(server) as env:
         with pytest.raises(RuntimeError, match=r"no episode: send reset first \(code: SESSION_ERROR\)"):
@@ -240,7 +261,9 @@ def test_the_http_form_continues_an_episode_by_its_id(server: LiveServer) -> Non
         assert fresh.startswith("s-")  # unnamed, an episode is known by its session's id
         assert http.delete(f"/v1/sessions/{fresh}").status_code == 204
         gone = http.post("/openenv/step", json={"action": _python("1"), "episode_id": fresh}).json()
-        assert (gone["done"], gone["observation"]["status"]) == (True, "session_gone")
+        assert (gone["done"], gone["observation"]["status"]) == (False, "session_gone")
+        late = http.post("/openenv/step", json={"action": {"answer": "42"}, "episode_id": fresh}).json()
+        assert (late["done"], late["reward"], late["observation"]["status"]) == (True, None, "session_gone")
 
 
 @pytest.fixture()

@@ -8,9 +8,10 @@ step_count}`. Here an episode is one Assay session:
   one of the server's task file (`sessions.openenv_items`), picked by `index`, drawn by `seed`, or the
   next in turn. `tools` (default `["python"]`) and `limits` are those of `POST /v1/sessions`.
 - `step` takes `{"tool", "arguments"}` (one tool call, as `POST /v1/sessions/{id}/step`: a traceback is an
-  observation, not an error) or `{"answer"}`: the final response, verified exactly as `/v1/rewards` would
-  score it; its `reward` (null unless the verdict's status is `ok`) and `done: true` end the episode,
-  and its session is closed.
+  observation, not an error; a session that ended answers `session_gone`) or `{"answer"}`: the final
+  response, verified exactly as `/v1/rewards` would score it; its `reward` (null unless the verdict's
+  status is `ok`) and `done: true` end the episode, and its session is closed. An answer after the
+  session's record expired is `done` with no reward.
 - `state` is the episode id (the session id, unless the client named the episode), the count of steps
   taken and whether the episode is done.
 
@@ -218,8 +219,10 @@ class Episode:
                 return await self._answer(self.session_id, action.answer)
             try:
                 result = await self.engine.session_step(self.session_id, str(action.tool), action.arguments)
-            except SessionGone as exc:
-                return await self._gone(exc)
+            except SessionGone as exc:  # its tools are gone; its answer is verified while its record lasts
+                return AssayObservation(
+                    output=f"[session ended: {exc.reason}]", status="session_gone", reason=exc.reason
+                )
             return AssayObservation(
                 output=result.observation,
                 status=result.status,
@@ -253,7 +256,7 @@ class Episode:
         )
 
     async def _gone(self, exc: SessionGone) -> AssayObservation:
-        """The session ended under us (TTL, its interpreter lost): the episode is over, unscored."""
+        """The answer came after the session's record expired: the episode is over, unscored."""
         await self._end()
         self.done = True
         return AssayObservation(

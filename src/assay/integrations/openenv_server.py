@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections import OrderedDict
 from typing import Annotated, Any
 
@@ -46,6 +47,7 @@ from assay.integrations.openenv_episode import (
 )
 from assay.service import Service
 
+log = logging.getLogger("assay.openenv")
 router = APIRouter(prefix="/openenv", tags=["trainers"], route_class=BoundedRoute)
 _KEPT = 100_000  # HTTP episodes remembered; the oldest is closed past it
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -96,7 +98,11 @@ async def reset(request: Request, body: _ResetBody = None) -> dict[str, Any]:
     table = _episodes(request.app)
     try:
         data = parse(ResetData, body, "reset")
-        episode = table.get(data.episode_id or "") or Episode(_engine(request.app))
+        episode = table.get(data.episode_id) if data.episode_id else None
+        if episode is None:
+            episode = Episode(_engine(request.app), data.episode_id or None)
+            if data.episode_id:  # named: a concurrent reset of the same name finds this one
+                table[data.episode_id] = episode
         observation = await episode.reset(data, _tasks(request.app))
     except EpisodeError as exc:
         raise _http(exc) from None
@@ -182,6 +188,9 @@ async def _answer(episode: Episode, message: Any, app: Any) -> dict[str, Any] | 
             return None
     except EpisodeError as exc:
         return _error(str(exc), exc.code)
+    except Exception as exc:  # our failure: the client gets a frame (as OpenEnv's server sends), we the trace
+        log.exception("openenv: a %s frame failed", kind)
+        return _error(f"the server failed ({type(exc).__name__}); its log has the details", "EXECUTION_ERROR")
     return _error(f"unknown message type {kind!r}: reset, step, state or close", "UNKNOWN_TYPE")
 
 
