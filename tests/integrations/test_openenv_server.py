@@ -274,9 +274,8 @@ def task_file(tmp_path: Path) -> Iterator[TestClient]:
     path.write_text(
         "".join(json.dumps({"id": f"t{n}", "task": "math", "reference": str(n)}) + "\n" for n in range(3))
     )
-    with TestClient(
-        create_app(session_settings(openenv_items=path)), raise_server_exceptions=False
-    ) as client:
+    settings = session_settings(openenv_items=path).model_copy(update={"max_body_bytes": 4096})
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
         yield client
 
 
@@ -342,3 +341,16 @@ def test_trl_drives_the_documented_openenv_environment(server: LiveServer) -> No
     finally:
         for env in envs:
             env.env.close()
+
+
+def test_a_frame_past_the_body_limit_is_refused_and_the_episode_goes_on(task_file: TestClient) -> None:
+    with task_file.websocket_connect("/openenv/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"index": 0}}))
+        assert json.loads(ws.receive_text())["type"] == "observation"
+        ws.send_text(json.dumps({"type": "step", "data": _python("x = 1  # " + "y" * 5000)}))
+        refused = json.loads(ws.receive_text())
+        assert refused["type"] == "error" and "exceeds 4096 bytes" in refused["data"]["message"]
+        ws.send_bytes(b"\xff\xfe")
+        assert json.loads(ws.receive_text())["data"]["code"] == "INVALID_JSON"
+        ws.send_text(json.dumps({"type": "step", "data": _python("print('still here')")}))
+        assert json.loads(ws.receive_text())["data"]["observation"]["output"] == "still here\n"

@@ -208,7 +208,8 @@ async def episode_socket(websocket: WebSocket) -> None:
                 break
             raw: str | bytes = frame.get("text") or frame.get("bytes") or b""
             answer: dict[str, Any] | None
-            if len(raw) > limit:
+            size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
+            if size > limit:
                 answer = _error(f"message exceeds {limit} bytes (ASSAY_MAX_BODY_BYTES)", "VALIDATION_ERROR")
             else:
                 try:
