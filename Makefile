@@ -49,7 +49,7 @@ sandbox-runtime: $(SANDBOX_RUNTIME)/.built
 $(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.base
 	$(VENV)/bin/assay sandbox-runtime --target $(SANDBOX_RUNTIME) --force
 
-# verl's and OpenRLHF's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
+# verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
 trainer-clients: $(VENV)/.test
 	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
 

@@ -396,6 +396,9 @@ class SessionSettings(_Section):
     max_batch: int = Field(512, gt=0, description="Most calls in one POST /v1/sessions/step.")
     reap_interval_s: float = Field(1.0, gt=0, description="How often expired sessions are closed.")
     plugins: list[str] = Field(default_factory=list, description='Extra tools as "module:Class".')
+    openenv_items: Path | None = Field(
+        None, description="JSON Lines of items (no response) an OpenEnv reset without an item draws from."
+    )
 
 
 class Settings(BaseSettings):

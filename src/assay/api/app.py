@@ -13,7 +13,7 @@ from assay import __version__
 from assay.api import envelope, groups, health, openrlhf, repo, rewards, run_code, sessions, validate
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
-from assay.integrations import verl_tool_server
+from assay.integrations import openenv_server, verl_tool_server
 from assay.metrics import Metrics
 from assay.microbatch import MicroBatcher
 from assay.scoring import Engine
@@ -74,4 +74,5 @@ def create_app(
     app.include_router(repo.router)
     app.include_router(sessions.router)
     app.include_router(verl_tool_server.router)
+    app.include_router(openenv_server.router)
     return app
