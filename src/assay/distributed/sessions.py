@@ -56,6 +56,7 @@ log = logging.getLogger("assay.distributed")
 NAMESPACE = "assay"
 _ID = re.compile(r"s-([0-9a-f]{8})-[0-9a-f]{24}")
 _START_S = 60.0  # a holder's process start plus a sandbox start (30 s at most), for open and record
+_KEPT = 1024  # other replicas' holder handles kept
 _GRACE_S = 2.0  # a cell that ignores its interrupt this long ends the session (the python tool)
 
 
@@ -121,6 +122,7 @@ class RaySessions:
         self.tools = ToolRegistry.from_settings(settings)
         self._holders: list[tuple[str, Any]] = []  # this replica's holders: (name, actor handle)
         self._open: dict[int, int] = {}  # holder slot -> sessions open there, as it last said
+        self._known: dict[str, Any] = {}  # other replicas' holders by name (a name is never reused)
         self._turn = itertools.count()
         self._lock = asyncio.Lock()
 
@@ -158,14 +160,22 @@ class RaySessions:
         self._open[slot] = count
         self.metrics.sessions_open.set(sum(self._open.values()))
 
-    @staticmethod
-    def _lookup(name: str) -> Any | None:
+    async def _lookup(self, name: str) -> Any | None:
+        """The holder by that name: this replica's own, or found by name (and kept: a name is never
+        given to another holder, so a kept handle of a dead one fails as the dead one)."""
+        own = next((handle for held, handle in self._holders if held == name), None)
+        if own is not None or name in self._known:
+            return own if own is not None else self._known[name]
         import ray
 
         try:
-            return ray.get_actor(name, namespace=NAMESPACE)
+            found = await asyncio.to_thread(ray.get_actor, name, NAMESPACE)
         except ValueError:  # no live actor by that name
             return None
+        if len(self._known) >= _KEPT:
+            self._known.clear()
+        self._known[name] = found
+        return found
 
     # -- the protocol's session methods ---------------------------------------------------------
     async def open(self, item: Item, tools: list[str], limits: SessionLimits) -> SessionInfo:
@@ -205,7 +215,7 @@ class RaySessions:
         if name is None:
             raise SessionGone(session_id, "no session with this id (never created, or ended long ago)", 404)
         lost = f"its holder ({name}) was lost: the actor, its process or its node is gone"
-        holder = await asyncio.to_thread(self._lookup, name)
+        holder = await self._lookup(name)
         if holder is None:
             raise SessionGone(session_id, lost, 410)
         try:
