@@ -105,9 +105,11 @@ class SessionHolder:
         self.manager.delete(session_id)
         return self.manager.open_count
 
-    def pid(self) -> int:
-        """This holder's process id (tests kill it)."""
-        return os.getpid()
+    def where(self) -> tuple[int, str]:
+        """This holder's process id and Ray node id (what a test kills or removes)."""
+        import ray
+
+        return os.getpid(), ray.get_runtime_context().get_node_id()
 
     def shutdown(self) -> None:
         self.manager.close()
@@ -151,8 +153,13 @@ class RaySessions:
             return self._holders
 
     async def _replace(self, slot: int, dead: Any) -> None:
+        """A new holder (a new name) in a dead one's slot; one that never answered is ended first, so
+        a holder Ray could not place does not wait on as well."""
+        import ray
+
         async with self._lock:
             if self._holders[slot][1] is dead:
+                ray.kill(dead)
                 self._holders[slot] = await asyncio.to_thread(self._start_holder)
                 self._set_open(slot, 0)
 
