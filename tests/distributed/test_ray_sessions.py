@@ -160,6 +160,12 @@ def test_sessions_spread_over_holders_and_each_call_reaches_its_own(http: httpx.
         assert _run(http, sid, f"x = {i}").json()["status"] == "ok"
     assert [r["observation"] for r in _step_all(http, ids, "x")] == [f"{i}\n" for i in range(4)]
     assert "assay_sessions_open 4.0" in http.get("/metrics").text
+    extra = [_open(http) for _ in range(2)]  # 3 per holder (sessions.max_open): both holders now full
+    refused = http.post("/v1/sessions", json={"item": ITEM, "tools": ["python"]})
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "1"
+    assert refused.json()["error"]["type"] == "sessions_full"
+    for sid in extra:
+        assert http.delete(f"/v1/sessions/{sid}").status_code == 204
     verdict = http.post(f"/v1/sessions/{ids[0]}/verify", json={"response": "so \\boxed{42}"}).json()
     scored = http.post("/v1/rewards", json={"items": [{**ITEM, "response": "so \\boxed{42}"}]}).json()
     assert verdict["details"].pop("session")["steps"] == 2

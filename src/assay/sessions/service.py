@@ -1,4 +1,5 @@
-"""The session part of the service protocol, shared by both engines (`Engine`, `RayEngine`).
+"""The session part of the service protocol: the in-process host (`Engine`), and the pieces a Ray session
+holder shares with it (`session_info`, `verify_item`, `with_trace`; see `assay.distributed.sessions`).
 
 An engine holds one `SessionManager` (its sessions live in sandboxes this process started) and answers
 the protocol's session methods from it. Blocking work (starting a sandbox, running a cell) runs on the
