@@ -11,6 +11,7 @@ removed node is declared dead in seconds.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -35,7 +36,8 @@ except ImportError:
     pass
 
 from assay.distributed.deployments import deploy
-from assay.distributed.sessions import NAMESPACE, holder_of
+from assay.distributed.sessions import NAMESPACE, RaySessions, holder_of
+from assay.metrics import Metrics
 from assay.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires_ray, pytest.mark.timeout(600)]
@@ -152,13 +154,17 @@ def _step_all(http: httpx.Client, ids: list[str], code: str) -> list[dict[str, A
     return list(response.json()["results"])
 
 
-def test_sessions_spread_over_holders_and_each_call_reaches_its_own(http: httpx.Client) -> None:
+def test_sessions_spread_over_holders_and_each_call_reaches_its_own(
+    http: httpx.Client, settings: Settings
+) -> None:
     ids = [_open(http) for _ in range(4)]
     assert len({holder_of(sid) for sid in ids}) == 2  # two holders, two sessions each
     assert len({_where(sid)[1] for sid in ids}) == 2  # two actor processes on two nodes, not the ingress
     for i, sid in enumerate(ids):
         assert _run(http, sid, f"x = {i}").json()["status"] == "ok"
     assert [r["observation"] for r in _step_all(http, ids, "x")] == [f"{i}\n" for i in range(4)]
+    other_ingress = RaySessions(settings, Metrics())  # another replica finds the holder by its name
+    assert asyncio.run(other_ingress.step(ids[1], "python", {"code": "x"})).observation == "1\n"
     assert "assay_sessions_open 4.0" in http.get("/metrics").text
     extra = [_open(http) for _ in range(2)]  # 3 per holder (sessions.max_open): both holders now full
     refused = http.post("/v1/sessions", json={"item": ITEM, "tools": ["python"]})
