@@ -1,6 +1,7 @@
 """Sessions under `assay serve --ray`, on a real local Ray: spread over session-holder actors, every call
 reaching the holder named in the id, verify scored by the deployments as /v1/rewards is, and a killed
-holder, or a removed node, ending exactly its own sessions with `session_gone` while the others carry on.
+holder, or a removed node, ending exactly its own sessions with `session_gone` while the others carry on,
+and a silent (stopped) holder given up within its bound.
 
 One cluster (ray.cluster_utils.Cluster) and one application serve the module: the ingress and the CPU
 scorers on the head, which is never removed, and two session holders on three worker nodes with one
@@ -58,7 +59,7 @@ def _until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
 def settings() -> Settings:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    base = session_settings(max_open=3)
+    base = session_settings(max_open=3, max_call_wall_s=5.0)  # a silent holder is given up in 17 s
     lean = {"replicas": 0}
     ray_section = {
         "app_name": APP,
@@ -241,6 +242,25 @@ def test_a_removed_node_ends_exactly_the_sessions_held_there(http: httpx.Client,
     results = _step_all(http, ids, "mark")
     assert time.monotonic() - started < 60  # bounded by Ray declaring the node dead, not by a timeout
     _only_doomed_gone(ids, kept, results)
+    for sid in ids:
+        http.delete(f"/v1/sessions/{sid}")
+
+
+def test_a_silent_holder_ends_the_waiting_session_within_its_bound(http: httpx.Client) -> None:
+    ids = [_open(http) for _ in range(4)]  # over both holders, one of them with two sessions or more
+    held = {name: [sid for sid in ids if holder_of(sid) == name] for name in {holder_of(i) for i in ids}}
+    (waiting, quiet, *_), (other, *_) = sorted(held.values(), key=len, reverse=True)
+    pid = _holder_pid(quiet)
+    os.kill(pid, signal.SIGSTOP)  # alive to Ray, answering nothing (a node cut off from the ingress)
+    try:
+        started = time.monotonic()
+        reason = _gone(_run(http, waiting, "1"))
+        assert "did not answer within 17 s" in reason and time.monotonic() - started < 40
+        assert _run(http, other, "6 * 7").json()["observation"] == "42\n"  # other holders carry on
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert _gone(_run(http, waiting, "1")) == "deleted"  # the close sent while it was silent
+    assert _run(http, quiet, "6 * 7").json()["observation"] == "42\n"  # its call never timed out
     for sid in ids:
         http.delete(f"/v1/sessions/{sid}")
 

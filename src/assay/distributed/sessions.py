@@ -27,7 +27,8 @@ A holder found dead when opening a session is replaced. `sessions.max_open` hold
 Bounds: every call to a holder waits at most its own longest time (a step: `sessions.max_call_wall_s`
 plus the interrupt's grace) plus `ray.sessions.reply_margin_s`; a holder silent past that (a node cut off
 but not yet declared dead) ends the session as `session_gone`, and a close is sent to it in case it
-comes back. Nothing waits without end.
+comes back. An open that times out passes to the next holder; a holder that never answered at all (Ray
+could not place it) is replaced. Nothing waits without end.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ class RaySessions:
         self.tools = ToolRegistry.from_settings(settings)
         self._holders: list[tuple[str, Any]] = []  # this replica's holders: (name, actor handle)
         self._open: dict[int, int] = {}  # holder slot -> sessions open there, as it last said
+        self._answered: set[str] = set()  # own holders that have answered once (they started)
         self._known: dict[str, Any] = {}  # other replicas' holders by name (a name is never reused)
         self._turn = itertools.count()
         self._lock = asyncio.Lock()
@@ -153,8 +155,8 @@ class RaySessions:
             return self._holders
 
     async def _replace(self, slot: int, dead: Any) -> None:
-        """A new holder (a new name) in a dead one's slot; one that never answered is ended first, so
-        a holder Ray could not place does not wait on as well."""
+        """A new holder (a new name) in a dead one's slot. The old one is ended first: one that never
+        answered (Ray could not place it) must not stay pending as well."""
         import ray
 
         async with self._lock:
@@ -199,10 +201,16 @@ class RaySessions:
                 info, count = await asyncio.wait_for(
                     holder.open.remote(item, tools, limits), _START_S + self.config.reply_margin_s
                 )
-            except (RayActorError, TimeoutError) as exc:
-                log.warning("session holder %d lost (%s); starting another", slot, type(exc).__name__)
+            except RayActorError as exc:
+                log.warning("session holder %s lost (%s); starting another", holders[slot][0], exc)
                 await self._replace(slot, holder)
                 continue
+            except TimeoutError:  # slow, or never placed: only one that never answered is given up
+                if holders[slot][0] not in self._answered:
+                    log.warning("session holder %s never started; starting another", holders[slot][0])
+                    await self._replace(slot, holder)
+                continue
+            self._answered.add(holders[slot][0])
             self._set_open(slot, count)
             if isinstance(info, SessionsFull):
                 full = info
