@@ -18,8 +18,9 @@ The surface, by concern:
 - sessions (issue 25, the one stateful part): `session_tools`, `open_session` (an item and tools -> an
   id, the tools' schemas, an expiry), `session_step` / `session_steps` (tool calls; the policy's failures
   are observations), `verify_session` (the item with the final response, scored by `score_async`: one
-  verdict path), `close_session`. A session lost with its holder ends as `SessionGone`. Both engines
-  take these from `assay.sessions.service.SessionHost`.
+  verdict path), `close_session`. A session lost with its holder ends as `SessionGone`. `Engine`
+  takes these from `assay.sessions.service.SessionHost` (sessions in this process); `RayEngine` sends
+  each call to the session-holder actor named in the id (`assay.distributed.sessions`).
 """
 
 from __future__ import annotations

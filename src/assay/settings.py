@@ -348,6 +348,27 @@ class RayPrmSettings(RayDeploymentSettings):
     num_gpus: float = _reserved("GPU", 0.0, " (1 for a GPU PRM)")
 
 
+class RaySessionSettings(_Section):
+    """Sessions under `assay serve --ray`: session-holder actors, each holding the sessions it opened."""
+
+    holders: int = Field(
+        2, ge=1, description="Session-holder actors per ingress replica (sessions.max_open each)."
+    )
+    num_cpus: float = Field(
+        0.0, ge=0, description="CPUs Ray reserves per session holder (its sandboxes are not Ray tasks)."
+    )
+    resources: dict[str, float] = Field(
+        default_factory=dict, description="Custom Ray resources per session holder (pins holders to nodes)."
+    )
+    max_concurrency: int = Field(64, ge=1, description="Calls one session holder runs at once (threads).")
+    reply_margin_s: float = Field(
+        30.0,
+        gt=0,
+        description="Wait for a holder's answer past the call's own limit; past it the session ends as"
+        " session_gone.",
+    )
+
+
 class RaySettings(_Section):
     """`assay serve --ray` and `assay.distributed.reward_handle`: a Ray Serve deployment per kind of work."""
 
@@ -377,6 +398,7 @@ class RaySettings(_Section):
     code: RayCodeSettings = Field(default_factory=RayCodeSettings)
     judge: RayJudgeSettings = Field(default_factory=RayJudgeSettings)
     prm: RayPrmSettings = Field(default_factory=RayPrmSettings)
+    sessions: RaySessionSettings = Field(default_factory=RaySessionSettings)
 
 
 class SessionSettings(_Section):

@@ -52,6 +52,12 @@ def test_the_default_deployments_reserve_five_and_a_quarter_cpus() -> None:
     assert reserved(Settings(ray={"code": {"replicas": 0}, "prm": {"replicas": 0}})) == {"CPU": 2.25}
 
 
+def test_session_holders_count_per_ingress_replica() -> None:
+    holders = {"holders": 3, "num_cpus": 0.5, "resources": {"sessions": 1}}
+    wanted = reserved(Settings(ray={"ingress_replicas": 2, "sessions": holders}))
+    assert wanted == {"CPU": 5.25 + 2 * 3 * 0.5, "sessions": 6}
+
+
 def test_a_cluster_without_room_is_refused_in_one_line_that_says_what_lacks() -> None:
     with pytest.raises(ConfigError) as caught:
         require_room(Settings(), {"CPU": 2.0, "memory": 1e9})

@@ -4,41 +4,42 @@
 replica, so every route, the contract, the error envelope and the admission bound (429 + Retry-After) are
 those of `assay serve`: both engines implement `assay.service.Service`. Scoring differs: items travel to
 the per-kind deployments through the `Dispatcher`, and `run_program` (`/run_code`) to a code replica,
-whose own engine takes the slot at its fair gate.
+whose own engine takes the slot at its fair gate. Sessions are held by session-holder actors, and each of
+a session's calls is sent to the actor that holds it (`assay.distributed.sessions` says how and why);
+`verify` scores the session's item through the same deployments as `/v1/rewards`.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assay import items as item_io
 from assay.admission import Admission
 from assay.distributed.dispatch import Dispatcher
+from assay.distributed.sessions import RaySessions
 from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.sandbox import Execution, Program, SandboxError
-from assay.sessions.service import SessionHost
+from assay.sessions import SessionGone, SessionLimits, StepResult
+from assay.sessions.service import SessionInfo, StepCall, with_trace
 from assay.settings import Settings
-from assay.types import Result
+from assay.types import Item, Result
 
 if TYPE_CHECKING:
     from assay.service import Service
 
 
-class RayEngine(SessionHost):
-    """Admission, registry and metrics as in `Engine`; scoring by the deployments behind `handles`.
-
-    Sessions are held by this process (the ingress replica), in sandboxes it starts: routing a session's
-    calls to a scoring replica is not built yet (docs/sessions.md says so)."""
+class RayEngine:
+    """Admission, registry and metrics as in `Engine`; scoring by the deployments behind `handles`;
+    sessions on this replica's session-holder actors (started on the first session)."""
 
     def __init__(self, settings: Settings, metrics: Metrics, handles: Mapping[str, Any]) -> None:
         self.settings = settings
         self.metrics = metrics
         self.registry = Registry.from_settings(settings)
-        self._start_sessions(settings, metrics)
+        self._sessions = RaySessions(settings, metrics)
         self._handles = dict(handles)
         self.dispatcher = Dispatcher.on_serve(self._call, settings, kinds=self._handles)
         self._admission = Admission(settings, metrics)
@@ -96,9 +97,33 @@ class RayEngine(SessionHost):
             item_io.count(self.metrics, self.registry, result)
         return results
 
+    # -- sessions: each call on the holder named in the session id ----------------------------------
+    def session_tools(self) -> list[dict[str, Any]]:
+        return self._sessions.tools.info()
+
+    async def open_session(self, item: Item, tools: list[str], limits: SessionLimits) -> SessionInfo:
+        """On one of this replica's holders; ItemError, SessionsFull (every holder full), SandboxError."""
+        self.registry.lookup(item.task)  # UnknownTaskError now, not at verify
+        return await self._sessions.open(item, tools, limits)
+
+    async def session_step(self, session_id: str, tool: str, arguments: Any) -> StepResult:
+        return await self._sessions.step(session_id, tool, arguments)
+
+    async def session_steps(self, calls: Sequence[StepCall]) -> list[StepResult | SessionGone]:
+        return await self._sessions.steps(calls)
+
+    async def verify_session(self, session_id: str, response: str) -> Result:
+        """The holder gives the item and the trace; the item is scored here, as `/v1/rewards` scores."""
+        item, summary = await self._sessions.record(session_id, response)
+        (result,) = await self.score_async([item])
+        return with_trace(result, summary)
+
+    async def close_session(self, session_id: str) -> None:
+        await self._sessions.close(session_id)
+
     async def aclose(self, wait: bool = True) -> None:
-        """End this process's sessions; the deployments own the workers and their sandboxes."""
-        await asyncio.to_thread(self._close_sessions)
+        """End this replica's session holders; the deployments own the workers and their sandboxes."""
+        await self._sessions.aclose()
 
 
 if TYPE_CHECKING:

@@ -5,6 +5,8 @@ Ray Serve schedules a replica only where its `num_cpus`/`num_gpus`/custom resour
 deployments reserve 5.25 CPUs (scorers 2, code 2, judge 0.25, prm 1), so on a machine with fewer cores
 `reward_handle()` used to hang forever (issue 31). A local Ray is therefore started with room for every
 replica, and a cluster that lacks the room is refused at once with what is missing and what to change.
+The session holders (`ray.sessions`, started with an ingress replica's first session) count too: one
+that cannot be placed would leave its sessions' calls waiting out their bound.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ def reserved(settings: Settings, *, scaled_out: bool = False) -> dict[str, float
             total[name] += amount * count
     for name, amount in settings.ray.ingress_resources.items():
         total[name] += amount * settings.ray.ingress_replicas
+    holders = settings.ray.sessions.holders * settings.ray.ingress_replicas  # each replica starts its own
+    total["CPU"] += settings.ray.sessions.num_cpus * holders
+    for name, amount in settings.ray.sessions.resources.items():
+        total[name] += amount * holders
     return {name: amount for name, amount in total.items() if amount > 0}
 
 

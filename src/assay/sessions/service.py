@@ -1,4 +1,5 @@
-"""The session part of the service protocol, shared by both engines (`Engine`, `RayEngine`).
+"""The session part of the service protocol: the in-process host (`Engine`), and the pieces a Ray session
+holder shares with it (`session_info`, `verify_item`, `with_trace`; see `assay.distributed.sessions`).
 
 An engine holds one `SessionManager` (its sessions live in sandboxes this process started) and answers
 the protocol's session methods from it. Blocking work (starting a sandbox, running a cell) runs on the
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from assay.sessions.limits import SessionLimits
-from assay.sessions.store import SessionGone, SessionManager, StepResult
+from assay.sessions.store import Session, SessionGone, SessionManager, StepResult
 
 if TYPE_CHECKING:
     from assay.metrics import Metrics
@@ -43,6 +44,22 @@ class StepCall:
     session_id: str
     tool: str
     arguments: Any = None
+
+
+def session_info(session: Session) -> SessionInfo:
+    """What opening `session` answers: its id, its tools' schemas, its expiry and limits."""
+    schemas = [tool.schema() for tool, _ in session.tools.values()]
+    return SessionInfo(session.id, schemas, session.expires_at(), session.context.limits)
+
+
+def verify_item(session: Session, response: str) -> dict[str, Any]:
+    """The raw item `verify` scores: the session's item with the final response."""
+    return {**session.context.item.model_dump(exclude_none=True), "response": response}
+
+
+def with_trace(result: Result, summary: dict[str, Any]) -> Result:
+    """A verify result: the scorer's result with the session's trace summary in `details["session"]`."""
+    return result.model_copy(update={"details": {**result.details, "session": summary}})
 
 
 class SessionHost:
@@ -77,8 +94,7 @@ class SessionHost:
         that cannot serve the item, limits past the maximum), SessionsFull, SandboxError."""
         self.registry.lookup(item.task)  # UnknownTaskError now, not at verify
         session = await self._blocking(self.sessions.create, item, tools, limits)
-        schemas = [tool.schema() for tool, _ in session.tools.values()]
-        return SessionInfo(session.id, schemas, session.expires_at(), session.context.limits)
+        return session_info(session)
 
     async def session_step(self, session_id: str, tool: str, arguments: Any) -> StepResult:
         """One tool call; SessionGone (404/410) when the session is not there to take it."""
@@ -99,9 +115,8 @@ class SessionHost:
         """The session's item with `response`, scored as `/v1/rewards` would, plus the session's trace
         summary in `details["session"]`. Admission is the caller's (one item)."""
         session = self.sessions.get(session_id)
-        item = {**session.context.item.model_dump(exclude_none=True), "response": response}
-        (result,) = await self.score_async([item])
-        return result.model_copy(update={"details": {**result.details, "session": session.summary()}})
+        (result,) = await self.score_async([verify_item(session, response)])
+        return with_trace(result, session.summary())
 
     async def close_session(self, session_id: str) -> None:
         """End a session and free its sandbox; idempotent."""

@@ -51,13 +51,19 @@ class SessionGone(AssayError):
         super().__init__(f"session {session_id} is gone: {reason}")
         self.session_id, self.reason, self.code = session_id, reason, code
 
+    def __reduce__(self) -> tuple[Any, ...]:  # it travels back from a Ray session holder (pickled)
+        return (SessionGone, (self.session_id, self.reason, self.code))
+
 
 class SessionsFull(AssayError):
     """As many sessions are open as the server allows: HTTP 429 with Retry-After."""
 
     def __init__(self, limit: int, retry_after_s: float) -> None:
         super().__init__(f"{limit} sessions are open, the most this server allows (sessions.max_open)")
-        self.retry_after_s = retry_after_s
+        self.limit, self.retry_after_s = limit, retry_after_s
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SessionsFull, (self.limit, self.retry_after_s))
 
 
 @dataclass
@@ -119,8 +125,9 @@ class StepResult:
 class SessionManager:
     """Every session of one server (or one Ray replica). Thread-safe; calls of one session serialise."""
 
-    def __init__(self, settings: Settings, metrics: Metrics | None = None) -> None:
+    def __init__(self, settings: Settings, metrics: Metrics | None = None, id_prefix: str = "s-") -> None:
         self.settings = settings
+        self.id_prefix = id_prefix  # a Ray session holder puts its name in the ids it issues
         self.config = settings.sessions
         self.metrics = metrics
         self.registry = ToolRegistry.from_settings(settings)
@@ -172,7 +179,8 @@ class SessionManager:
         for tool in tools:
             tool.check(item)
         self._reserve()
-        context = SessionContext(session_id="s-" + secrets.token_hex(12), item=item, limits=resolved)
+        session_id = self.id_prefix + secrets.token_hex(12)
+        context = SessionContext(session_id=session_id, item=item, limits=resolved)
         states: dict[str, tuple[Tool[Any], Any]] = {}
         try:
             for tool in tools:
@@ -281,11 +289,8 @@ class SessionManager:
             )
 
     def _count(self, tool_name: str, observation: Observation) -> None:
-        if self.metrics is None:
-            return
-        self.metrics.session_steps.labels(tool_name, observation.status).inc()
-        if observation.status == TOOL_ERROR:
-            self.metrics.session_tool_errors.labels(tool_name, observation.reason or "error").inc()
+        if self.metrics is not None:
+            count_step(self.metrics, tool_name, observation.status, observation.reason)
 
     # -- end --------------------------------------------------------------------------------------
     def delete(self, session_id: str) -> None:
@@ -352,6 +357,13 @@ class SessionManager:
                 self.reap()
             except Exception:  # the reaper must outlive one bad session
                 log.exception("session reaper failed")
+
+
+def count_step(metrics: Metrics, tool_name: str, status: str, reason: str | None) -> None:
+    """A step in `/metrics`: by tool and status, and a tool error by its reason."""
+    metrics.session_steps.labels(tool_name, status).inc()
+    if status == TOOL_ERROR:
+        metrics.session_tool_errors.labels(tool_name, reason or "error").inc()
 
 
 def _cause(observation: Observation) -> str:
