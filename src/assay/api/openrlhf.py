@@ -21,6 +21,7 @@ import logging
 from fastapi import APIRouter, HTTPException, Request
 
 from assay.api.body import BoundedRoute
+from assay.api.codes import Refusal, refuse
 from assay.api.protocol import POST_ERRORS, OpenRLHFRequest, OpenRLHFResponse
 from assay.api.state import admitted, batcher_of, engine_of
 from assay.types import Result, Status
@@ -73,8 +74,8 @@ def _refusal(results: list[Result]) -> HTTPException:
     bad = [(i, r) for i, r in enumerate(results) if r.status is not Status.OK]
     listed = "; ".join(f"#{i} {r.status.value}: {r.reason}" for i, r in bad[:5])
     permanent = any(r.status is Status.INVALID for _, r in bad)
-    return HTTPException(
-        422 if permanent else 503,
+    return refuse(
+        Refusal.INVALID if permanent else Refusal.UNAVAILABLE,
         f"{len(bad)} of {len(results)} items could not be scored ({listed})",
         headers=None if permanent else {"Retry-After": "1"},
     )

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from assay.api.body import BoundedRoute
+from assay.api.codes import Refusal, refuse
 from assay.api.protocol import POST_ERRORS
 from assay.api.state import admitted, engine_of
 from assay.validate import TaskReport
@@ -36,8 +37,8 @@ class ValidateResponse(BaseModel):
 async def validate_tasks(body: ValidateRequest, request: Request) -> ValidateResponse:
     """Well-posedness and prompt checks per task; `valid` is false when a check found an error."""
     if body.near_duplicates and not near_duplicates_available():
-        raise HTTPException(
-            400,
+        raise refuse(
+            Refusal.BAD_REQUEST,
             "near-duplicate detection needs datasketch on the server: pip install 'assay[validate]', "
             'or send "near_duplicates": false',
         )
