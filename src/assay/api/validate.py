@@ -26,7 +26,10 @@ router = APIRouter(tags=["validate"], route_class=BoundedRoute)
 class ValidateRequest(BaseModel):
     tasks: list[Any] = Field(description="Items without a response, as in the contract.")
     repeats: int = Field(default=3, ge=1, le=10, description="Runs of a code reference (determinism).")
-    near_duplicates: bool = Field(default=True, description="Check prompts for near-duplicates (MinHash).")
+    # strict: the schema says boolean, so 0 is refused as the schema refuses it (schemathesis, issue 28)
+    near_duplicates: bool = Field(
+        default=True, strict=True, description="Check prompts for near-duplicates (MinHash)."
+    )
 
 
 class ValidateResponse(BaseModel):

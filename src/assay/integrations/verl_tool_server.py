@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictBool, ValidationError
 
 from assay.api.body import BoundedRoute
 from assay.api.codes import Refusal, refuse
@@ -40,8 +40,9 @@ _KEPT = 100_000
 class ObservationRequest(BaseModel):
     trajectory_ids: list[str]
     actions: list[str]
-    finish: list[bool] | None = None
-    is_last_step: list[bool] | None = None
+    # StrictBool: the schema says boolean, so 0 is refused as the schema refuses it (schemathesis, issue 28)
+    finish: list[StrictBool] | None = None
+    is_last_step: list[StrictBool] | None = None
     extra_fields: list[dict[str, Any]] | None = None
 
 
