@@ -177,3 +177,30 @@ def test_no_5xx_no_schema_violation_and_the_schema_says_what_is_accepted(
     print("schemathesis cases per operation:", calls, "total", sum(calls.values()))
     assert not failures, "\n\n".join(f"{label}\n{text}" for label, text in failures.items())
     assert len(calls) >= 8 and sum(calls.values()) >= 8 * 40
+
+
+def test_the_boundary_cases_too(live: tuple[Any, httpx.Client]) -> None:
+    """schemathesis's coverage cases (each bound and one past it, each wrong type: what `schemathesis run`
+    tries first, and where a lax boolean or a missing maxItems shows), checked as above."""
+    api_schema, http = live
+    failures: dict[str, str] = {}
+    sent = 0
+    for found in api_schema.get_all_operations():
+        operation = found.ok()
+        generation = api_schema.config.generation_for(operation=operation)
+        modes = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+        for case in api_schema.iter_coverage_cases(
+            operation, generation_modes=modes, generation_config=generation
+        ):
+            sent += 1
+            response = case.call(timeout=60)
+            try:
+                assert response.status_code < 500, f"{response.status_code} {response.text}"
+                if case.meta is not None and case.meta.generation.mode.is_positive:
+                    check_case(case, response, http)
+                else:
+                    case.validate_response(response, checks=[not_a_server_error, negative_data_rejection])
+            except (Exception, BaseExceptionGroup) as exc:
+                failures.setdefault(operation.label, f"{type(exc).__name__}: {str(exc)[:1500]}")
+    assert not failures, "\n\n".join(f"{label}\n{text}" for label, text in failures.items())
+    assert sent >= 500
