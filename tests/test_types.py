@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -115,3 +116,23 @@ def test_a_boolean_reference_is_still_refused() -> None:
 def test_any_finite_number_round_trips_through_its_text(value: int | float) -> None:
     text = Item(task="math", reference=value).reference  # type: ignore[arg-type]
     assert text is not None and float(text) == float(value)
+
+
+_IDS = [(7, "7"), ("q-1", "q-1"), (True, None), (1.5, None), (None, None)]
+
+
+@pytest.mark.parametrize(("raw", "echoed"), _IDS)
+def test_one_id_coercion_for_items_groups_and_unreadable_items(raw: Any, echoed: str | None) -> None:
+    # issue 24: the id rule lives in types.id_text; each reader of an id gives the same answer.
+    from assay.api.groups import GroupIn
+    from assay.items import raw_id
+    from assay.validate.validator import task_id
+
+    assert raw_id({"id": raw}) == echoed
+    assert task_id({"id": raw}, 4) == (echoed if echoed is not None else "task-4")
+    if echoed is not None or raw is None:
+        assert Item.model_validate({"id": raw, "task": "math"}).id == echoed
+        assert GroupIn.model_validate({"id": raw, "items": []}).id == echoed
+    else:
+        with pytest.raises(ValidationError):
+            Item.model_validate({"id": raw, "task": "math"})

@@ -17,7 +17,7 @@ from assay.errors import ItemError
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.suggest import did_you_mean
-from assay.types import Item, Result, TaskOptions
+from assay.types import Item, Result, TaskOptions, id_text
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,8 @@ def prepare(raw: Any, registry: Registry) -> tuple[Item, type[Scorer], TaskOptio
 
 def raw_id(raw: Any) -> str | None:
     """The id of an item that failed validation, when one can be read, so the caller can match it."""
-    value = raw.get("id") if isinstance(raw, dict) else None
-    return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
+    value = id_text(raw.get("id")) if isinstance(raw, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def raw_task(raw: Any) -> str | None:

@@ -54,6 +54,13 @@ def escape_surrogates(value: Any) -> Any:
     return value
 
 
+def id_text(value: Any) -> Any:
+    """An id as the contract echoes it: an integer (not a bool) as its text, since trainers often number
+    their samples; anything else unchanged, so the field's own validation still speaks about it. The one
+    id coercion: items, groups, and the ids read back from items that failed validation."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 def number_as_text(value: Any) -> Any:
     """A number where text belongs (a reference, an answer, a test's stdout) as its canonical string;
     anything else unchanged, so the field's own validation still speaks about it.
@@ -136,10 +143,7 @@ class Item(BaseModel):
     @field_validator("id", mode="before")
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
-        # Trainers often number their samples; an integer id is echoed back as text.
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-        return value
+        return id_text(value)
 
     @field_validator(*NUMERIC_TEXT_FIELDS, mode="before")
     @classmethod

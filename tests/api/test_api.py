@@ -172,7 +172,8 @@ def test_openrlhf_refuses_rather_than_reporting_a_failure_as_zero(client: TestCl
     error = _assert_envelope(client.post("/get_reward", json=body), 422, "validation_error")
     assert "invalid" in error["message"]
     mismatched = {"query": ["a", "b"], "labels": ["1"]}
-    _assert_envelope(client.post("/get_reward", json=mismatched), 422, "validation_error")
+    error = _assert_envelope(client.post("/get_reward", json=mismatched), 422, "validation_error")
+    assert "2 of 2 items" in error["message"] and "labels has 1 entries but query has 2" in error["message"]
 
 
 def test_openrlhf_can_opt_into_zero_for_unscored_items(make_settings: Callable[..., Settings]) -> None:
@@ -182,3 +183,28 @@ def test_openrlhf_can_opt_into_zero_for_unscored_items(make_settings: Callable[.
         ).json()
     assert data["rewards"] == [0.0, 1.0]
     assert data["extra_logs"]["scored"] == [0.0, 1.0]
+
+
+def test_openrlhf_lists_that_do_not_pair_up_make_every_sample_invalid(
+    make_settings: Callable[..., Settings],
+) -> None:
+    # The schema allows lists of any lengths (issue 28: schemathesis): the answer is per sample, as for
+    # any unscorable one, never a guess at which label belongs to which query.
+    body = {"query": ["p \\boxed{2}", "q \\boxed{3}"], "labels": ["2", "3", "4"]}
+    with TestClient(create_app(make_settings(openrlhf_unscored="zero"))) as app:
+        response = app.post("/get_reward", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["rewards"] == [0.0, 0.0]
+    assert response.json()["extra_logs"]["scored"] == [0.0, 0.0]
+
+
+def test_the_openapi_document_states_the_item_caps(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings(queue_size=7))) as app:
+        schemas = app.get("/openapi.json").json()["components"]["schemas"]
+    capped = [
+        schemas["RewardsRequest"]["properties"]["items"],
+        schemas["GroupsRequest"]["properties"]["groups"],
+        schemas["GroupIn"]["properties"]["items"],
+        schemas["OpenRLHFRequest"]["properties"]["query"],
+    ]
+    assert [array["maxItems"] for array in capped] == [7, 7, 7, 7]

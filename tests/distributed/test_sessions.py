@@ -46,15 +46,15 @@ def test_a_holders_ids_name_it_and_its_failures_come_back_as_values(holder: Sess
     assert (item["response"], item["reference"], summary["steps"]) == ("\\boxed{42}", "42", 1)
     assert holder.close(info.session_id) == 0
     gone = holder.step(info.session_id, "python", {"code": "1"})
-    assert isinstance(gone, SessionGone) and (gone.code, gone.reason) == (410, "deleted")
+    assert isinstance(gone, SessionGone) and (gone.ended, gone.reason) == (True, "deleted")
 
 
 def test_what_a_holder_returns_survives_pickling() -> None:
-    gone = pickle.loads(pickle.dumps(SessionGone("s-1", "expired", 410)))
-    assert (gone.session_id, gone.reason, gone.code, str(gone)) == (
+    gone = pickle.loads(pickle.dumps(SessionGone("s-1", "expired", ended=True)))
+    assert (gone.session_id, gone.reason, gone.ended, str(gone)) == (
         "s-1",
         "expired",
-        410,
+        True,
         "session s-1 is gone: expired",
     )
     full = pickle.loads(pickle.dumps(SessionsFull(3, 1.0)))

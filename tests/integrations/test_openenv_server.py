@@ -246,7 +246,7 @@ def test_the_http_form_continues_an_episode_by_its_id(server: LiveServer) -> Non
         step = http.post("/openenv/step", json={"action": _python("y * 2"), "episode_id": "mine-1"})
         assert step.json()["observation"]["output"] == "10\n"
         missing = http.post("/openenv/step", json={"action": _python("1")})
-        assert missing.status_code == 422 and "episode_id is missing" in missing.json()["error"]["message"]
+        assert missing.status_code == 422 and "episode_id" in missing.json()["error"]["message"]
         unknown = http.post("/openenv/step", json={"action": _python("1"), "episode_id": "nope"})
         assert unknown.status_code == 404
         state = http.get("/openenv/state", params={"episode_id": "mine-1"}).json()

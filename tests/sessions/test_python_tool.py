@@ -72,7 +72,7 @@ def test_a_cell_that_ignores_the_interrupt_ends_the_session_with_a_reason(
     assert step.reason is not None and "did not stop when interrupted" in step.reason
     with pytest.raises(SessionGone) as gone:
         run(mgr, sid, "1")
-    assert gone.value.code == 410 and "did not stop" in gone.value.reason
+    assert gone.value.ended and "did not stop" in gone.value.reason
 
 
 def test_killing_the_interpreter_ends_only_that_session(mgr: SessionManager, sid: str) -> None:

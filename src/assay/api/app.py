@@ -10,7 +10,18 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from assay import __version__
-from assay.api import envelope, groups, health, openrlhf, repo, rewards, run_code, sessions, validate
+from assay.api import (
+    envelope,
+    groups,
+    health,
+    openrlhf,
+    repo,
+    rewards,
+    run_code,
+    schema,
+    sessions,
+    validate,
+)
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
 from assay.integrations import openenv_server, verl_tool_server
@@ -75,4 +86,5 @@ def create_app(
     app.include_router(sessions.router)
     app.include_router(verl_tool_server.router)
     app.include_router(openenv_server.router)
+    schema.install(app, settings)
     return app

@@ -25,9 +25,10 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import HTTPException, Request, Response
+from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from assay.api.codes import Refusal, refuse
 from assay.items import Unreadable
 
 MAX_DEPTH = 64  # nesting inside one item (a code test's args rarely pass 5)
@@ -243,11 +244,11 @@ class BoundedRequest(Request):
             try:
                 self._json = await asyncio.to_thread(read_json, body, self.shape, limit)
             except TooMuch as exc:
-                raise HTTPException(413, str(exc)) from None
+                raise refuse(Refusal.TOO_LARGE, str(exc)) from None
             except json.JSONDecodeError:
                 raise
             except ValueError as exc:
-                raise HTTPException(422, f"invalid request: {exc}") from None
+                raise refuse(Refusal.INVALID, f"invalid request: {exc}") from None
         return self._json
 
 

@@ -11,22 +11,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from assay.api.codes import Refusal, envelope_type, refusal_of
 from assay.api.state import ClientGone
 from assay.errors import QueueFullError
 
 log = logging.getLogger("assay.api")
-
-_TYPES = {
-    400: "bad_request",
-    404: "not_found",
-    405: "method_not_allowed",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    422: "validation_error",
-    429: "queue_full",
-    503: "unavailable",
-    504: "busy",
-}
 
 
 class AsciiJSONResponse(JSONResponse):
@@ -38,13 +27,16 @@ class AsciiJSONResponse(JSONResponse):
 
 
 def error_body(status: int, message: str) -> dict[str, Any]:
-    return {
-        "error": {"type": _TYPES.get(status, "error" if status < 500 else "internal"), "message": message}
-    }
+    return {"error": {"type": envelope_type(status), "message": message}}
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return AsciiJSONResponse(error_body(status, message), status_code=status, headers=headers)
+
+
+def refusal_response(refusal: Refusal, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The envelope answer of a refusal (for code that answers rather than raises)."""
+    return error_response(refusal.code, message, headers)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -64,19 +56,23 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(422, _validation_message(exc))
+        return refusal_response(Refusal.INVALID, _validation_message(exc))
 
     @app.exception_handler(QueueFullError)
     async def _full(request: Request, exc: QueueFullError) -> JSONResponse:
         retry = str(max(1, round(exc.retry_after_s)))
-        return error_response(429, f"{exc}; retry after {retry}s", {"Retry-After": retry})
+        return refusal_response(refusal_of(exc), f"{exc}; retry after {retry}s", {"Retry-After": retry})
 
     @app.exception_handler(ClientGone)
     async def _gone(request: Request, exc: ClientGone) -> JSONResponse:
         # Nobody reads this: nginx's "client closed request" code keeps the metrics honest.
-        return error_response(499, "the client closed the connection; its items were cancelled")
+        return refusal_response(
+            Refusal.CLIENT_GONE, "the client closed the connection; its items were cancelled"
+        )
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error_response(500, f"internal error ({type(exc).__name__}); see the server log")
+        return refusal_response(
+            Refusal.INTERNAL, f"internal error ({type(exc).__name__}); see the server log"
+        )

@@ -13,9 +13,11 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from assay.api.body import BoundedRoute
-from assay.api.protocol import ErrorEnvelope
+from assay.api.codes import Refusal
+from assay.api.protocol import error_responses
 from assay.api.state import admitted, engine_of
 from assay.groups import GroupOutcome
+from assay.types import id_text
 
 router = APIRouter(tags=["groups"], route_class=BoundedRoute)
 
@@ -27,11 +29,13 @@ _EXAMPLE_GROUP: dict[str, Any] = {
     ],
 }
 
-_ERRORS: dict[int | str, dict[str, object]] = {
-    413: {"model": ErrorEnvelope, "description": "Body too large, or more items than the queue holds."},
-    422: {"model": ErrorEnvelope, "description": 'The body is not {"groups": [{"id", "items": [...]}]}.'},
-    429: {"model": ErrorEnvelope, "description": "Queue full; retry after the Retry-After header."},
-}
+_ERRORS = error_responses(
+    Refusal.TOO_LARGE,
+    Refusal.INVALID,
+    Refusal.QUEUE_FULL,
+    TOO_LARGE="Body too large, or more items than the queue holds.",
+    INVALID='The body is not {"groups": [{"id", "items": [...]}]}.',
+)
 
 
 class GroupIn(BaseModel):
@@ -50,7 +54,7 @@ class GroupIn(BaseModel):
     @field_validator("id", mode="before")
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        return id_text(value)
 
 
 class GroupsRequest(BaseModel):

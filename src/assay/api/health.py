@@ -8,6 +8,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from assay.api.codes import OK, Refusal, ready_code
 from assay.api.protocol import error_responses
 from assay.api.state import engine_of
 from assay.service import Service
@@ -31,7 +32,7 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses=error_responses(503))
+@router.get("/readyz", responses=error_responses(Refusal.UNAVAILABLE))
 async def readyz(request: Request) -> JSONResponse:
     """Ready to take work: the workers are started and warm, and the queue has room (else 503)."""
     engine = engine_of(request)
@@ -43,13 +44,13 @@ async def readyz(request: Request) -> JSONResponse:
         "queue_size": engine.settings.queue_size,
         "tasks": list(engine.registry),
     }
-    return JSONResponse(body, status_code=503 if starting or full else 200)
+    return JSONResponse(body, status_code=ready_code(not (starting or full)))
 
 
 @router.get(
     "/metrics",
     response_class=PlainTextResponse,
-    responses={200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
+    responses={OK: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}}},
 )
 async def metrics(request: Request) -> Response:
     """Prometheus exposition: requests, items by task and status, latencies, queue depth, restarts."""

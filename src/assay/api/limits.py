@@ -6,6 +6,8 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from assay.api.codes import Refusal
+
 
 class BodyLimitMiddleware:
     """Pure ASGI middleware: checks Content-Length up front and counts streamed bytes otherwise."""
@@ -51,7 +53,7 @@ class BodyLimitMiddleware:
         body = json.dumps(
             {
                 "error": {
-                    "type": "payload_too_large",
+                    "type": Refusal.TOO_LARGE.type,
                     "message": f"request body exceeds {self.max_bytes} bytes (ASSAY_MAX_BODY_BYTES)",
                 }
             }
@@ -59,7 +61,7 @@ class BodyLimitMiddleware:
         await send(
             {
                 "type": "http.response.start",
-                "status": 413,
+                "status": Refusal.TOO_LARGE.code,
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),

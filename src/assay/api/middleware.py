@@ -14,7 +14,8 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from assay.api.envelope import error_response
+from assay.api.codes import Refusal
+from assay.api.envelope import refusal_response
 from assay.metrics import Metrics
 
 log = logging.getLogger("assay.api")
@@ -54,9 +55,9 @@ class ObserveMiddleware:
                 raise
             # Only the server cancels a request task: it is shutting down past its drain time.
             log.warning("shutting down: %s %s answered 503 (drain time over)", scope["method"], scope["path"])
-            status = 503
-            response = error_response(
-                503,
+            status = Refusal.UNAVAILABLE.code
+            response = refusal_response(
+                Refusal.UNAVAILABLE,
                 "the server is shutting down and could not finish this request in its drain time; retry",
                 {"Retry-After": self.retry_after, "Connection": "close"},
             )
@@ -64,5 +65,5 @@ class ObserveMiddleware:
         finally:
             route = route_name(scope)
             # No response yet: an exception is on its way to the 500 handler outside this middleware.
-            self.metrics.requests.labels(route=route, code=str(status or 500)).inc()
+            self.metrics.requests.labels(route=route, code=str(status or Refusal.INTERNAL.code)).inc()
             self.metrics.request_seconds.labels(route=route).observe(time.perf_counter() - started)

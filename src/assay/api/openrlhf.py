@@ -4,7 +4,8 @@ extra_logs}.
 OpenRLHF sends `query` as the decoded prompt plus response; the response is `query` minus its prompt
 prefix. Its client turns the lists into tensors, so there is no room for a null reward: by default a
 batch with an item that could not be scored is refused as a whole (503 for timeout/error, which OpenRLHF
-retries; 422 for an invalid item), rather than hiding a failure as 0. `ASSAY_OPENRLHF_UNSCORED=zero`
+retries; 422 for an invalid item, and every item is invalid when `prompts` or `labels` do not pair up
+with `query`), rather than hiding a failure as 0. `ASSAY_OPENRLHF_UNSCORED=zero`
 opts into 0.0 for such items, with `extra_logs["scored"]` marking them.
 
 OpenRLHF 0.11.2 swallows a refusal: it retries 5 times, logs "Failed to fetch reward" at INFO, and fails
@@ -20,6 +21,7 @@ import logging
 from fastapi import APIRouter, HTTPException, Request
 
 from assay.api.body import BoundedRoute
+from assay.api.codes import Refusal, refuse
 from assay.api.protocol import POST_ERRORS, OpenRLHFRequest, OpenRLHFResponse
 from assay.api.state import admitted, batcher_of, engine_of
 from assay.types import Result, Status
@@ -58,12 +60,22 @@ def _report_unscored(request: Request, results: list[Result], action: str) -> No
         log.warning("/get_reward: %d more unscored items in this batch", len(bad) - _LOGGED_ITEMS)
 
 
+def _unpaired(body: OpenRLHFRequest) -> str | None:
+    """Why the lists do not pair up by position, or None. OpenRLHF 0.11.2 sends one entry in each
+    (`[query], [prompt], [label]` per sample), so only another client meets this."""
+    n = len(body.query)
+    for name, values in (("prompts", body.prompts), ("labels", body.labels)):
+        if values is not None and len(values) != n:
+            return f"{name} has {len(values)} entries but query has {n}; the lists pair up by position"
+    return None
+
+
 def _refusal(results: list[Result]) -> HTTPException:
     bad = [(i, r) for i, r in enumerate(results) if r.status is not Status.OK]
     listed = "; ".join(f"#{i} {r.status.value}: {r.reason}" for i, r in bad[:5])
     permanent = any(r.status is Status.INVALID for _, r in bad)
-    return HTTPException(
-        422 if permanent else 503,
+    return refuse(
+        Refusal.INVALID if permanent else Refusal.UNAVAILABLE,
         f"{len(bad)} of {len(results)} items could not be scored ({listed})",
         headers=None if permanent else {"Retry-After": "1"},
     )
@@ -79,22 +91,25 @@ async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFRespons
     engine = engine_of(request)
     settings = engine.settings
     n = len(body.query)
-    for name, values in (("prompts", body.prompts), ("labels", body.labels)):
-        if values is not None and len(values) != n:
-            raise HTTPException(422, f"{name} has {len(values)} entries but query has {n}")
-    prompts: list[str | None] = list(body.prompts) if body.prompts is not None else [None] * n
-    labels: list[str | None] = list(body.labels) if body.labels is not None else [None] * n
-    items = [
-        {
-            "id": str(i),
-            "task": settings.openrlhf_task,
-            "prompt": p,
-            "response": strip_prompt(q, p),
-            "reference": lab,
-        }
-        for i, (q, p, lab) in enumerate(zip(body.query, prompts, labels, strict=True))
-    ]
-    results = await admitted(request, n, batcher_of(request).score(items), f"batch of {n} samples")
+    unpaired = _unpaired(body)
+    if unpaired is not None:
+        # Every sample `invalid`, answered as any unscorable batch is (refused, or 0.0 where opted in):
+        # the schema allows lists of any lengths, and which label belongs to which query is unknown.
+        results = [Result.invalid(unpaired, id=str(i)) for i in range(n)]
+    else:
+        prompts: list[str | None] = list(body.prompts) if body.prompts is not None else [None] * n
+        labels: list[str | None] = list(body.labels) if body.labels is not None else [None] * n
+        items = [
+            {
+                "id": str(i),
+                "task": settings.openrlhf_task,
+                "prompt": p,
+                "response": strip_prompt(q, p),
+                "reference": lab,
+            }
+            for i, (q, p, lab) in enumerate(zip(body.query, prompts, labels, strict=True))
+        ]
+        results = await admitted(request, n, batcher_of(request).score(items), f"batch of {n} samples")
     if any(r.status is not Status.OK for r in results):
         refuse = settings.openrlhf_unscored == "error"
         _report_unscored(request, results, "refused" if refuse else "zero")

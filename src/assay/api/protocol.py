@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.api.codes import Refusal
 from assay.types import Result, TaskInfo
 
 _EXAMPLE_ITEM: dict[str, Any] = {
@@ -74,20 +75,22 @@ class OpenRLHFResponse(BaseModel):
     extra_logs: dict[str, list[Any]]
 
 
-def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI entries for error answers, each with the envelope's schema."""
-    said = {
-        400: "The request cannot be read.",
-        404: "No such session (session_gone): never created, or ended long ago.",
-        410: "The session ended (session_gone): expired, closed, or its sandbox was lost; the reason says.",
-        413: "Body or batch too large; GET /v1/limits says the limits.",
-        422: "The body does not have the documented shape.",
-        429: "Queue full; retry after the Retry-After header.",
-        503: "Shutting down or not ready; retry after the Retry-After header.",
-    }
-    return {code: {"model": ErrorEnvelope, "description": said[code]} for code in codes}
+def error_responses(*refusals: Refusal, **said: str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for refusals, each with the envelope's schema; `said` replaces a refusal's
+    description, by its name."""
+    return {r.code: {"model": ErrorEnvelope, "description": said.get(r.name, r.said)} for r in refusals}
 
 
-POST_ERRORS = error_responses(400, 413, 422, 429, 503)
+POST_ERRORS = error_responses(
+    Refusal.BAD_REQUEST, Refusal.TOO_LARGE, Refusal.INVALID, Refusal.QUEUE_FULL, Refusal.UNAVAILABLE
+)
 # A session's routes answer session_gone for an unknown or ended id as well.
-SESSION_ERRORS = error_responses(400, 404, 410, 413, 422, 429, 503)
+SESSION_ERRORS = error_responses(
+    Refusal.BAD_REQUEST,
+    Refusal.SESSION_UNKNOWN,
+    Refusal.SESSION_ENDED,
+    Refusal.TOO_LARGE,
+    Refusal.INVALID,
+    Refusal.QUEUE_FULL,
+    Refusal.UNAVAILABLE,
+)

@@ -26,8 +26,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from assay.api.body import BoundedRoute
-from assay.api.envelope import error_response
-from assay.api.protocol import POST_ERRORS, ErrorEnvelope
+from assay.api.codes import Refusal
+from assay.api.envelope import refusal_response
+from assay.api.protocol import POST_ERRORS, error_responses
 from assay.api.state import admitted, engine_of
 from assay.errors import QueueFullError
 from assay.sandbox import TIME_LIMIT, Execution, Program, RunOutcome, SandboxError, lookup
@@ -132,16 +133,12 @@ def _response(execution: Execution) -> RunCodeResponse:
 def _busy(reason: str, retry_after_s: float) -> JSONResponse:
     """504 with Retry-After: the one answer SandboxFusion's clients (verl) retry."""
     retry = str(max(1, round(retry_after_s)))
-    return error_response(504, f"sandbox busy: {reason}; retry after {retry}s", {"Retry-After": retry})
+    return refusal_response(
+        Refusal.BUSY, f"sandbox busy: {reason}; retry after {retry}s", {"Retry-After": retry}
+    )
 
 
-_ERRORS = {
-    **POST_ERRORS,
-    504: {
-        "description": "No sandbox slot within the wait; retry (SandboxFusion clients do).",
-        "model": ErrorEnvelope,
-    },
-}
+_ERRORS = {**POST_ERRORS, **error_responses(Refusal.BUSY)}
 
 
 @router.post("/run_code", response_model=RunCodeResponse, responses=_ERRORS)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.api.body import BoundedRoute
+from assay.api.codes import CREATED, NO_CONTENT, Refusal, refusal_of, refuse
 from assay.api.envelope import AsciiJSONResponse
 from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import admitted, engine_of
@@ -86,25 +87,25 @@ class VerifyRequest(BaseModel):
 
 def _item(raw: dict[str, Any]) -> Item:
     if "response" in raw:
-        raise HTTPException(422, "item.response: a session's response comes with POST .../verify")
+        raise refuse(Refusal.INVALID, "item.response: a session's response comes with POST .../verify")
     try:
         return Item.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "item"
-        raise HTTPException(422, f"item.{where}: {first['msg']}") from None
+        raise refuse(Refusal.INVALID, f"item.{where}: {first['msg']}") from None
 
 
-@router.post("/v1/sessions", status_code=201, response_model=CreateResponse, responses=SESSION_ERRORS)
+@router.post("/v1/sessions", status_code=CREATED, response_model=CreateResponse, responses=SESSION_ERRORS)
 async def create(body: CreateRequest, request: Request) -> CreateResponse:
     """Open a session on an item with the tools asked for."""
     engine = engine_of(request)
     try:
         info = await engine.open_session(_item(body.item), body.tools, body.limits)
     except ItemError as exc:  # an unknown task or tool, a tool that cannot serve the item, limits too big
-        raise HTTPException(422, str(exc)) from None
+        raise refuse(Refusal.INVALID, str(exc)) from None
     except SandboxError as exc:
-        raise HTTPException(503, f"cannot start the session's sandbox: {exc}") from None
+        raise refuse(Refusal.UNAVAILABLE, f"cannot start the session's sandbox: {exc}") from None
     return CreateResponse(
         session_id=info.session_id, tools=info.tools, expires_at=info.expires_at, limits=info.limits
     )
@@ -117,7 +118,9 @@ async def step_batch(body: BatchRequest, request: Request) -> BatchResponse:
     engine = engine_of(request)
     limit = engine.settings.sessions.max_batch
     if len(body.calls) > limit:
-        raise HTTPException(413, f"{len(body.calls)} calls exceed sessions.max_batch {limit}; split them")
+        raise refuse(
+            Refusal.TOO_LARGE, f"{len(body.calls)} calls exceed sessions.max_batch {limit}; split them"
+        )
     calls = [StepCall(c.session_id, c.tool, c.arguments) for c in body.calls]
     results = await engine.session_steps(calls)
     return BatchResponse(
@@ -142,15 +145,15 @@ async def verify(session_id: str, body: VerifyRequest, request: Request) -> Resu
     return await admitted(request, 1, engine.verify_session(session_id, body.response), "verify")
 
 
-@router.delete("/v1/sessions/{session_id}", status_code=204, responses=SESSION_ERRORS)
+@router.delete("/v1/sessions/{session_id}", status_code=NO_CONTENT, responses=SESSION_ERRORS)
 async def delete(session_id: str, request: Request) -> Response:
     """End a session and free its sandbox. Idempotent: an unknown or ended id is 204 too."""
     await engine_of(request).close_session(session_id)
-    return Response(status_code=204)
+    return Response(status_code=NO_CONTENT)
 
 
 def _gone_body(exc: SessionGone) -> dict[str, Any]:
-    return {"error": {"type": "session_gone", "message": str(exc), "reason": exc.reason}}
+    return {"error": {"type": refusal_of(exc).type, "message": str(exc), "reason": exc.reason}}
 
 
 def install(app: FastAPI) -> None:
@@ -158,10 +161,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(SessionGone)
     async def _gone(request: Request, exc: SessionGone) -> JSONResponse:
-        return AsciiJSONResponse(_gone_body(exc), status_code=exc.code)
+        return AsciiJSONResponse(_gone_body(exc), status_code=refusal_of(exc).code)
 
     @app.exception_handler(SessionsFull)
     async def _full(request: Request, exc: SessionsFull) -> JSONResponse:
         retry = str(max(1, round(exc.retry_after_s)))
-        body = {"error": {"type": "sessions_full", "message": f"{exc}; retry after {retry}s"}}
-        return AsciiJSONResponse(body, status_code=429, headers={"Retry-After": retry})
+        refusal = refusal_of(exc)
+        body = {"error": {"type": refusal.type, "message": f"{exc}; retry after {retry}s"}}
+        return AsciiJSONResponse(body, status_code=refusal.code, headers={"Retry-After": retry})

@@ -13,8 +13,9 @@ import contextlib
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from fastapi import HTTPException, Request
+from fastapi import Request
 
+from assay.api.codes import Refusal, refuse
 from assay.microbatch import MicroBatcher
 from assay.service import Service
 
@@ -41,7 +42,9 @@ async def admitted(request: Request, count: int, work: Awaitable[T], what: str) 
     limit = engine.settings.queue_size
     try:
         if count > limit:
-            raise HTTPException(413, f"{what} exceeds the queue size {limit} (ASSAY_QUEUE_SIZE); split it")
+            raise refuse(
+                Refusal.TOO_LARGE, f"{what} exceeds the queue size {limit} (ASSAY_QUEUE_SIZE); split it"
+            )
         engine.admit(count)
     except BaseException:
         _close(work)

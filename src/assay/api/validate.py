@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from assay.api.body import BoundedRoute
+from assay.api.codes import Refusal, refuse
 from assay.api.protocol import POST_ERRORS
 from assay.api.state import admitted, engine_of
 from assay.validate import TaskReport
@@ -25,7 +26,10 @@ router = APIRouter(tags=["validate"], route_class=BoundedRoute)
 class ValidateRequest(BaseModel):
     tasks: list[Any] = Field(description="Items without a response, as in the contract.")
     repeats: int = Field(default=3, ge=1, le=10, description="Runs of a code reference (determinism).")
-    near_duplicates: bool = Field(default=True, description="Check prompts for near-duplicates (MinHash).")
+    # strict: the schema says boolean, so 0 is refused as the schema refuses it (schemathesis, issue 28)
+    near_duplicates: bool = Field(
+        default=True, strict=True, description="Check prompts for near-duplicates (MinHash)."
+    )
 
 
 class ValidateResponse(BaseModel):
@@ -36,8 +40,8 @@ class ValidateResponse(BaseModel):
 async def validate_tasks(body: ValidateRequest, request: Request) -> ValidateResponse:
     """Well-posedness and prompt checks per task; `valid` is false when a check found an error."""
     if body.near_duplicates and not near_duplicates_available():
-        raise HTTPException(
-            400,
+        raise refuse(
+            Refusal.BAD_REQUEST,
             "near-duplicate detection needs datasketch on the server: pip install 'assay[validate]', "
             'or send "near_duplicates": false',
         )

@@ -228,19 +228,21 @@ class RaySessions:
 
         name = holder_of(session_id)
         if name is None:
-            raise SessionGone(session_id, "no session with this id (never created, or ended long ago)", 404)
+            raise SessionGone(
+                session_id, "no session with this id (never created, or ended long ago)", ended=False
+            )
         lost = f"its holder ({name}) was lost: the actor, its process or its node is gone"
         holder = await self._lookup(name)
         if holder is None:
-            raise SessionGone(session_id, lost, 410)
+            raise SessionGone(session_id, lost, ended=True)
         try:
             return await asyncio.wait_for(getattr(holder, method).remote(*args), timeout_s)
         except RayActorError:
-            raise SessionGone(session_id, lost, 410) from None
+            raise SessionGone(session_id, lost, ended=True) from None
         except TimeoutError:
             holder.close.remote(session_id)  # in case it comes back: the session is over either way
             reason = f"its holder ({name}) did not answer within {timeout_s:g} s"
-            raise SessionGone(session_id, reason, 410) from None
+            raise SessionGone(session_id, reason, ended=True) from None
 
     async def step(self, session_id: str, tool: str, arguments: Any) -> StepResult:
         wait = self.settings.sessions.max_call_wall_s + _GRACE_S + self.config.reply_margin_s

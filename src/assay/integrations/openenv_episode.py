@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from assay.api.codes import Refusal
 from assay.errors import ItemError, QueueFullError
 from assay.items import parse_item
 from assay.sandbox import SandboxError
@@ -39,11 +40,13 @@ from assay.types import Item
 
 
 class EpisodeError(Exception):
-    """A request the episode refuses: `code` is OpenEnv's WSErrorCode, `status` the HTTP status."""
+    """A request the episode refuses: `code` is OpenEnv's WSErrorCode, `refusal` what HTTP answers."""
 
-    def __init__(self, message: str, code: str = "VALIDATION_ERROR", status: int = 422) -> None:
+    def __init__(
+        self, message: str, code: str = "VALIDATION_ERROR", refusal: Refusal = Refusal.INVALID
+    ) -> None:
         super().__init__(message)
-        self.code, self.status = code, status
+        self.code, self.refusal = code, refusal
 
 
 class ResetData(BaseModel):
@@ -155,9 +158,11 @@ class TaskFile:
                 items = [session_item(json.loads(line)) for line in lines]
             except (OSError, ValueError, EpisodeError) as exc:
                 message = f"the task file {self.path} cannot be used: {exc}"
-                raise EpisodeError(message, "EXECUTION_ERROR", 503) from None
+                raise EpisodeError(message, "EXECUTION_ERROR", Refusal.UNAVAILABLE) from None
             if not items:
-                raise EpisodeError(f"the task file {self.path} holds no items", "EXECUTION_ERROR", 503)
+                raise EpisodeError(
+                    f"the task file {self.path} holds no items", "EXECUTION_ERROR", Refusal.UNAVAILABLE
+                )
             self._items = items
         return self._items
 
@@ -194,10 +199,10 @@ class Episode:
             except ItemError as exc:  # an unknown task or tool, a tool that cannot serve it, limits too big
                 raise EpisodeError(str(exc)) from None
             except SessionsFull as exc:
-                raise EpisodeError(str(exc), "CAPACITY_REACHED", 429) from None
+                raise EpisodeError(str(exc), "CAPACITY_REACHED", Refusal.SESSIONS_FULL) from None
             except SandboxError as exc:
                 raise EpisodeError(
-                    f"cannot start the session's sandbox: {exc}", "EXECUTION_ERROR", 503
+                    f"cannot start the session's sandbox: {exc}", "EXECUTION_ERROR", Refusal.UNAVAILABLE
                 ) from None
             self.session_id, self.item, self.tools = info.session_id, item, list(data.tools)
             self.episode_id = data.episode_id or self.episode_id or info.session_id
@@ -213,7 +218,7 @@ class Episode:
         async with self._lock:
             if self.session_id is None:
                 done = "the episode is done" if self.done else "no episode"
-                raise EpisodeError(f"{done}: send reset first", "SESSION_ERROR", 409)
+                raise EpisodeError(f"{done}: send reset first", "SESSION_ERROR", Refusal.EPISODE_DONE)
             self.steps += 1
             if action.answer is not None:
                 return await self._answer(self.session_id, action.answer)
@@ -236,7 +241,7 @@ class Episode:
             self.engine.admit(1)
         except QueueFullError as exc:
             self.steps -= 1
-            raise EpisodeError(str(exc), "CAPACITY_REACHED", 429) from None
+            raise EpisodeError(str(exc), "CAPACITY_REACHED", Refusal.SESSIONS_FULL) from None
         try:
             result = await self.engine.verify_session(session_id, answer)
         except SessionGone as exc:

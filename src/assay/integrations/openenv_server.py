@@ -28,13 +28,14 @@ import logging
 from collections import OrderedDict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Request, WebSocket
+from fastapi import APIRouter, Body, HTTPException, Query, Request, WebSocket
 from fastapi.websockets import WebSocketDisconnect, WebSocketState
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay import __version__
 from assay.api.body import BoundedRoute
-from assay.api.protocol import ErrorEnvelope, error_responses
+from assay.api.codes import Refusal, refuse
+from assay.api.protocol import error_responses
 from assay.integrations.openenv_episode import (
     AssayAction,
     AssayObservation,
@@ -51,9 +52,16 @@ log = logging.getLogger("assay.openenv")
 router = APIRouter(prefix="/openenv", tags=["trainers"], route_class=BoundedRoute)
 _KEPT = 100_000  # HTTP episodes remembered; the oldest is closed past it
 ERRORS: dict[int | str, dict[str, Any]] = {
-    **error_responses(400, 404, 413, 422, 429, 503),
-    404: {"model": ErrorEnvelope, "description": "No such episode: start one with POST /openenv/reset."},
-    409: {"model": ErrorEnvelope, "description": "The episode is done (answered, or its session gone)."},
+    **error_responses(
+        Refusal.BAD_REQUEST,
+        Refusal.NOT_FOUND,
+        Refusal.EPISODE_DONE,
+        Refusal.TOO_LARGE,
+        Refusal.INVALID,
+        Refusal.SESSIONS_FULL,
+        Refusal.UNAVAILABLE,
+        NOT_FOUND="No such episode: start one with POST /openenv/reset.",
+    ),
 }
 _ResetBody = Annotated[dict[str, Any] | None, Body()]  # optional: OpenEnv clients may post none
 
@@ -64,7 +72,7 @@ class StepBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     action: dict[str, Any]
-    episode_id: str | None = Field(None, description="The episode_id reset answered.")
+    episode_id: str = Field(min_length=1, description="The episode_id reset answered.")
     timeout_s: float | None = Field(None, description="Accepted, unused: the session's call_wall_s applies.")
     request_id: str | None = None
 
@@ -89,7 +97,7 @@ def _episodes(app: Any) -> OrderedDict[str, Episode]:
 
 
 def _http(exc: EpisodeError) -> HTTPException:
-    return HTTPException(exc.status, str(exc))
+    return refuse(exc.refusal, str(exc))
 
 
 @router.post("/reset", responses=ERRORS)
@@ -117,12 +125,13 @@ async def reset(request: Request, body: _ResetBody = None) -> dict[str, Any]:
 
 def _episode(request: Request, episode_id: str | None) -> Episode:
     if not episode_id:
-        raise HTTPException(
-            422, "episode_id is missing: pass the one reset answered (or use the WebSocket /openenv/ws)"
+        raise refuse(
+            Refusal.INVALID,
+            "episode_id is missing: pass the one reset answered (or use the WebSocket /openenv/ws)",
         )
     episode = _episodes(request.app).get(episode_id)
     if episode is None:
-        raise HTTPException(404, f"no episode {episode_id!r}: start one with POST /openenv/reset")
+        raise refuse(Refusal.NOT_FOUND, f"no episode {episode_id!r}: start one with POST /openenv/reset")
     return episode
 
 
@@ -138,7 +147,7 @@ async def step(request: Request, body: StepBody) -> dict[str, Any]:
 
 
 @router.get("/state", response_model=AssayState, responses=ERRORS)
-async def state(request: Request, episode_id: str | None = None) -> AssayState:
+async def state(request: Request, episode_id: Annotated[str, Query(min_length=1)]) -> AssayState:
     return _episode(request, episode_id).state()
 
 

@@ -18,10 +18,11 @@ import re
 from collections import OrderedDict
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, Field, ValidationError
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field, StrictBool, ValidationError
 
 from assay.api.body import BoundedRoute
+from assay.api.codes import Refusal, refuse
 from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import engine_of
 from assay.errors import ItemError
@@ -39,8 +40,9 @@ _KEPT = 100_000
 class ObservationRequest(BaseModel):
     trajectory_ids: list[str]
     actions: list[str]
-    finish: list[bool] | None = None
-    is_last_step: list[bool] | None = None
+    # StrictBool: the schema says boolean, so 0 is refused as the schema refuses it (schemathesis, issue 28)
+    finish: list[StrictBool] | None = None
+    is_last_step: list[StrictBool] | None = None
     extra_fields: list[dict[str, Any]] | None = None
 
 
@@ -83,7 +85,9 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
     finish = body.finish or [False] * count
     extras = body.extra_fields or [{}] * count
     if not (len(body.actions) == len(finish) == len(extras) == count):
-        raise HTTPException(422, "trajectory_ids, actions, finish and extra_fields must have one entry each")
+        raise refuse(
+            Refusal.INVALID, "trajectory_ids, actions, finish and extra_fields must have one entry each"
+        )
     engine, table = engine_of(request), _table(request)
     observations, dones, valids = [""] * count, [False] * count, [False] * count
     calls: list[tuple[int, StepCall]] = []
@@ -100,9 +104,9 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
         try:
             session_id = await _session(request, trajectory, extras[index] or {})
         except (ItemError, ValidationError, TypeError, AttributeError) as exc:  # a bad item or limits
-            raise HTTPException(422, f"extra_fields[{index}]: {exc}") from None
+            raise refuse(Refusal.INVALID, f"extra_fields[{index}]: {exc}") from None
         except SandboxError as exc:
-            raise HTTPException(503, f"cannot start a session's sandbox: {exc}") from None
+            raise refuse(Refusal.UNAVAILABLE, f"cannot start a session's sandbox: {exc}") from None
         calls.append((index, StepCall(session_id, "python", {"code": code})))
     results = await engine.session_steps([call for _, call in calls])
     for (index, _), result in zip(calls, results, strict=True):

@@ -45,14 +45,15 @@ _GONE_KEPT = 100_000  # why recent sessions ended, for 410 answers (older ids an
 
 
 class SessionGone(AssayError):
-    """The session does not exist (404) or has ended (410); `reason` says why. Envelope: session_gone."""
+    """The session does not exist, or has `ended` (HTTP 404 or 410, by assay.api.codes); `reason` says
+    why. Envelope: session_gone."""
 
-    def __init__(self, session_id: str, reason: str, code: int) -> None:
+    def __init__(self, session_id: str, reason: str, ended: bool) -> None:
         super().__init__(f"session {session_id} is gone: {reason}")
-        self.session_id, self.reason, self.code = session_id, reason, code
+        self.session_id, self.reason, self.ended = session_id, reason, ended
 
     def __reduce__(self) -> tuple[Any, ...]:  # it travels back from a Ray session holder (pickled)
-        return (SessionGone, (self.session_id, self.reason, self.code))
+        return (SessionGone, (self.session_id, self.reason, self.ended))
 
 
 class SessionsFull(AssayError):
@@ -220,8 +221,10 @@ class SessionManager:
                 return session
             reason = self._gone.get(session_id)
         if reason is not None:
-            raise SessionGone(session_id, reason, 410)
-        raise SessionGone(session_id, "no session with this id (never created, or ended long ago)", 404)
+            raise SessionGone(session_id, reason, ended=True)
+        raise SessionGone(
+            session_id, "no session with this id (never created, or ended long ago)", ended=False
+        )
 
     # -- step -------------------------------------------------------------------------------------
     def step(self, session_id: str, tool_name: str, arguments: Any) -> StepResult:
@@ -230,7 +233,7 @@ class SessionManager:
         session = self.get(session_id)
         with session.lock:
             if session.ended is not None:
-                raise SessionGone(session_id, session.ended, 410)
+                raise SessionGone(session_id, session.ended, ended=True)
             started = time.perf_counter()
             observation = self._call(session, tool_name, arguments)
             elapsed = round((time.perf_counter() - started) * 1000, 3)

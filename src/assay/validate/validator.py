@@ -19,7 +19,7 @@ from assay.registry import Registry
 from assay.scoring import Engine
 from assay.service import Service
 from assay.settings import Settings
-from assay.types import Item, Result
+from assay.types import Item, Result, id_text
 from assay.validate.probes import Probe, probes_for, read_probes
 from assay.validate.prompts import check_answer_in_prompt, check_duplicates, check_near_duplicates
 from assay.validate.report import META_FIELDS, BadRow, TaskReport
@@ -34,8 +34,8 @@ GroupScorer = Callable[[list[list[dict[str, Any]]]], Awaitable[list[GroupOutcome
 def task_id(raw: Any, index: int) -> str:
     if isinstance(raw, BadRow):
         return raw.id
-    value = raw.get("id") if isinstance(raw, dict) else None
-    return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else f"task-{index}"
+    value = id_text(raw.get("id")) if isinstance(raw, dict) else None
+    return value if isinstance(value, str) else f"task-{index}"
 
 
 def _row(raw: dict[str, Any], task: str | None) -> dict[str, Any]:
