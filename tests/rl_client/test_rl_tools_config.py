@@ -50,7 +50,6 @@ def test_set_overrides_reach_the_tools_section() -> None:
         ({**_with(tools={"tools": ["python"]}), "backend": {"kind": "vllm"}}, "hf or vllm_server"),
         (_with(tools={"tools": ["python"], "call_format": "json"}), "call_format"),
         (_with(tools={"tools": ["python"], "max_turns": 0}), "max_turns"),
-        (_with(tools={"tools": ["python"]}, control={"partial_rollouts": True}), "partial_rollouts"),
         ({**_with(tools={"tools": ["python"]}), "reward": {"task_weights": {"math": 2}}}, "task_weights"),
         (_with(tools={"tools": ["python"], "observation_template": "<output>"}), "{observation}"),
     ],

@@ -179,10 +179,6 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         _need(self.steps >= 0, "steps must be >= 0")
-        _need(
-            not (self.tools.tools and self.control.partial_rollouts),
-            "partial_rollouts do not resume multi-turn rollouts yet: turn one of them off",
-        )
         _need(0 < self.lr < 1e-2, f"lr {self.lr} is out of range; 1e-4..3e-4 works, 1e-3 collapsed")
         _need(self.micro_batch > 0, "micro_batch must be positive")
 

@@ -79,7 +79,7 @@ def plain_ids(tokenizer: Any, text: str) -> list[int]:
 
 
 @dataclass
-class _Rollout:
+class ToolRollout:
     problem: Problem
     prompt_ids: list[int]
     hint: str
@@ -162,11 +162,11 @@ class ToolRollouts:
             for problem, text, hint, n in zip(problems, texts, hint_list, sizes, strict=True)
         ]
 
-    def new_rollout(self, problem: Problem, text: str, hint: str = "") -> _Rollout:
-        return _Rollout(problem, list(self.backend.tokenizer.encode(text)), hint)
+    def new_rollout(self, problem: Problem, text: str, hint: str = "") -> ToolRollout:
+        return ToolRollout(problem, list(self.backend.tokenizer.encode(text)), hint)
 
     def group(
-        self, problem: Problem, text: str, pairs: Sequence[tuple[_Rollout, Result]], hint: str = ""
+        self, problem: Problem, text: str, pairs: Sequence[tuple[ToolRollout, Result]], hint: str = ""
     ) -> Group:
         """A scored group of finished rollouts; one whose turns span policy versions is off-policy."""
         samples = []
@@ -178,7 +178,7 @@ class ToolRollouts:
         group.stats = group_stats([res for _, res in pairs], [r.final_text for r, _ in pairs])
         return group
 
-    def run(self, rollouts: list[_Rollout], temperature: float, version: int = 0) -> list[Result]:
+    def run(self, rollouts: list[ToolRollout], temperature: float, version: int = 0) -> list[Result]:
         """Open a session per rollout, take the turns, verify; every session is deleted after."""
         try:
             self.open(rollouts)
@@ -191,10 +191,10 @@ class ToolRollouts:
         finally:
             self.close(rollouts)
 
-    def open(self, rollouts: Sequence[_Rollout]) -> None:
+    def open(self, rollouts: Sequence[ToolRollout]) -> None:
         self._parallel(self._open, [r for r in rollouts if r.session_id is None and not r.done])
 
-    def turn(self, rollouts: Sequence[_Rollout], temperature: float, version: int) -> None:
+    def turn(self, rollouts: Sequence[ToolRollout], temperature: float, version: int) -> None:
         """One turn of each unfinished rollout: generate, then run the calls it ended with, in one batch
         step. A rollout in its last turn (or whose session ended) cannot call a tool."""
         active = [r for r in rollouts if not r.done]
@@ -204,14 +204,14 @@ class ToolRollouts:
         self._generate(tooled, temperature, self.format.stop, version)
         self._step([r for r in tooled if r.pending is not None])
 
-    def verify(self, rollouts: Sequence[_Rollout]) -> list[Result]:
+    def verify(self, rollouts: Sequence[ToolRollout]) -> list[Result]:
         started = time.perf_counter()
         try:
             return self._parallel(self._verify, rollouts)
         finally:
             self.verify_wait_s += time.perf_counter() - started
 
-    def close(self, rollouts: Sequence[_Rollout]) -> None:
+    def close(self, rollouts: Sequence[ToolRollout]) -> None:
         """Delete the rollouts' sessions (idempotent: a closed rollout forgets its session)."""
         self._parallel(self._close, [r for r in rollouts if r.session_id is not None])
 
@@ -222,7 +222,7 @@ class ToolRollouts:
         with ThreadPoolExecutor(min(self.threads, len(values)), thread_name_prefix="assay-sessions") as pool:
             return list(pool.map(fn, values))
 
-    def _open(self, rollout: _Rollout) -> None:
+    def _open(self, rollout: ToolRollout) -> None:
         p = rollout.problem
         item = {"id": p.id, "task": p.task, "prompt": p.prompt, "reference": p.reference, **p.fields}
         try:
@@ -232,7 +232,7 @@ class ToolRollouts:
             rollout.fail(f"session could not be opened: {exc}")
 
     def _generate(
-        self, rollouts: list[_Rollout], temperature: float, stop: tuple[str, ...], version: int
+        self, rollouts: list[ToolRollout], temperature: float, stop: tuple[str, ...], version: int
     ) -> None:
         if not rollouts:
             return
@@ -254,7 +254,7 @@ class ToolRollouts:
                 rollout.truncated = cut or out.truncated or len(rollout.tokens) >= self.budget
                 rollout.done = True
 
-    def _step(self, rollouts: list[_Rollout]) -> None:
+    def _step(self, rollouts: list[ToolRollout]) -> None:
         """Run the calls in one batch step; a call that could not be read is answered here."""
         unreadable = [r for r in rollouts if isinstance(r.pending, BadCall)]
         for rollout in unreadable:
@@ -286,7 +286,7 @@ class ToolRollouts:
             else:
                 self._observe(rollout, outcome)
 
-    def _observe(self, rollout: _Rollout, outcome: SessionStep) -> None:
+    def _observe(self, rollout: ToolRollout, outcome: SessionStep) -> None:
         rollout.calls += 1
         rollout.errors += outcome.status in TOOL_ERROR_STATUSES
         rollout.must_answer = rollout.must_answer or outcome.status == "session_ended"
@@ -301,7 +301,7 @@ class ToolRollouts:
             rollout.truncated = rollout.done = True
             rollout.final_text = ""
 
-    def _verify(self, rollout: _Rollout) -> Result:
+    def _verify(self, rollout: ToolRollout) -> Result:
         if rollout.failure is not None or rollout.session_id is None:
             return Result(id=rollout.problem.id, status=Status.ERROR, reason=rollout.failure or "no session")
         response = rollout.hint + rollout.final_text if rollout.calls == 0 else rollout.final_text
@@ -314,13 +314,13 @@ class ToolRollouts:
         finally:
             self.latencies.append(time.perf_counter() - started)
 
-    def _close(self, rollout: _Rollout) -> None:
+    def _close(self, rollout: ToolRollout) -> None:
         session, rollout.session_id = str(rollout.session_id), None
         with contextlib.suppress(ClientError):  # its TTL ends it; the verdict is already in
             self.client.close_session(session)
 
 
-def _completion(rollout: _Rollout) -> Completion:
+def _completion(rollout: ToolRollout) -> Completion:
     return Completion(
         prompt_ids=rollout.prompt_ids,
         token_ids=rollout.tokens,

@@ -232,6 +232,8 @@ class Trainer:
         self.backend.sync_weights(self.model)
 
     def close(self) -> None:
+        if self.rollout.partial is not None:  # unfinished multi-turn rollouts hold sessions
+            self.rollout.partial.close()
         self.log.close()
         self.pipe.close()
 
