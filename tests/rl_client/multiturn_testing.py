@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.client_sessions import OpenedSession, SessionStep, ToolCall
-from assay.rl_client.demo import EOS, CharTokenizer
+from assay.rl_client.demo import CharTokenizer
 from assay.rl_client.generate import Completion, SamplingParams
 from assay.types import Result
 
@@ -24,9 +24,10 @@ class TurnBackend:
         strings and the token limit as a real backend does; a script entry may be a function of the text so
     far (the policy reading the observation). Behaviour log-probabilities are -1.0."""
 
-    def __init__(self, scripts: dict[str, list[Any]]) -> None:
-        self.tokenizer = tokenizer()
+    def __init__(self, scripts: dict[str, list[Any]], tok: Any = None, marker: str = "</output>") -> None:
+        self.tokenizer = tok if tok is not None else tokenizer()
         self.scripts = scripts
+        self.marker = marker  # what ends an observation: the turn is how many the text holds
         self.calls: list[SamplingParams] = []
 
     def generate_ids(self, prompt_ids: Sequence[list[int]], params: SamplingParams) -> list[Completion]:
@@ -35,7 +36,7 @@ class TurnBackend:
         for ids in prompt_ids:
             text = self.tokenizer.decode(list(ids))
             prompt = next(p for p in self.scripts if text.startswith(p))
-            turn = text.count("</output>")
+            turn = text.count(self.marker)
             script = self.scripts[prompt]
             segment = script[min(turn, len(script) - 1)]
             if callable(segment):  # a policy that reads what the tool printed
@@ -43,10 +44,11 @@ class TurnBackend:
             stop = next((s for s in params.stop if s in segment), None)
             if stop is not None:
                 segment = segment[: segment.index(stop) + len(stop)]
-            tokens = self.tokenizer.encode_plain(segment) + ([] if stop else [EOS])
+            eos = self.tokenizer.eos_token_id
+            tokens = self.tokenizer.encode_plain(segment) + ([] if stop else [eos])
             truncated = len(tokens) > params.max_new_tokens
             tokens = tokens[: params.max_new_tokens]
-            body = [t for t in tokens if t != EOS]
+            body = [t for t in tokens if t != eos]
             out.append(Completion(list(ids), tokens, self.tokenizer.decode(body), [-1.0] * len(tokens),
                                   truncated, stop=None if truncated else stop))  # fmt: skip
         return out

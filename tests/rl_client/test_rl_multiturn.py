@@ -171,7 +171,7 @@ def test_a_backend_without_token_continuation_is_refused() -> None:
     class TextOnly:
         def generate(self, prompts: Any, params: Any) -> Any: ...
 
-    with pytest.raises(ValueError, match="hf or vllm_server backend"):
+    with pytest.raises(ValueError, match="hf, vllm or vllm_server backend"):
         ToolRollouts(TextOnly(), FakeSessions(), _cfg())
 
 

@@ -266,3 +266,39 @@ def test_a_server_that_dies_mid_rollout_masks_the_rollouts_never_a_zero() -> Non
             and sample.weight == 0.0
             and "verify failed" in str(sample.completion.failure)
         )
+
+
+def test_reward_latency_of_a_tool_run_measures_its_verify_calls() -> None:
+    """With tools the verdicts come from the sessions' verify, not the reward pipe (whose latency list
+    stays empty): the step's reward_latency_s and reward_wait_s are those calls' (they read 0 before)."""
+    import threading
+
+    from rl_client.multiturn_testing import FakeSessions
+
+    class SlowVerify(FakeSessions):
+        def verify_session(self, session_id: str, response: str) -> Any:
+            threading.Event().wait(0.02)  # a verify that takes at least 20 ms
+            return super().verify_session(session_id, response)
+
+    sessions = SlowVerify()
+    backend = TurnBackend({"Q: 6*7? ": [CALL, "\\boxed{42}"]})
+    cfg = TrainConfig(
+        steps=1,
+        generate=GenerateConfig(group_size=2, max_new_tokens=64),
+        control=ControlConfig(prompts_per_step=1, dynamic_sampling=False),
+        tools=ToolsConfig(tools=("python",), max_turns=2),
+    )
+    model = build_char_model(backend.tokenizer, seed=0, width=32, layers=1, positions=256)
+    problems = [Problem("a", "Q: 6*7? ", "42")]
+    trainer = Trainer(model, backend, ServiceRewards.at("http://127.0.0.1:9"), problems, cfg, pad_id=PAD,
+                      sessions=sessions)  # fmt: skip
+    try:
+        record = trainer.train_step()
+        tools = trainer.rollout.tools
+        assert tools is not None and len(tools.latencies) == len(sessions.verified) == 2
+    finally:
+        trainer.close()
+    assert trainer.pipe.latencies == []  # nothing went through the reward pipe
+    assert record["reward_latency_s"] >= 0.02
+    assert record["reward_latency_s"] == pytest.approx(sum(tools.latencies) / 2)
+    assert record["reward_wait_s"] >= 0.02  # the two verify calls run side by side: at least one's time

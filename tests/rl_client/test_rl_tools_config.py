@@ -47,10 +47,8 @@ def test_set_overrides_reach_the_tools_section() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({**_with(tools={"tools": ["python"]}), "backend": {"kind": "vllm"}}, "hf or vllm_server"),
         (_with(tools={"tools": ["python"], "call_format": "json"}), "call_format"),
         (_with(tools={"tools": ["python"], "max_turns": 0}), "max_turns"),
-        (_with(tools={"tools": ["python"]}, control={"partial_rollouts": True}), "partial_rollouts"),
         ({**_with(tools={"tools": ["python"]}), "reward": {"task_weights": {"math": 2}}}, "task_weights"),
         (_with(tools={"tools": ["python"], "observation_template": "<output>"}), "{observation}"),
     ],
@@ -60,9 +58,11 @@ def test_runs_tools_cannot_serve_are_refused_with_the_reason(data: dict[str, Any
         validate(data)
 
 
-def test_the_vllm_server_backend_may_run_tools() -> None:
-    data = {**_with(tools={"tools": ["python"]}), "backend": {"kind": "vllm_server"}}
-    assert validate(data).train.tools.tools == ("python",)
+@pytest.mark.parametrize("kind", ["vllm", "vllm_server"])
+def test_the_vllm_backends_may_run_tools(kind: str) -> None:
+    data = {**_with(tools={"tools": ["python"], "call_format": "hermes"}), "backend": {"kind": kind}}
+    cfg = validate(data)
+    assert (cfg.train.tools.tools, cfg.train.tools.call_format) == (("python",), "hermes")
 
 
 def test_no_tools_is_the_single_turn_run() -> None:

@@ -121,7 +121,7 @@ class LossConfig:
         _need(self.max_is_ratio >= 1.0, "max_is_ratio must be >= 1")
 
 
-CallFormat = Literal["tags"]
+CallFormat = Literal["tags", "hermes"]
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,10 @@ class ToolsConfig:
 
     `call_format` "tags": a call is `<python>code</python>` (or `<sql>query</sql>`, `<run_tests>code
     </run_tests>`); generation stops when the closing tag is written, the session runs the call, and its
-    observation (`observation_template`) is appended before the policy goes on. Empty `tools`: one
-    completion per prompt, as without this section."""
+    observation (`observation_template`) is appended before the policy goes on. "hermes": the chat
+    template's markup (Hermes, Qwen2.5, Qwen3), `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`,
+    with the observation shown as the template shows a tool message (see `tool_calls.py`). Empty
+    `tools`: one completion per prompt, as without this section."""
 
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
@@ -146,7 +148,10 @@ class ToolsConfig:
     def __post_init__(self) -> None:
         _need(self.max_turns >= 1, "max_turns must be at least 1")
         _need(self.max_total_tokens >= 0, "max_total_tokens must be >= 0 (0: max_new_tokens x max_turns)")
-        _need(self.call_format == "tags", f"call_format must be tags, got {self.call_format!r}")
+        _need(
+            self.call_format in ("tags", "hermes"),
+            f"call_format must be tags or hermes, got {self.call_format!r}",
+        )
         _need("{observation}" in self.observation_template, "observation_template needs {observation}")
         _need(self.max_observation_tokens > 0, "max_observation_tokens must be positive")
         _need(len(set(self.tools)) == len(self.tools), "tools must not repeat")
@@ -174,10 +179,6 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         _need(self.steps >= 0, "steps must be >= 0")
-        _need(
-            not (self.tools.tools and self.control.partial_rollouts),
-            "partial_rollouts do not resume multi-turn rollouts yet: turn one of them off",
-        )
         _need(0 < self.lr < 1e-2, f"lr {self.lr} is out of range; 1e-4..3e-4 works, 1e-3 collapsed")
         _need(self.micro_batch > 0, "micro_batch must be positive")
 

@@ -1,28 +1,30 @@
 """Multi-turn tool-use rollouts (issue 26): generate, call a tool in an Assay session, read, go on.
 
 Each rollout holds one Assay session (`POST /v1/sessions`). A turn generates until the end token, the
-token budget, or a tool call closing (`</python>`: the stop string of the "tags" call format). The
-calls of every rollout that stopped on one go out together (`POST /v1/sessions/step`, the batch form);
-each observation, wrapped in `observation_template`, is appended to the response as tokens the policy
-did not choose (`Completion.action_mask` 0: no loss on them). Up to `max_turns` segments and
-`max_total_tokens` in all (response and observations); the last turn cannot call a tool. The final
-turn's text goes to the session's `verify`, which scores it exactly as `/v1/rewards` would.
+token budget, or a tool call closing (`</python>` in the "tags" call format, `</tool_call>` in the
+chat template's "hermes" markup: `tool_calls.py`). The calls of every rollout that stopped on one go
+out together (`POST /v1/sessions/step`, the batch form); each observation, wrapped as the call format
+shows it, is appended to the response as tokens the policy did not choose (`Completion.action_mask` 0:
+no loss on them). Up to `max_turns` segments and `max_total_tokens` in all (response and
+observations); the last turn cannot call a tool. The final turn's text goes to the session's `verify`,
+which scores it exactly as `/v1/rewards` would.
 
 What is whose fault, as the contract says:
-- a tool error, an invalid call, a session that ended by the policy's doing (step limit, its interpreter
-  killed by its own code): an observation; the rollout goes on (after `session_ended` it must answer);
+- a tool error, an invalid call (one that cannot even be read is answered here), a session that ended
+  by the policy's doing (step limit, its interpreter killed by its own code): an observation; the
+  rollout goes on (after `session_ended` it must answer);
 - our side failing (a step answered `error`, a session gone, the server unreachable, a create refused):
   the rollout has no verdict: its result is `error` with the reason, reward None, loss weight 0. Never a
   silent 0.
 
 Only backends with `generate_ids(prompt_ids, params)` (honouring `params.stop`) and a `tokenizer` can
-continue a response from its tokens: hf and vllm_server. This module does not import torch.
+continue a response from its tokens: hf, vllm and vllm_server. This module does not import torch.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,13 +36,12 @@ from assay.groups import group_stats
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.filter import apply_results
 from assay.rl_client.generate import Completion, Group, Problem, Sample, SamplingParams
+from assay.rl_client.tool_calls import BadCall, TagCalls, call_format, observation_template
 from assay.types import Result, Status
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-# The argument a tag's body is, per tool of the "tags" format.
-TAG_ARGUMENT = {"python": "code", "sql": "query", "run_tests": "code"}
 TOOL_ERROR_STATUSES = frozenset({"tool_error", "invalid_call", "session_ended"})
 
 
@@ -57,22 +58,14 @@ class SessionClient(Protocol):
 
 
 def stop_strings(tools: Sequence[str]) -> tuple[str, ...]:
-    """The closing tag of each tool: generation stops there and the call runs."""
-    return tuple(f"</{tool}>" for tool in tools)
+    """The closing tag of each tool (the "tags" format): generation stops there and the call runs."""
+    return TagCalls(tools).stop
 
 
 def parse_call(text: str, tools: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
-    """The tool call a turn ends with: the body of the last `<tool>...</tool>` whose closing tag is the
-    last one in `text`; None when there is none (a closing tag without its opening)."""
-    found: tuple[int, str, str] | None = None
-    for tool in tools:
-        for match in re.finditer(rf"<{re.escape(tool)}>(.*?)</{re.escape(tool)}>", text, re.DOTALL):
-            if found is None or match.end() > found[0]:
-                found = (match.end(), tool, match.group(1))
-    if found is None:
-        return None
-    _, tool, body = found
-    return tool, {TAG_ARGUMENT.get(tool, "code"): body.strip("\n")}
+    """The "tags" call a turn ends with: the body of the last `<tool>...</tool>` whose closing tag is
+    the last one in `text`; None when there is none (a closing tag without its opening)."""
+    return TagCalls(tools).parse(text)
 
 
 def plain_ids(tokenizer: Any, text: str) -> list[int]:
@@ -86,7 +79,7 @@ def plain_ids(tokenizer: Any, text: str) -> list[int]:
 
 
 @dataclass
-class _Rollout:
+class ToolRollout:
     problem: Problem
     prompt_ids: list[int]
     hint: str
@@ -94,6 +87,7 @@ class _Rollout:
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     mask: list[int] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)  # the policy version that sampled each action token
     final_text: str = ""
     turns: int = 0
     calls: int = 0
@@ -102,33 +96,44 @@ class _Rollout:
     must_answer: bool = False  # the session ended: no more tools, only the answer
     done: bool = False
     failure: str | None = None
-    pending: tuple[str, dict[str, Any]] | None = None
+    pending: tuple[str, dict[str, Any]] | BadCall | None = None
 
     def fail(self, why: str) -> None:
         self.failure, self.done = why, True
 
-    def append(self, ids: Sequence[int], logprobs: Sequence[float], action: int) -> None:
+    def append(self, ids: Sequence[int], logprobs: Sequence[float], action: int, version: int = 0) -> None:
         self.tokens.extend(ids)
         self.logprobs.extend(logprobs)
         self.mask.extend([action] * len(ids))
+        if action:
+            self.versions.extend([version] * len(ids))
 
 
 class ToolRollouts:
-    """Samples groups of multi-turn rollouts and scores them through their sessions' `verify`."""
+    """Samples groups of multi-turn rollouts and scores them through their sessions' `verify`.
+
+    `latencies` holds the seconds of each `verify` call and `verify_wait_s` the wall time spent in
+    them (the trainer's `reward_latency_s` and `reward_wait_s` of a tool-using run)."""
 
     def __init__(self, backend: Any, client: SessionClient, cfg: TrainConfig, threads: int = 8) -> None:
         if not hasattr(backend, "generate_ids") or not hasattr(backend, "tokenizer"):
             raise ConfigError(
                 f"the {type(backend).__name__} backend cannot continue a response from its tokens; "
-                "multi-turn tool use needs the hf or vllm_server backend"
+                "multi-turn tool use needs the hf, vllm or vllm_server backend"
             )
         self.backend = backend
         self.client = client
         self.tools = cfg.tools
+        self.format = call_format(cfg.tools.call_format, cfg.tools.tools)
+        self.wrapper = observation_template(
+            cfg.tools.call_format, backend.tokenizer, cfg.tools.observation_template
+        )
         self.max_new_tokens = cfg.generate.max_new_tokens
         self.temperature = cfg.generate.temperature
         self.budget = cfg.tools.max_total_tokens or cfg.generate.max_new_tokens * cfg.tools.max_turns
         self.threads = threads
+        self.latencies: list[float] = []
+        self.verify_wait_s = 0.0
 
     def sample_groups(
         self,
@@ -145,40 +150,70 @@ class ToolRollouts:
             template.format(prompt=p.prompt, hint=h) if h else p.prompt
             for p, h in zip(problems, hint_list, strict=True)
         ]
-        encode = self.backend.tokenizer.encode
         rollouts = [
-            _Rollout(p, list(encode(t)), h)
+            self.new_rollout(p, t, h)
             for p, t, h, n in zip(problems, texts, hint_list, sizes, strict=True)
             for _ in range(n)
         ]
-        results = self.run(rollouts, self.temperature if temperature is None else temperature)
+        results = self.run(rollouts, self.temperature if temperature is None else temperature, version)
         flat = iter(zip(rollouts, results, strict=True))
-        groups = []
-        for problem, text, hint, n in zip(problems, texts, hint_list, sizes, strict=True):
-            pairs = [next(flat) for _ in range(n)]
-            samples = [Sample(_completion(r), version) for r, _ in pairs]
-            apply_results(samples, [res for _, res in pairs])
-            group = Group(problem, text, samples, hint=hint)
-            group.stats = group_stats([res for _, res in pairs], [r.final_text for r, _ in pairs])
-            groups.append(group)
-        return groups
+        return [
+            self.group(problem, text, [next(flat) for _ in range(n)], hint)
+            for problem, text, hint, n in zip(problems, texts, hint_list, sizes, strict=True)
+        ]
 
-    def run(self, rollouts: list[_Rollout], temperature: float) -> list[Result]:
+    def new_rollout(self, problem: Problem, text: str, hint: str = "") -> ToolRollout:
+        return ToolRollout(problem, list(self.backend.tokenizer.encode(text)), hint)
+
+    def group(
+        self, problem: Problem, text: str, pairs: Sequence[tuple[ToolRollout, Result]], hint: str = ""
+    ) -> Group:
+        """A scored group of finished rollouts; one whose turns span policy versions is off-policy."""
+        samples = []
+        for rollout, _ in pairs:
+            versions = rollout.versions or [0]
+            samples.append(Sample(_completion(rollout), min(versions), off_policy=len(set(versions)) > 1))
+        apply_results(samples, [res for _, res in pairs])
+        group = Group(problem, text, samples, hint=hint)
+        group.stats = group_stats([res for _, res in pairs], [r.final_text for r, _ in pairs])
+        return group
+
+    def run(self, rollouts: list[ToolRollout], temperature: float, version: int = 0) -> list[Result]:
         """Open a session per rollout, take the turns, verify; every session is deleted after."""
         try:
-            self._parallel(self._open, rollouts)
-            for turn in range(self.tools.max_turns):
+            self.open(rollouts)
+            for _ in range(self.tools.max_turns):
                 active = [r for r in rollouts if not r.done]
                 if not active:
                     break
-                last = turn == self.tools.max_turns - 1
-                self._generate([r for r in active if last or r.must_answer], temperature, ())
-                tooled = [r for r in active if not (last or r.must_answer)]
-                self._generate(tooled, temperature, stop_strings(self.tools.tools))
-                self._step([r for r in tooled if r.pending is not None])
+                self.turn(active, temperature, version)
+            return self.verify(rollouts)
+        finally:
+            self.close(rollouts)
+
+    def open(self, rollouts: Sequence[ToolRollout]) -> None:
+        self._parallel(self._open, [r for r in rollouts if r.session_id is None and not r.done])
+
+    def turn(self, rollouts: Sequence[ToolRollout], temperature: float, version: int) -> None:
+        """One turn of each unfinished rollout: generate, then run the calls it ended with, in one batch
+        step. A rollout in its last turn (or whose session ended) cannot call a tool."""
+        active = [r for r in rollouts if not r.done]
+        answering = [r for r in active if r.must_answer or r.turns >= self.tools.max_turns - 1]
+        tooled = [r for r in active if r not in answering]
+        self._generate(answering, temperature, (), version)
+        self._generate(tooled, temperature, self.format.stop, version)
+        self._step([r for r in tooled if r.pending is not None])
+
+    def verify(self, rollouts: Sequence[ToolRollout]) -> list[Result]:
+        started = time.perf_counter()
+        try:
             return self._parallel(self._verify, rollouts)
         finally:
-            self._parallel(self._close, [r for r in rollouts if r.session_id is not None])
+            self.verify_wait_s += time.perf_counter() - started
+
+    def close(self, rollouts: Sequence[ToolRollout]) -> None:
+        """Delete the rollouts' sessions (idempotent: a closed rollout forgets its session)."""
+        self._parallel(self._close, [r for r in rollouts if r.session_id is not None])
 
     # -- the pieces --------------------------------------------------------------------------------
     def _parallel(self, fn: Callable[[T], R], values: Sequence[T]) -> list[R]:
@@ -187,7 +222,7 @@ class ToolRollouts:
         with ThreadPoolExecutor(min(self.threads, len(values)), thread_name_prefix="assay-sessions") as pool:
             return list(pool.map(fn, values))
 
-    def _open(self, rollout: _Rollout) -> None:
+    def _open(self, rollout: ToolRollout) -> None:
         p = rollout.problem
         item = {"id": p.id, "task": p.task, "prompt": p.prompt, "reference": p.reference, **p.fields}
         try:
@@ -196,7 +231,9 @@ class ToolRollouts:
         except ClientError as exc:
             rollout.fail(f"session could not be opened: {exc}")
 
-    def _generate(self, rollouts: list[_Rollout], temperature: float, stop: tuple[str, ...]) -> None:
+    def _generate(
+        self, rollouts: list[ToolRollout], temperature: float, stop: tuple[str, ...], version: int
+    ) -> None:
         if not rollouts:
             return
         left = [self.budget - len(r.tokens) for r in rollouts]
@@ -207,31 +244,40 @@ class ToolRollouts:
         for rollout, out, room in zip(rollouts, outs, left, strict=True):
             cut = len(out.token_ids) > room
             ids, logprobs = out.token_ids[:room], out.logprobs[:room]
-            rollout.append(ids, logprobs, 1)
+            rollout.append(ids, logprobs, 1, version)
             rollout.turns += 1
             rollout.final_text = self.backend.tokenizer.decode(ids) if cut else out.text
-            call = parse_call(out.text, self.tools.tools) if out.stop and not cut else None
+            call = self.format.parse(out.text) if stop and out.stop and not cut else None
             if call is not None:
                 rollout.pending = call
             else:
                 rollout.truncated = cut or out.truncated or len(rollout.tokens) >= self.budget
                 rollout.done = True
 
-    def _step(self, rollouts: list[_Rollout]) -> None:
-        if not rollouts:
+    def _step(self, rollouts: list[ToolRollout]) -> None:
+        """Run the calls in one batch step; a call that could not be read is answered here."""
+        unreadable = [r for r in rollouts if isinstance(r.pending, BadCall)]
+        for rollout in unreadable:
+            reason = rollout.pending.reason if isinstance(rollout.pending, BadCall) else ""
+            rollout.pending = None
+            seen = SessionStep(session_id=str(rollout.session_id), observation=f"invalid tool call: "
+                               f"{reason}\n", status="invalid_call", step=0, reason=reason)  # fmt: skip
+            self._observe(rollout, seen)
+        runnable = [r for r in rollouts if isinstance(r.pending, tuple)]
+        if not runnable:
             return
         calls = [
             ToolCall(session_id=str(r.session_id), tool=r.pending[0], arguments=r.pending[1])
-            for r in rollouts
-            if r.pending
+            for r in runnable
+            if isinstance(r.pending, tuple)
         ]
         try:
             outcomes = self.client.step_many(calls)
         except ClientError as exc:
-            for rollout in rollouts:
+            for rollout in runnable:
                 rollout.fail(f"tool call failed on our side: {exc}")
             return
-        for rollout, outcome in zip(rollouts, outcomes, strict=True):
+        for rollout, outcome in zip(runnable, outcomes, strict=True):
             rollout.pending = None
             if not isinstance(outcome, SessionStep):
                 rollout.fail(f"session gone: {getattr(outcome, 'reason', outcome)}")
@@ -240,12 +286,12 @@ class ToolRollouts:
             else:
                 self._observe(rollout, outcome)
 
-    def _observe(self, rollout: _Rollout, outcome: SessionStep) -> None:
+    def _observe(self, rollout: ToolRollout, outcome: SessionStep) -> None:
         rollout.calls += 1
         rollout.errors += outcome.status in TOOL_ERROR_STATUSES
         rollout.must_answer = rollout.must_answer or outcome.status == "session_ended"
         # The observation is cut, never its wrapper: the policy must see where the output ends.
-        before, after = self.tools.observation_template.split("{observation}", 1)
+        before, after = self.wrapper.split("{observation}", 1)
         tok = self.backend.tokenizer
         body = plain_ids(tok, outcome.observation)[: self.tools.max_observation_tokens]
         ids = plain_ids(tok, before) + body + plain_ids(tok, after)
@@ -255,22 +301,26 @@ class ToolRollouts:
             rollout.truncated = rollout.done = True
             rollout.final_text = ""
 
-    def _verify(self, rollout: _Rollout) -> Result:
+    def _verify(self, rollout: ToolRollout) -> Result:
         if rollout.failure is not None or rollout.session_id is None:
             return Result(id=rollout.problem.id, status=Status.ERROR, reason=rollout.failure or "no session")
         response = rollout.hint + rollout.final_text if rollout.calls == 0 else rollout.final_text
+        started = time.perf_counter()
         try:
             return self.client.verify_session(rollout.session_id, response)
         except ClientError as exc:
             rollout.failure = f"verify failed: {exc}"
             return Result(id=rollout.problem.id, status=Status.ERROR, reason=rollout.failure)
+        finally:
+            self.latencies.append(time.perf_counter() - started)
 
-    def _close(self, rollout: _Rollout) -> None:
+    def _close(self, rollout: ToolRollout) -> None:
+        session, rollout.session_id = str(rollout.session_id), None
         with contextlib.suppress(ClientError):  # its TTL ends it; the verdict is already in
-            self.client.close_session(str(rollout.session_id))
+            self.client.close_session(session)
 
 
-def _completion(rollout: _Rollout) -> Completion:
+def _completion(rollout: ToolRollout) -> Completion:
     return Completion(
         prompt_ids=rollout.prompt_ids,
         token_ids=rollout.tokens,

@@ -10,6 +10,8 @@ response that spans versions is off-policy (the loss weighs it by its importance
 behaviour log-probabilities, capped at `loss.max_is_ratio`) and carries its oldest version.
 
 The backend must continue from token ids (`generate_ids`: the hf and vllm_server backends do).
+Multi-turn groups (with `train.tools`) are `partial_tools.py`'s: there an unfinished rollout keeps its
+session.
 """
 
 from __future__ import annotations
@@ -97,6 +99,9 @@ class PartialRollouts:
             versions = draft.versions or [0]
             samples.append(Sample(completion, min(versions), off_policy=len(set(versions)) > 1))
         return Group(group.problem, group.prompt, samples)
+
+    def close(self) -> None:
+        """Nothing to release: a draft is only tokens (multi-turn drafts hold sessions: partial_tools)."""
 
     def state_dict(self) -> dict[str, Any]:
         return {"pending": [{"problem": asdict(g.problem), "prompt": g.prompt,

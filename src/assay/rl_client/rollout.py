@@ -19,6 +19,7 @@ from assay.rl_client.filter import RewardPipe, apply_outcomes
 from assay.rl_client.generate import Backend, Group, Problem, SamplingParams, hint_for, sample_groups
 from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.partial import PartialRollouts
+from assay.rl_client.partial_tools import PartialToolRollouts
 from assay.rl_client.replay import ReplayBuffer
 
 
@@ -55,14 +56,19 @@ class Rollout:
         self.cfg = cfg
         self.params = SamplingParams(cfg.generate.temperature, cfg.generate.max_new_tokens)
         self.stats = RoundStats()
-        self.partial = PartialRollouts(backend, cfg) if cfg.control.partial_rollouts else None
+        self.partial: PartialRollouts | PartialToolRollouts | None = None
+        if cfg.control.partial_rollouts:  # with tools, unfinished rollouts keep their sessions
+            self.partial = (
+                PartialToolRollouts(tools, cfg) if tools is not None else PartialRollouts(backend, cfg)
+            )
 
     def round(self, count: int, version: int) -> list[Group]:
         """`count` scored groups for policy `version`, ready for Control."""
         if self.partial is not None:
             problems = self.sampler.draw(self.partial.start_count(count), version)
             sizes = [self.sampler.size_for(p) for p in problems]
-            groups = self._score(self.partial.run(problems, sizes, count, version))
+            finished = self.partial.run(problems, sizes, count, version)
+            groups = finished if self.tools is not None else self._score(finished)  # tools: verified
             self.stats.resumed += self.partial.resumed
         else:
             problems = self.sampler.draw(count, version)

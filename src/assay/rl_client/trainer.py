@@ -86,6 +86,8 @@ class Trainer:
         started = time.perf_counter()
         self.rollout.stats = RoundStats()
         latencies_before = len(self.pipe.latencies)
+        tools = self.rollout.tools  # with tools the verdicts come from the sessions' verify calls
+        verify_before = (len(tools.latencies), tools.verify_wait_s) if tools is not None else (0, 0.0)
         version = self.step
         target = self.cfg.control.prompts_per_step
         fill = fill_batch(lambda k: self.rollout.round(k, version), target, self.cfg.control)
@@ -99,8 +101,12 @@ class Trainer:
         self.backend.sync_weights(self.model)
         record = self._record(fill.seen, kept, fill.rounds, len(extra), update)
         record.update(group_signals(fill.seen, kept, version))  # what `assay doctor` reads
-        record["reward_latency_s"] = _mean(self.pipe.latencies[latencies_before:])
-        record["reward_wait_s"] = self.rollout.stats.reward_wait_s
+        latencies, waited = self.pipe.latencies[latencies_before:], self.rollout.stats.reward_wait_s
+        if tools is not None:
+            latencies, waited = latencies + tools.latencies[verify_before[0] :], waited + tools.verify_wait_s
+            waited -= verify_before[1]
+        record["reward_latency_s"] = _mean(latencies)
+        record["reward_wait_s"] = waited
         if self.evaluate is not None and self.cfg.eval_every and self.step % self.cfg.eval_every == 0:
             record["dev_accuracy"] = self.evaluate()
         record["step_s"] = time.perf_counter() - started
@@ -226,6 +232,8 @@ class Trainer:
         self.backend.sync_weights(self.model)
 
     def close(self) -> None:
+        if self.rollout.partial is not None:  # unfinished multi-turn rollouts hold sessions
+            self.rollout.partial.close()
         self.log.close()
         self.pipe.close()
 

@@ -1,6 +1,7 @@
 """`assay train`: the command line of the client trainer (dispatched from `assay.cli`).
 
 assay train --init DIR                      write a runnable example (config, data, tiny model)
+assay train --init DIR --tools              the same, a tool-use run (train.tools, python sessions)
 assay train --config DIR/run.yaml [--set train.steps=20 ...]
 assay train --demo --out DIR                SFT + GRPO on 2-digit addition, nothing to prepare
 assay train --demo tools --out DIR          SFT + GRPO with the python tool on 3-digit multiplication
@@ -31,6 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a config field, e.g. --set train.generate.group_size=16 (repeatable)",
     )  # fmt: skip
     parser.add_argument("--check", action="store_true", help="validate the config and exit")
+    parser.add_argument(
+        "--tools", action="store_true",
+        help="with --init: write the tool-use example (3-digit multiplication with the python tool)",
+    )  # fmt: skip
     run = parser.add_argument_group(
         "run flags",
         "--demo's settings (default shown). With --config each sets the config field named in brackets, "
@@ -99,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     _demo_defaults(args)
     if args.init is not None:
         from assay.rl_client.example import write_example
+        from assay.rl_client.example_tools import write_tools_example
 
-        made = write_example(args.init, seed=args.seed)
+        made = (write_tools_example if args.tools else write_example)(args.init, seed=args.seed)
         print(json.dumps(made, indent=2))
         print(f"next: assay train --config {args.init / 'run.yaml'}", file=sys.stderr)
         return 0

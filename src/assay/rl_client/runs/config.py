@@ -133,11 +133,6 @@ class RunConfig(_Section):
                 "train.control.partial_rollouts needs backend.kind hf or vllm_server (they continue a "
                 "response from its token ids)"
             )
-        if self.train.tools.tools and self.backend.kind == "vllm":
-            raise ValueError(
-                "train.tools needs backend.kind hf or vllm_server (multi-turn rollouts continue a "
-                "response from its token ids with stop strings; the in-process vllm backend does not yet)"
-            )
         if self.train.tools.tools and self.reward.task_weights:
             raise ValueError("reward.task_weights do not apply to tool rollouts (their session verifies)")
         if self.train.tools.tools and self.algorithm != "grpo":

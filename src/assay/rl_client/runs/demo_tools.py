@@ -23,7 +23,7 @@ import torch
 from assay.client import AssayClient
 from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, ToolsConfig, TrainConfig
-from assay.rl_client.demo import EOS, PAD, CharTokenizer
+from assay.rl_client.demo import PAD, CharTokenizer
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.models import build_char_model
@@ -65,8 +65,10 @@ def trace(problem: Problem) -> tuple[str, str, str]:
     )
 
 
-def sft(model: Any, tok: CharTokenizer, traces: Sequence[Problem], steps: int, seed: int) -> float:
-    """Supervised steps on the policy's tokens of the traces (prompt and observation masked)."""
+def sft(model: Any, tok: Any, traces: Sequence[Problem], steps: int, seed: int) -> float:
+    """Supervised steps on the policy's tokens of the traces (prompt and observation masked). `tok`: the
+    demo's `CharTokenizer` or a transformers one through `models.TextTokenizer` (`--init --tools`)."""
+    eos, pad = tok.eos_token_id, tok.pad_token_id
     rows = []
     for p in traces:
         call, obs, answer = trace(p)
@@ -76,7 +78,7 @@ def sft(model: Any, tok: CharTokenizer, traces: Sequence[Problem], steps: int, s
             part = tok.encode_plain(text)
             ids += part
             labels += part if learn else [-100] * len(part)
-        rows.append(([*ids, EOS], [*labels, EOS]))
+        rows.append(([*ids, eos], [*labels, eos]))
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     rng = random.Random(seed)
     loss_value = 0.0
@@ -84,12 +86,12 @@ def sft(model: Any, tok: CharTokenizer, traces: Sequence[Problem], steps: int, s
     for _ in range(steps):
         batch = [rng.choice(rows) for _ in range(32)]
         width = max(len(r[0]) for r in batch)
-        inputs = torch.full((len(batch), width), PAD)
+        inputs = torch.full((len(batch), width), pad)
         targets = torch.full((len(batch), width), -100)
         for i, (row, lab) in enumerate(batch):
             inputs[i, : len(row)] = torch.tensor(row)
             targets[i, : len(lab)] = torch.tensor(lab)
-        logits = model(input_ids=inputs, attention_mask=(inputs != PAD).long()).logits[:, :-1]
+        logits = model(input_ids=inputs, attention_mask=(inputs != pad).long()).logits[:, :-1]
         loss = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), targets[:, 1:].reshape(-1)
         )

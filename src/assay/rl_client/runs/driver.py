@@ -118,7 +118,8 @@ def build_backend(
     if kind == "vllm":
         from assay.rl_client.backends.vllm import VLLMBackend
 
-        return VLLMBackend(str(resolve(cfg.model.path, base)), seed=cfg.train.seed, **cfg.backend.vllm)
+        path = str(resolve(cfg.model.path, base))
+        return VLLMBackend(path, seed=cfg.train.seed, tokenizer=tokenizer, **cfg.backend.vllm)
     from assay.rl_client.backends.vllm_server import VLLMServerBackend, start_server
 
     server = cfg.backend.server

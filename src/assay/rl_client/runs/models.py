@@ -79,16 +79,17 @@ def resolve(path: str, base: Path) -> Path:
     return candidate if candidate.is_absolute() else base / candidate
 
 
-def char_tokenizer(out_dir: Path | None = None) -> Any:
-    """A one-token-per-character tokenizer built with `tokenizers`; `<s>` starts every encoded text."""
+def char_tokenizer(out_dir: Path | None = None, alphabet: str = CHAR_ALPHABET) -> Any:
+    """A one-token-per-character tokenizer built with `tokenizers`; `<s>` starts every encoded text.
+    Every character is its own piece, a newline too (`--init --tools` writes `<output>\n...`)."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     vocab = {token: i for i, token in enumerate(CHAR_SPECIALS)}
-    vocab.update({c: i + len(CHAR_SPECIALS) for i, c in enumerate(CHAR_ALPHABET)})
+    vocab.update({c: i + len(CHAR_SPECIALS) for i, c in enumerate(alphabet)})
     vocab["<pad>"], vocab["<s>"], vocab["</s>"] = 0, 1, 2
     core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    core.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     core.decoder = decoders.Fuse()
     core.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
     tokenizer = PreTrainedTokenizerFast(
