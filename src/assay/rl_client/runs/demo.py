@@ -28,8 +28,8 @@ from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, TrainConfig
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
-from assay.rl_client.models import build_char_model
 from assay.rl_client.observe import plot_curves
+from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.trainer import Trainer
 from assay.settings import Settings
 
@@ -178,7 +178,7 @@ class DemoOptions:
 
 def run_demo(out: Path, options: DemoOptions) -> dict[str, Any]:
     """SFT to ~0.35, then GRPO/DAPO against an Assay service; writes summary.json, log and curves.png."""
-    from assay.rl_client.service import local_service
+    from assay.rl_client.runs.service import local_service
 
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)

@@ -22,15 +22,15 @@ import torch
 
 from assay.client import AssayClient
 from assay.rl_client import checkpoints
-from assay.rl_client.data import chat_renderer, read_rows, solve_rate_band, split_eval, to_problems
-from assay.rl_client.evaluate import Evaluator
 from assay.rl_client.filter import RewardSource, ServiceRewards
 from assay.rl_client.generate import Backend, Problem
-from assay.rl_client.mix import TaskMix
-from assay.rl_client.models import TextTokenizer, load_model, load_tokenizer, resolve
 from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.observe import plot_curves
-from assay.rl_client.run_config import ConfigError, RunConfig
+from assay.rl_client.runs.config import ConfigError, RunConfig
+from assay.rl_client.runs.data import chat_renderer, read_rows, solve_rate_band, split_eval, to_problems
+from assay.rl_client.runs.evaluate import Evaluator
+from assay.rl_client.runs.mix import TaskMix
+from assay.rl_client.runs.models import TextTokenizer, load_model, load_tokenizer, resolve
 from assay.rl_client.trainer import Trainer
 
 
@@ -56,7 +56,7 @@ class Session:
 
 def run(cfg: RunConfig, base: Path, progress: bool = True) -> dict[str, Any]:
     """Train as configured; returns (and writes) the summary."""
-    from assay.rl_client.service import local_service
+    from assay.rl_client.runs.service import local_service
     from assay.settings import Settings
 
     started = time.perf_counter()
@@ -68,7 +68,7 @@ def run(cfg: RunConfig, base: Path, progress: bool = True) -> dict[str, Any]:
         url = cfg.reward.url or stack.enter_context(local_service(Settings(workers=cfg.reward.workers)))
         session = build_session(cfg, base, out, url, stack)
         if cfg.algorithm == "star":
-            from assay.rl_client.star import run_star
+            from assay.rl_client.runs.star import run_star
 
             summary = run_star(session, progress, started)
         else:
@@ -119,7 +119,7 @@ def build_backend(
         from assay.rl_client.backends.vllm import VLLMBackend
 
         return VLLMBackend(str(resolve(cfg.model.path, base)), seed=cfg.train.seed, **cfg.backend.vllm)
-    from assay.rl_client.backends.vllm_server import VLLMServerBackend, start_server
+    from assay.rl_client.runs.vllm_server import VLLMServerBackend, start_server
 
     server = cfg.backend.server
     url = server.url or stack.enter_context(start_server(resolve(cfg.model.path, base), server, out / "vllm"))

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from assay.rl_client.run_config import ModelSection
+from assay.rl_client.runs.config import ModelSection
 
 # The example's alphabet: digits and the two operators first (ids 3..14, as the demo's CharTokenizer),
 # then letters and punctuation so hint templates and rationales can be written.

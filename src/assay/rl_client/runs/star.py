@@ -24,12 +24,12 @@ from typing import Any
 import torch
 
 from assay.rl_client import checkpoints
-from assay.rl_client.evaluate import Evaluator
 from assay.rl_client.filter import RewardPipe, apply_results, reward_items
 from assay.rl_client.generate import Group, Problem, SamplingParams, sample_groups
 from assay.rl_client.observe import StepLog, plot_curves
-from assay.rl_client.run import Session, resume_or_start, start_accuracy, summary_of
-from assay.rl_client.sft import Pair, fine_tune
+from assay.rl_client.runs.driver import Session, resume_or_start, start_accuracy, summary_of
+from assay.rl_client.runs.evaluate import Evaluator
+from assay.rl_client.runs.sft import Pair, fine_tune
 
 
 class StarRun:
