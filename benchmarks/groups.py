@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from assay.client import AssayClient
-from assay.rl_client.service import local_service
+from assay.rl_client.runs.service import local_service
 from assay.settings import Settings
 
 

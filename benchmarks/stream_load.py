@@ -27,7 +27,7 @@ from typing import Any
 from load import Server, _rss_mb
 
 from assay.client import AssayClient
-from assay.rl_client.integrations import slime
+from assay.integrations import slime
 
 
 def _items(n: int, offset: int) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import AssayError, ConfigError, ItemError, RewardUnavailable
-from assay.rl_client.data import DataError
+from assay.rl_client.runs.data import DataError
 from assay.types import Result, Status
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
@@ -102,7 +102,7 @@ def _every_assay_error() -> dict[str, type[AssayError]]:
         "assay.sandbox",
         "assay.judges.failures",
         "assay.prm.backends.base",
-        "assay.rl_client.data",
+        "assay.rl_client.runs.data",
         "assay.sessions",
         "assay.verifiers.repo",
     ):

@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 _DELEGATED = {
     "bench": "assay.bench.command",
-    "train": "assay.rl_client.command",
+    "train": "assay.rl_client.runs.command",
     "doctor": "assay.doctor.command",
     "validate": "assay.validate.command",
     "audit": "assay.audit.command",

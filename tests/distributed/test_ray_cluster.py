@@ -212,7 +212,8 @@ def test_a_mixed_batch_scores_as_the_single_process_engine(app: str, settings: S
 
 def test_the_verl_and_openrlhf_adapters_score_through_the_handle_when_asked(app: str) -> None:
     from assay.distributed import shared_reward_handle
-    from assay.rl_client.integrations import RewardUnavailable, openrlhf, verl
+    from assay.integrations import openrlhf, verl
+    from assay.integrations.clients import RewardUnavailable
 
     shared_reward_handle.cache_clear()  # default settings: attaches to the running "assay" application
     scores = verl.compute_score_batch(["d", "d"], ["so \\boxed{2}", "so \\boxed{3}"], ["2", "2"], ray=True)

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from assay.client_sessions import OpenedSession, SessionStep, ToolCall
-from assay.rl_client.demo import CharTokenizer
 from assay.rl_client.generate import Completion, SamplingParams
+from assay.rl_client.runs.demo import CharTokenizer
 from assay.types import Result
 
 PRINTABLE = "".join(c for c in string.printable if c not in "\x0b\x0c\r")

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from assay.rl_client.backends.hf import HFBackend
-from assay.rl_client.demo import EOS, PAD, CharTokenizer, build_model
 from assay.rl_client.generate import Sample, SamplingParams
 from assay.rl_client.policy import collate, token_logprobs
+from assay.rl_client.runs.demo import EOS, PAD, CharTokenizer, build_model
 
 PROMPTS = ["1+2=", "12+34=", "7+7=", "99+1="]  # different lengths: left padding is exercised
 

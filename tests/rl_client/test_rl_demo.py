@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from assay.rl_client.command import main
 from assay.rl_client.observe import StepLog, plot_curves
+from assay.rl_client.runs.command import main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_importing_rl_client_and_its_integrations_loads_no_torch() -> None:
     code = (
-        "import sys, assay.rl_client, assay.rl_client.command, assay.rl_client.integrations.trl\n"
-        "import assay.rl_client.integrations.verl, assay.rl_client.integrations.slime\n"
-        "import assay.rl_client.integrations.openrlhf, assay.rl_client.generate, assay.rl_client.filter\n"
+        "import sys, assay.rl_client, assay.rl_client.runs.command, assay.integrations.trl\n"
+        "import assay.integrations.verl, assay.integrations.slime\n"
+        "import assay.integrations.openrlhf, assay.rl_client.generate, assay.rl_client.filter\n"
         "print(','.join(m for m in ('torch', 'transformers', 'vllm', 'matplotlib') if m in sys.modules))\n"
     )
     done = subprocess.run(
@@ -74,7 +74,7 @@ def test_demo_improves_greedy_accuracy_by_a_tenth(
 
 
 def test_the_demo_curves_end_with_the_final_evaluation_the_summary_prints() -> None:
-    from assay.rl_client.demo import curve_records
+    from assay.rl_client.runs.demo import curve_records
 
     # RL stopped at step 13 (time budget): the last evaluation in the step log was at step 10.
     steps = [{"step": s, "reward": 0.5, **({"dev_accuracy": 0.4} if s == 10 else {})} for s in range(1, 14)]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from assay_testing import bwrap_works
 
-from assay.rl_client.command import build_parser
+from assay.rl_client.runs.command import build_parser
 
 
 def test_demo_alone_is_still_the_addition_demo_and_tools_is_its_own() -> None:

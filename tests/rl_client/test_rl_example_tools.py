@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from assay_testing import bwrap_works
 
-from assay.rl_client.command import main
+from assay.rl_client.runs.command import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -12,15 +12,9 @@ import httpx
 import pytest
 
 from assay.client import AssayClient
-from assay.rl_client.integrations import (
-    RewardUnavailable,
-    openrlhf,
-    shared_async_client,
-    shared_client,
-    slime,
-    verl,
-)
-from assay.rl_client.integrations.trl import AssayReward
+from assay.integrations import openrlhf, slime, verl
+from assay.integrations.clients import RewardUnavailable, shared_async_client, shared_client
+from assay.integrations.trl import AssayReward
 
 
 @pytest.fixture

@@ -16,12 +16,12 @@ from session_testing import session_settings
 from assay.client import AssayClient
 from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, ToolsConfig, TrainConfig
-from assay.rl_client.demo import PAD, CharTokenizer
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Completion, Problem, Sample, SamplingParams
 from assay.rl_client.loss import policy_loss
-from assay.rl_client.models import build_char_model
 from assay.rl_client.policy import collate, token_logprobs
+from assay.rl_client.runs.demo import PAD, CharTokenizer
+from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.trainer import Trainer
 from rl_client.multiturn_testing import TurnBackend, tokenizer
 
@@ -207,7 +207,7 @@ def test_dynamic_sampling_and_replay_work_on_multi_turn_groups() -> None:
 
 
 def test_a_vllm_server_choice_stopped_on_a_stop_string_gets_no_end_token() -> None:
-    from assay.rl_client.backends.vllm_server import TOKEN_PREFIX, to_completion
+    from assay.rl_client.runs.vllm_server import TOKEN_PREFIX, to_completion
 
     logprobs = {"tokens": [f"{TOKEN_PREFIX}7", f"{TOKEN_PREFIX}8"], "token_logprobs": [-0.1, -0.2]}
     stopped = {

@@ -12,10 +12,10 @@ import torch
 
 from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, ReplayConfig, TrainConfig
-from assay.rl_client.demo import PAD, CharTokenizer, addition_problems, build_model
 from assay.rl_client.generate import Completion, Problem, SamplingParams
 from assay.rl_client.observe import timing_free
 from assay.rl_client.partial import PartialRollouts
+from assay.rl_client.runs.demo import PAD, CharTokenizer, addition_problems, build_model
 from assay.rl_client.trainer import Trainer
 from rl_client.test_rl_trainer import CONFIG, StartsWithOneRewards, _params
 

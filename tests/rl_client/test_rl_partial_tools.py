@@ -120,9 +120,9 @@ def test_unfinished_rollouts_survive_a_state_round_trip_with_their_sessions() ->
 
 
 def test_a_trainer_with_tools_and_partial_rollouts_holds_then_resumes_and_leaks_nothing() -> None:
-    from assay.rl_client.demo import PAD
     from assay.rl_client.filter import ServiceRewards
-    from assay.rl_client.models import build_char_model
+    from assay.rl_client.runs.demo import PAD
+    from assay.rl_client.runs.models import build_char_model
     from assay.rl_client.trainer import Trainer
 
     sessions = FakeSessions(_ok)

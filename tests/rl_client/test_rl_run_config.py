@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from assay.rl_client.command import main
-from assay.rl_client.data import DataError, chat_renderer, read_rows, split_eval, to_problems
-from assay.rl_client.mix import TaskMix
-from assay.rl_client.run_config import ConfigError, apply_override, load_config, validate
+from assay.rl_client.runs.command import main
+from assay.rl_client.runs.config import ConfigError, apply_override, load_config, validate
+from assay.rl_client.runs.data import DataError, chat_renderer, read_rows, split_eval, to_problems
+from assay.rl_client.runs.mix import TaskMix
 from assay.types import Result
 
 MINIMAL = {"model": {"path": "m"}, "data": {"train": "t.jsonl"}}
@@ -232,7 +232,7 @@ def test_partial_rollouts_on_the_in_process_vllm_backend_are_refused() -> None:
 
 
 def test_a_solve_rate_band_keeps_the_rows_inside_it() -> None:
-    from assay.rl_client.data import solve_rate_band
+    from assay.rl_client.runs.data import solve_rate_band
 
     rows = [{"prompt": str(r), "solve_rate": r} for r in (0.0, 0.25, 0.5, 1.0)]
     assert [r["solve_rate"] for r in solve_rate_band(rows, 0.1, 0.9)] == [0.25, 0.5]

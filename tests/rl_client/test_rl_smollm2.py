@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from assay.rl_client.run import run
-from assay.rl_client.run_config import validate
+from assay.rl_client.runs.config import validate
+from assay.rl_client.runs.driver import run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -16,8 +16,8 @@ from assay.client_sessions import SessionStep
 from assay.errors import ConfigError
 from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Problem
-from assay.rl_client.models import TextTokenizer
 from assay.rl_client.multiturn import ToolRollouts
+from assay.rl_client.tokenizer import TextTokenizer
 from assay.rl_client.tool_calls import BadCall, HermesCalls, chat_tool_turn
 from assay.types import Status
 from rl_client.multiturn_testing import FakeSessions, TurnBackend

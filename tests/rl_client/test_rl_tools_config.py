@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.rl_client.run_config import ConfigError, apply_override, load_config, validate
+from assay.rl_client.runs.config import ConfigError, apply_override, load_config, validate
 
 MINIMAL = {"model": {"path": "m"}, "data": {"train": "t.jsonl"}}
 

@@ -12,8 +12,8 @@ from assay_testing import LiveServer, bwrap_works
 from session_testing import session_settings
 from tiny_models import build_chat_model
 
-from assay.rl_client.run import run
-from assay.rl_client.run_config import validate
+from assay.rl_client.runs.config import validate
+from assay.rl_client.runs.driver import run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 

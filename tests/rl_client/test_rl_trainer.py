@@ -11,8 +11,8 @@ import torch
 
 from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, ReplayConfig, TrainConfig
-from assay.rl_client.demo import PAD, CharTokenizer, addition_problems, build_model
 from assay.rl_client.observe import timing_free
+from assay.rl_client.runs.demo import PAD, CharTokenizer, addition_problems, build_model
 from assay.rl_client.trainer import Trainer
 from assay.types import Result
 

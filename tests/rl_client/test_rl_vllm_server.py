@@ -20,11 +20,11 @@ import torch
 from tiny_models import build_chat_model
 from transformers import AutoModelForCausalLM
 
-from assay.rl_client.backends.vllm_server import VLLMServerBackend, start_server
 from assay.rl_client.generate import Completion, Problem, SamplingParams, sample_groups
-from assay.rl_client.models import TextTokenizer
-from assay.rl_client.run import run
-from assay.rl_client.run_config import ServerSection, validate
+from assay.rl_client.runs.config import ServerSection, validate
+from assay.rl_client.runs.driver import run
+from assay.rl_client.runs.models import TextTokenizer
+from assay.rl_client.runs.vllm_server import VLLMServerBackend, start_server
 from rl_client.vllm_driver import hf_logprobs
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(600)]

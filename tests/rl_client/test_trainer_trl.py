@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from assay.rl_client.integrations.trl import AssayReward
+from assay.integrations.trl import AssayReward
 
 pytest.importorskip("torch")
 with warnings.catch_warnings():  # TRL and its dependencies import deprecated names of theirs

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assay.rl_client.integrations import RewardUnavailable
-from assay.rl_client.integrations import verl as adapter
+from assay.integrations import verl as adapter
+from assay.integrations.clients import RewardUnavailable
 from assay.sandbox.bwrap import find_bwrap
 
 try:

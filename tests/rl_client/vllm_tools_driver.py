@@ -27,8 +27,8 @@ from assay.client_sessions import OpenedSession, SessionStep
 from assay.rl_client.backends.vllm import VLLMBackend
 from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Completion, Problem, SamplingParams
-from assay.rl_client.models import TextTokenizer
 from assay.rl_client.multiturn import ToolRollouts
+from assay.rl_client.tokenizer import TextTokenizer
 from assay.types import Result
 
 QUESTION = "What is 6 * 7?"

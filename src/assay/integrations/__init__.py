@@ -1,2 +1,15 @@
-"""Trainer adapters over Assay's HTTP surface (issue 25): each module speaks one trainer's own interface
-and imports that trainer only when used. `verl_tools`: verl `BaseTool` subclasses over Assay sessions."""
+"""Trainer adapters over Assay's HTTP surface: each module speaks one trainer's own interface and imports
+that trainer only when used (no torch needed). Each names the trainer version its tests ran (the tests run
+the trainers' own code) and the settings a user must match.
+
+Reward hooks (moved here from `assay.rl_client.integrations`, issue 24; the old paths still import):
+- `trl.AssayReward`: a TRL `reward_funcs` callable; a non-ok result is None, which TRL skips.
+- `verl.compute_score`: verl 0.9's custom reward function (`naive` manager); `compute_score_batch` for the
+  legacy batch manager.
+- `openrlhf`: OpenRLHF posts to Assay's `POST /get_reward` directly; helpers build its request shape.
+- `slime.reward`: slime's `--custom-rm-path` function (one sample or a group).
+- `clients`: the URL, the per-process clients and the "no reward" rule the hooks share.
+
+Tools and environments over Assay sessions (issue 25): `verl_tools` (verl `BaseTool` subclasses),
+`verl_tool_server`, `trl_env`.
+"""

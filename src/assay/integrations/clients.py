@@ -1,12 +1,5 @@
-"""Adapters that put Assay behind other trainers' reward hooks (no torch, no trainer imports needed).
-Each module names the trainer version its tests ran (tests/rl_client/test_trainer_*.py run the trainers'
-own code) and the settings a user must match.
-
-- `trl.AssayReward`: a TRL `reward_funcs` callable; a non-ok result is None, which TRL skips.
-- `verl.compute_score`: verl 0.9's custom reward function (`naive` manager); `compute_score_batch` for the
-  legacy batch manager.
-- `openrlhf`: OpenRLHF posts to Assay's `POST /get_reward` directly; helpers build its request shape.
-- `slime.reward`: slime's `--custom-rm-path` function (one sample or a group).
+"""What the reward hooks share: the service URL, one client (connection pool) per URL per process, and
+the rule for a result that is not ok.
 
 verl, OpenRLHF and slime have no way to say "unscored", so their adapters raise `RewardUnavailable`
 rather than return a made-up 0.0 (verl and others score a reward timeout as 0: a silent bias).

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from assay.rl_client.integrations import RewardUnavailable, assay_url, reward_or_raise
+from assay.integrations.clients import RewardUnavailable, assay_url, reward_or_raise
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """slime custom reward function backed by Assay.
 
-    --custom-rm-path assay.rl_client.integrations.slime.reward
+    --custom-rm-path assay.integrations.slime.reward
 
 slime loads the function from that dotted path and awaits `reward(args, sample, **kwargs)` per sample, or
 `reward(args, samples, **kwargs)` with a list when it scores whole groups (`--group-rm`); both are handled
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from assay.rl_client.integrations import assay_url, reward_or_raise, shared_async_client
+from assay.integrations.clients import assay_url, reward_or_raise, shared_async_client
 
 
 def _item(args: Any, sample: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """A TRL `reward_funcs` callable backed by Assay (tested with TRL 1.16's `GRPOTrainer`).
 
-    from assay.rl_client.integrations.trl import AssayReward
+    from assay.integrations.trl import AssayReward
     trainer = GRPOTrainer(model=..., reward_funcs=[AssayReward("http://127.0.0.1:8000")], ...)
 
 TRL calls `reward_func(prompts=..., completions=..., **dataset_columns)`; the gold answer comes from the
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.client import AssayClient
-from assay.rl_client.integrations import assay_url, shared_client
+from assay.integrations.clients import assay_url, shared_client
 
 
 def completion_text(completion: Any) -> str:

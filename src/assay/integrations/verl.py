@@ -3,7 +3,7 @@
     reward:
       reward_manager: {name: naive}          # verl 0.9's default; see "which manager" below
       custom_reward_function:
-        path: <site-packages>/assay/rl_client/integrations/verl.py
+        path: <site-packages>/assay/integrations/verl.py
         name: compute_score
         reward_kwargs: {url: "http://assay:8000", task: math}
 
@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assay.rl_client.integrations import (
+from assay.integrations.clients import (
     assay_url,
     reward_or_raise,
     shared_async_client,

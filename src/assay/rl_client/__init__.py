@@ -1,7 +1,9 @@
-"""`assay.rl_client`: a thin GRPO/DAPO trainer around Assay, and adapters for other trainers.
+"""`assay.rl_client`: a thin GRPO/DAPO trainer around Assay, in three layers (issue 24).
 
-A step is Generate -> Filter -> Control -> Replay -> Loss:
+The loop (this package) is a step of Generate -> Filter -> Control -> Replay -> Loss:
 
+    config.py     `TrainConfig`: one frozen dataclass per stage, validated with messages that say what
+                  to change
     generate.py   G samples per prompt through a backend (backends/hf.py on CPU, backends/vllm.py on GPU),
                   XRPO-style hints for prompts whose whole group failed
     filter.py     rewards from Assay (`AssayClient.ascore` on a background loop, or an in-process Engine);
@@ -10,17 +12,20 @@ A step is Generate -> Filter -> Control -> Replay -> Loss:
                   punishment, GRESO-style prompt skipping and adaptive group sizes
     replay.py     scored groups with their policy version and a staleness limit; AR3PO-style injection
     loss.py       group-relative advantages, asymmetric clipping, token / sequence / dr_grpo aggregation, KL
+    policy.py     token log-probabilities of a batch of samples
     rollout.py    one generation round (chunks scored while the next chunk generates)
-    trainer.py    the loop, checkpoint and exact resume;  observe.py: JSON Lines, progress bar, PNG curves
-    demo.py       `assay train --demo`: SFT then GRPO on 2-digit addition with a tiny GPT-2, on CPU
     partial.py    APRIL partial rollouts: over-provision, stop the long tail, resume it next step
+    multiturn.py  multi-turn tool-use rollouts on Assay sessions;  tool_calls.py: the call formats
+                  (tags, the chat template's hermes markup);  partial_tools.py: APRIL on multi-turn groups
+    tokenizer.py  `TextTokenizer`, the tokenizer interface of the backends and rollouts
+    trainer.py    the loop and its exact-resume state;  checkpoints.py: the one checkpoint writer
+    observe.py    JSON Lines step log, progress bar, PNG curves
 
-`assay train --config run.yaml` (run.py) builds a run from a validated config (run_config.py): model and
-tokenizer (models.py, GGUF too), data files with a field mapping and chat templates (data.py), a task mix
-(mix.py), greedy evaluation (evaluate.py), checkpoints with exact resume (checkpoints.py), GRPO/DAPO
-(trainer.py) or STaR (star.py, sft.py); backends hf, vllm (in-process) or vllm_server (server mode,
-backends/vllm_server.py). `assay train --init DIR` (example.py) writes a runnable example.
-    integrations/ TRL `reward_funcs`, verl `compute_score`, OpenRLHF / slime remote reward
+The configured-run product, `assay train` (`assay.rl_client.runs`): a validated run config, models and
+data files, one driver loop for GRPO and STaR, evaluation, demos and `--init`. Adapters that put Assay
+behind other trainers (TRL, verl, OpenRLHF, slime) live in `assay.integrations`; their old paths under
+`assay.rl_client.integrations` still import, with a DeprecationWarning. Imports point down only:
+integrations and runs use the loop, the loop uses neither.
 
 Importing this package loads no torch; the modules that need it import it themselves.
 
@@ -28,10 +33,10 @@ Scaling beyond one machine: `rl_client` stays a small single-process trainer on 
 verl or OpenRLHF, which already spread rollout and training over a Ray cluster, and let their reward step
 call Assay: run several `assay serve` replicas (the service is stateless) behind a load balancer, or one
 per node, and point the integrations at them. verl: `custom_reward_function.path` =
-`assay/rl_client/integrations/verl.py`, `name` = `compute_score` (or `compute_score_batch` with the batch
+`assay/integrations/verl.py`, `name` = `compute_score` (or `compute_score_batch` with the batch
 reward manager), and `ASSAY_URL` set in the Ray workers' environment (`runtime_env.env_vars`); each worker
 process keeps its own connection pool. OpenRLHF: `--remote_rm_url http://LB:8000/get_reward` (one sample
-per request; a load balancer spreads them). slime: `--custom-rm-path
-assay.rl_client.integrations.slime.reward`. Size replicas so the reward step stays shorter than
-generation: a full queue answers 429 with Retry-After, which the client honours instead of timing out.
+per request; a load balancer spreads them). slime: `--custom-rm-path assay.integrations.slime.reward`.
+Size replicas so the reward step stays shorter than generation: a full queue answers 429 with Retry-After,
+which the client honours instead of timing out.
 """

@@ -2,6 +2,6 @@
 
 import sys
 
-from assay.rl_client.command import main
+from assay.rl_client.runs.command import main
 
 sys.exit(main())

@@ -1,6 +1,6 @@
 """The trainer's settings, one frozen dataclass per stage, validated with messages that say what to change.
 
-The dataclasses double as pydantic schemas (`run_config.py` validates YAML/TOML against them): unknown
+The dataclasses double as pydantic schemas (`runs/config.py` validates YAML/TOML against them): unknown
 keys are refused, strings from `--set` are coerced to the field's type, and each `__post_init__` check
 becomes a validation error at its dotted path.
 

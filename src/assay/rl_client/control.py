@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.rl_client import checkpoints
 from assay.rl_client.config import ControlConfig
 from assay.rl_client.generate import Group, Problem
 
@@ -160,13 +161,11 @@ class PromptSampler:
             self.history[group.problem.id] = _History(rate, solved, value)
 
     def state_dict(self) -> dict[str, Any]:
-        version, internal, gauss = self.rng.getstate()
         return {
-            "rng": [version, list(internal), gauss],
+            "rng": checkpoints.random_state(self.rng),
             "history": {k: [h.pass_rate, h.solved_at, h.value] for k, h in self.history.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        version, internal, gauss = state["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
+        checkpoints.set_random_state(self.rng, state["rng"])
         self.history = {k: _History(*v) for k, v in state["history"].items()}

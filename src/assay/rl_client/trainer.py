@@ -9,7 +9,6 @@ resumed run continues exactly as an uninterrupted one would.
 from __future__ import annotations
 
 import copy
-import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 import torch
 
 from assay.errors import ConfigError
+from assay.rl_client import checkpoints
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, fill_batch
 from assay.rl_client.filter import RewardPipe, RewardSource
@@ -189,16 +189,9 @@ class Trainer:
 
     # -- checkpoint --------------------------------------------------------------------------------
     def save(self, directory: Path) -> Path:
-        """Write everything a resume needs into `directory` (tensors in .pt, the rest as JSON)."""
-        directory.mkdir(parents=True, exist_ok=True)
-        tensors = {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "backend": self.backend.state_dict(),
-            "torch_rng": torch.get_rng_state(),
-            "reference": self.reference.state_dict() if self.reference is not None else None,
-        }
-        torch.save(tensors, directory / "state.pt")
+        """Write everything a resume needs into `directory` (`checkpoints.save`)."""
+        tensors = checkpoints.policy_tensors(self.model, self.optimizer, self.backend)
+        tensors["reference"] = self.reference.state_dict() if self.reference is not None else None
         state = {
             "step": self.step,
             "sampler": self.sampler.state_dict(),
@@ -207,19 +200,14 @@ class Trainer:
             "history": self.history,
             "reward_requests": self.reward_requests,
         }
-        (directory / "trainer.json").write_text(json.dumps(state), encoding="utf-8")
-        return directory
+        return checkpoints.save(directory, tensors, state)
 
     def load(self, directory: Path) -> None:
         """Restore a `save`d state; the JSON Lines log is cut back to the checkpoint's steps."""
-        tensors = torch.load(directory / "state.pt", weights_only=True)
-        self.model.load_state_dict(tensors["model"])
-        self.optimizer.load_state_dict(tensors["optimizer"])
-        self.backend.load_state_dict(tensors["backend"])
-        torch.set_rng_state(tensors["torch_rng"])
+        tensors, state = checkpoints.load(directory)
+        checkpoints.restore_policy(tensors, self.model, self.optimizer, self.backend)
         if self.reference is not None and tensors["reference"] is not None:
             self.reference.load_state_dict(tensors["reference"])
-        state = json.loads((directory / "trainer.json").read_text(encoding="utf-8"))
         self.step = state["step"]
         self.sampler.load_state_dict(state["sampler"])
         self.replay.load_state_dict(state["replay"])

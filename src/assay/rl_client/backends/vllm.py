@@ -42,7 +42,7 @@ class VLLMBackend:
         self, model: str, *, seed: int = 0, llm: Any = None, tokenizer: Any = None, **llm_options: Any
     ) -> None:
         """`model` is a local path or hub id; `llm_options` go to `vllm.LLM` (e.g. gpu_memory_utilization).
-        Pass `llm` to use an engine built elsewhere, `tokenizer` (a `models.TextTokenizer`) to encode
+        Pass `llm` to use an engine built elsewhere, `tokenizer` (a `tokenizer.TextTokenizer`) to encode
         prompts as the trainer does (default: the engine's own tokenizer through one)."""
         self.seed = seed
         self._tokenizer = tokenizer
@@ -59,7 +59,7 @@ class VLLMBackend:
     def tokenizer(self) -> Any:
         """What multi-turn rollouts encode prompts and observations with."""
         if self._tokenizer is None:
-            from assay.rl_client.models import TextTokenizer
+            from assay.rl_client.tokenizer import TextTokenizer
 
             self._tokenizer = TextTokenizer(self.llm.get_tokenizer())
         return self._tokenizer

@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     _demo_defaults(args)
     if args.init is not None:
-        from assay.rl_client.example import write_example
-        from assay.rl_client.example_tools import write_tools_example
+        from assay.rl_client.runs.example import write_example
+        from assay.rl_client.runs.example_tools import write_tools_example
 
         made = (write_tools_example if args.tools else write_example)(args.init, seed=args.seed)
         print(json.dumps(made, indent=2))
@@ -126,8 +126,8 @@ def _has_torch() -> bool:
 
 def _run_config(args: argparse.Namespace) -> int:
     from assay.errors import ConfigError
-    from assay.rl_client.data import DataError
-    from assay.rl_client.run_config import load_config
+    from assay.rl_client.runs.config import load_config
+    from assay.rl_client.runs.data import DataError
 
     try:
         cfg, base = load_config(args.config, args.overrides)
@@ -139,7 +139,7 @@ def _run_config(args: argparse.Namespace) -> int:
         return 0
     if not _has_torch():
         return 1
-    from assay.rl_client.run import run
+    from assay.rl_client.runs.driver import run
 
     try:
         summary = run(cfg, base, progress=not args.quiet)
@@ -155,13 +155,13 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(args.threads)
     if args.demo == "tools":
-        from assay.rl_client.demo_tools import ToolsDemoOptions, run_tools_demo
+        from assay.rl_client.runs.demo_tools import ToolsDemoOptions, run_tools_demo
 
         tools_options = ToolsDemoOptions(seed=args.seed, server=args.server, progress=not args.quiet)
         print(json.dumps(run_tools_demo(args.out, tools_options), indent=2))
         return 0
 
-    from assay.rl_client.demo import DemoOptions, run_demo
+    from assay.rl_client.runs.demo import DemoOptions, run_demo
 
     options = DemoOptions(
         seed=args.seed,

@@ -1,7 +1,8 @@
 """`assay train --config run.yaml`: one file (YAML or TOML) that describes a whole run, validated.
 
-The `train` section is the trainer's own `TrainConfig` (config.py); the other sections say where the
-model, the data and the rewards come from, which generation backend runs, and what is written where.
+The `train` section is the trainer's own `TrainConfig` (`assay.rl_client.config`); the other sections
+say where the model, the data and the rewards come from, which generation backend runs, and what is
+written where.
 Relative paths are relative to the config file, so a run directory can be moved as a whole.
 `--set a.b=value` overrides any field; the value is parsed as YAML (so `16`, `0.5`, `true`, `[1, 2]`
 work) and then typed by the schema. Errors name the field and say what to change.

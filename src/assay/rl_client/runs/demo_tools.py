@@ -23,12 +23,12 @@ import torch
 from assay.client import AssayClient
 from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, ToolsConfig, TrainConfig
-from assay.rl_client.demo import PAD, CharTokenizer
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
-from assay.rl_client.models import build_char_model
 from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.observe import plot_curves
+from assay.rl_client.runs.demo import PAD, CharTokenizer
+from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.trainer import Trainer
 
 ALPHABET = "0123456789*=<>/\npythonu"
@@ -134,7 +134,7 @@ def train_config(options: ToolsDemoOptions) -> TrainConfig:
 
 
 def run_tools_demo(out: Path, options: ToolsDemoOptions) -> dict[str, Any]:
-    from assay.rl_client.service import local_service
+    from assay.rl_client.runs.service import local_service
     from assay.settings import Settings
 
     started = time.perf_counter()

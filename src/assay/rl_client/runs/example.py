@@ -62,8 +62,8 @@ def write_example(
     import torch
 
     from assay.rl_client.backends.hf import HFBackend
-    from assay.rl_client.demo import addition_problems, sft_until
-    from assay.rl_client.models import TextTokenizer, build_char_model, char_tokenizer
+    from assay.rl_client.runs.demo import addition_problems, sft_until
+    from assay.rl_client.runs.models import TextTokenizer, build_char_model, char_tokenizer
 
     started = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)

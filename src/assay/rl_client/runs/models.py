@@ -14,44 +14,13 @@ from typing import Any
 
 import torch
 
-from assay.rl_client.run_config import ModelSection
+from assay.rl_client.runs.config import ModelSection
+from assay.rl_client.tokenizer import TextTokenizer as TextTokenizer  # its old home: still importable here
 
 # The example's alphabet: digits and the two operators first (ids 3..14, as the demo's CharTokenizer),
 # then letters and punctuation so hint templates and rationales can be written.
 CHAR_ALPHABET = "0123456789+=" + " abcdefghijklmnopqrstuvwxyz.,:;?!()-*/|"
 CHAR_SPECIALS = ("<pad>", "<s>", "</s>", "<unk>")
-
-
-class TextTokenizer:
-    """A transformers tokenizer seen through the small interface the backends use."""
-
-    def __init__(self, tokenizer: Any, add_special_tokens: bool = True) -> None:
-        self.tokenizer = tokenizer
-        self.add_special_tokens = add_special_tokens
-        self.eos_token_id = int(tokenizer.eos_token_id)
-        pad = tokenizer.pad_token_id
-        self.pad_token_id = int(pad if pad is not None else tokenizer.eos_token_id)
-
-    @property
-    def chat_template(self) -> Any:
-        return getattr(self.tokenizer, "chat_template", None)
-
-    def apply_chat_template(self, *args: Any, **kwargs: Any) -> Any:
-        return self.tokenizer.apply_chat_template(*args, **kwargs)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=self.add_special_tokens)["input_ids"])
-
-    def encode_plain(self, text: str) -> list[int]:
-        """A continuation (a tool's observation): the text's tokens, no special tokens."""
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    def encode_answer(self, text: str) -> list[int]:
-        """A target for supervised steps: the text's tokens and the end token."""
-        return [*self.tokenizer(text, add_special_tokens=False)["input_ids"], self.eos_token_id]
-
-    def decode(self, ids: list[int]) -> str:
-        return str(self.tokenizer.decode(ids, skip_special_tokens=True))
 
 
 def load_tokenizer(section: ModelSection, base: Path) -> Any:

@@ -1,4 +1,5 @@
-"""Supervised fine-tuning on (prompt ids, target ids) pairs: the inner step of STaR.
+"""Supervised fine-tuning on (prompt ids, target ids) pairs: the one SFT step, used by STaR's inner loop
+(`fine_tune`) and by the demo's and the example's warm-up (`demo.sft_until`).
 
 Rows are right-padded; only target tokens carry loss (labels are -100 on the prompt and the padding).
 """
@@ -28,6 +29,20 @@ def batch_tensors(pairs: Sequence[Pair], pad_id: int) -> tuple[torch.Tensor, tor
     return ids, attention, labels
 
 
+def sft_step(model: Any, optimizer: torch.optim.Optimizer, pairs: Sequence[Pair], pad_id: int) -> float:
+    """One optimiser step on the cross-entropy of the pairs' targets; the step's loss."""
+    model.train()
+    ids, attention, labels = batch_tensors(pairs, pad_id)
+    logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1]
+    loss = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1), ignore_index=-100
+    )
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return float(loss.item())
+
+
 def fine_tune(
     model: Any,
     optimizer: torch.optim.Optimizer,
@@ -40,17 +55,8 @@ def fine_tune(
     """`steps` optimiser steps on batches drawn (with replacement) from `pairs`; the mean loss."""
     if not pairs:
         return 0.0
-    model.train()
     total = 0.0
     for _ in range(steps):
-        ids, attention, labels = batch_tensors([rng.choice(pairs) for _ in range(batch)], pad_id)
-        logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1]
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]).float(), labels[:, 1:].reshape(-1), ignore_index=-100
-        )
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        total += float(loss.item())
+        total += sft_step(model, optimizer, [rng.choice(pairs) for _ in range(batch)], pad_id)
     model.eval()
     return total / steps

@@ -7,14 +7,14 @@ scaffolding, not something the policy will see); then fine-tune on the kept set 
 when `restart`, as the paper does, else continuing) and evaluate greedily. The rewards come from the same
 Assay service as GRPO's, so any verifiable task works; graded tasks count a reward of 1 as correct.
 
-Checkpoints after every iteration hold the model, optimizer, prompt RNG, backend RNG and log, so a resumed
-run ends as an uninterrupted one would.
+`StarRun` is an algorithm the driver runs (driver.py, the loop GRPO uses too), one iteration a step, with
+a checkpoint after every iteration (checkpoints.py: the model, optimizer, prompt RNG, backend RNG and
+log), so a resumed run ends as an uninterrupted one would.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import random
 import time
 from dataclasses import replace
@@ -24,12 +24,12 @@ from typing import Any
 import torch
 
 from assay.rl_client import checkpoints
-from assay.rl_client.evaluate import Evaluator
 from assay.rl_client.filter import RewardPipe, apply_results, reward_items
 from assay.rl_client.generate import Group, Problem, SamplingParams, sample_groups
-from assay.rl_client.observe import StepLog, plot_curves
-from assay.rl_client.run import Session, resume_or_start, start_accuracy, summary_of
-from assay.rl_client.sft import Pair, fine_tune
+from assay.rl_client.observe import StepLog
+from assay.rl_client.runs.evaluate import Evaluator
+from assay.rl_client.runs.session import Session
+from assay.rl_client.runs.sft import Pair, fine_tune
 
 
 class StarRun:
@@ -43,18 +43,24 @@ class StarRun:
         self.rng = random.Random(session.cfg.train.seed)
         gen = session.cfg.train.generate
         self.params = SamplingParams(gen.temperature, gen.max_new_tokens)
-        self.iteration = 0
+        self.step = 0  # iterations done
         self.history: list[dict[str, Any]] = []
         self.log = StepLog(session.out / "log.jsonl", self.cfg.iterations, progress)
+        self.log.rewrite([])  # a new run starts a new log; `load` puts a resumed run's steps back
+
+    @property
+    def reward_requests(self) -> int:
+        return self.s.rewards.requests
 
     def sample(self, problems: list[Problem], count: int) -> list[Group]:
-        groups = sample_groups(self.s.backend, problems, [count] * len(problems), self.params, self.iteration)
+        groups = sample_groups(self.s.backend, problems, [count] * len(problems), self.params, self.step)
         if groups:
             results = self.pipe.submit(reward_items(groups)).result()
             apply_results([x for g in groups for x in g.samples], results)
         return groups
 
-    def iterate(self) -> dict[str, Any]:
+    def train_step(self) -> dict[str, Any]:
+        """One STaR iteration: sample, keep, rationalise, fine-tune, evaluate."""
         started = time.perf_counter()
         train = self.s.train
         problems = self.rng.sample(train, min(self.cfg.prompts, len(train)))
@@ -74,10 +80,10 @@ class StarRun:
         loss = fine_tune(self.s.model, self.optimizer, pairs, self.cfg.sft_steps, self.cfg.batch, self.rng,
                          self.s.tokenizer.pad_token_id)  # fmt: skip
         self.s.backend.sync_weights(self.s.model)
-        self.iteration += 1
+        self.step += 1
         samples = [x for g in groups for x in g.samples if x.scored]
         record: dict[str, Any] = {
-            "step": self.iteration,
+            "step": self.step,
             "accuracy": sum(_correct(x.result) for x in samples) / len(samples) if samples else 0.0,
             "kept": len(pairs),
             "solved_fraction": len(solved) / len(groups) if groups else 0.0,
@@ -112,35 +118,15 @@ class StarRun:
         return pairs, solved
 
     def save(self, directory: Path) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
-        torch.save(
-            {
-                "model": self.s.model.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "backend": self.s.backend.state_dict(),
-                "torch_rng": torch.get_rng_state(),
-            },
-            directory / "state.pt",
-        )
-        version, internal, gauss = self.rng.getstate()
-        state = {
-            "iteration": self.iteration,
-            "rng": [version, list(internal), gauss],
-            "history": self.history,
-        }
-        (directory / "trainer.json").write_text(json.dumps(state), encoding="utf-8")
-        return directory
+        tensors = checkpoints.policy_tensors(self.s.model, self.optimizer, self.s.backend)
+        state = {"iteration": self.step, "rng": checkpoints.random_state(self.rng), "history": self.history}
+        return checkpoints.save(directory, tensors, state)
 
     def load(self, directory: Path) -> None:
-        tensors = torch.load(directory / "state.pt", weights_only=True)
-        self.s.model.load_state_dict(tensors["model"])
-        self.optimizer.load_state_dict(tensors["optimizer"])
-        self.s.backend.load_state_dict(tensors["backend"])
-        torch.set_rng_state(tensors["torch_rng"])
-        state = json.loads((directory / "trainer.json").read_text(encoding="utf-8"))
-        version, internal, gauss = state["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
-        self.iteration = state["iteration"]
+        tensors, state = checkpoints.load(directory)
+        checkpoints.restore_policy(tensors, self.s.model, self.optimizer, self.s.backend)
+        checkpoints.set_random_state(self.rng, state["rng"])
+        self.step = state["iteration"]
         self.history = state["history"]
         self.log.rewrite(self.history)
         self.s.backend.sync_weights(self.s.model)
@@ -154,24 +140,3 @@ def _correct(result: Any) -> bool:
     if result is None or result.reward is None:
         return False
     return bool(result.correct) if result.correct is not None else float(result.reward) >= 1.0
-
-
-def run_star(session: Session, progress: bool, started: float) -> dict[str, Any]:
-    cfg, out = session.cfg, session.out
-    star = StarRun(session, progress)
-    try:
-        resume_or_start(session, star.load, star.evaluator, fresh=lambda: star.log.rewrite([]))
-        budget = cfg.time_budget_s
-        while star.iteration < cfg.star.iterations and (
-            budget is None or time.perf_counter() - started < budget
-        ):
-            star.iterate()
-            checkpoints.write(out / "checkpoints", star.iteration, star.save, cfg.output.keep)
-        after = star.evaluator() if session.eval else None
-    finally:
-        star.close()
-    before = start_accuracy(session)
-    if cfg.output.plots:
-        history = [{"step": 0, "dev_accuracy": before}, *star.history]
-        plot_curves(history, out / "curves.png", title=f"assay train (star, seed {cfg.train.seed})")
-    return summary_of(session, before, after, star.iteration, session.rewards.requests)

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from assay.rl_client.generate import Completion, SamplingParams
-from assay.rl_client.run_config import ServerSection
+from assay.rl_client.runs.config import ServerSection
 
 TOKEN_PREFIX = "token_id:"
 
@@ -164,7 +164,7 @@ def start_server(
     process (`--distributed-executor-backend uni`, no engine multiprocessing), float32 (vLLM downcasts
     float32 checkpoints otherwise, and the trainer's log-probabilities are float32).
     """
-    from assay.rl_client.service import free_port
+    from assay.rl_client.runs.service import free_port
 
     workdir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()

@@ -37,8 +37,8 @@ from assay.verifiers.sql.engines import (
     QueryResult,
     SqlEngine,
 )
-from assay.verifiers.sql.perturb import perturb, references
-from assay.verifiers.sql.scratch import CopyTooLarge, Snapshot, scratch_engine, snapshot
+from assay.verifiers.sql.perturb import Snapshot, perturb, references
+from assay.verifiers.sql.scratch import CopyTooLarge, scratch_engine, snapshot
 from assay.verifiers.sql.statement import Analysis, referenced_tables
 
 # (engine to run on, gold result there) -> the verdict on it, with ties and LIMIT cuts as on the original

@@ -173,3 +173,24 @@ def _relabel(columns: dict[str, list[list[Any]]], component: list[Column], rng: 
             columns[table][index] = [
                 None if v is None else mapping[(type(v).__name__, _key(v))] for v in columns[table][index]
             ]
+
+
+@dataclass
+class Snapshot:
+    tables: dict[str, TableData] = field(default_factory=dict)  # by name as the database spells it
+    views: list[str] = field(default_factory=list)  # CREATE VIEW statements, in creation order
+    skipped: list[str] = field(default_factory=list)  # tables not copied (not read, virtual)
+    links: list[Any] | None = None  # perturb.references(tables), computed once for every round
+    catalog: str | None = None  # DuckDB: the database's name, which a query may qualify tables with
+    schemas: dict[str, str] = field(default_factory=dict)  # PostgreSQL: table -> the schema it is in
+    # PostgreSQL: (schema, name, definition) of each view, recreated over the copies
+    qualified_views: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def resolve(self, names: set[str]) -> set[str]:
+        """The snapshot's spelling of table names read by a query (SQL folds unquoted case)."""
+        lower = {name.lower(): name for name in self.tables}
+        return {lower[name.lower()] for name in names if name.lower() in lower}
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

@@ -52,9 +52,8 @@ import re
 from typing import Any
 
 from assay.verifiers.sql.engines import EngineUnavailable, QueryLimits, QueryResult
-from assay.verifiers.sql.perturb import Row, TableData
+from assay.verifiers.sql.perturb import Row, Snapshot, TableData, quote
 from assay.verifiers.sql.postgres import PostgresEngine, _first_line
-from assay.verifiers.sql.scratch import Snapshot, quote
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _TEXT_OID = 25

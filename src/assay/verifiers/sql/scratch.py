@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
     _duckdb,
 )
-from assay.verifiers.sql.perturb import Row, TableData
+from assay.verifiers.sql.perturb import Row, Snapshot, TableData, quote
 from assay.verifiers.sql.postgres import PostgresEngine
 
 _INSERT_CELLS = 900  # DuckDB inserts a multi-row VALUES about six times faster than executemany
@@ -35,27 +34,6 @@ _INSERT_CELLS = 900  # DuckDB inserts a multi-row VALUES about six times faster 
 
 class CopyTooLarge(Exception):
     """The tables the check needs are larger than the copy may be: the check is skipped, not failed."""
-
-
-@dataclass
-class Snapshot:
-    tables: dict[str, TableData] = field(default_factory=dict)  # by name as the database spells it
-    views: list[str] = field(default_factory=list)  # CREATE VIEW statements, in creation order
-    skipped: list[str] = field(default_factory=list)  # tables not copied (not read, virtual)
-    links: list[Any] | None = None  # perturb.references(tables), computed once for every round
-    catalog: str | None = None  # DuckDB: the database's name, which a query may qualify tables with
-    schemas: dict[str, str] = field(default_factory=dict)  # PostgreSQL: table -> the schema it is in
-    # PostgreSQL: (schema, name, definition) of each view, recreated over the copies
-    qualified_views: list[tuple[str, str, str]] = field(default_factory=list)
-
-    def resolve(self, names: set[str]) -> set[str]:
-        """The snapshot's spelling of table names read by a query (SQL folds unquoted case)."""
-        lower = {name.lower(): name for name in self.tables}
-        return {lower[name.lower()] for name in names if name.lower() in lower}
-
-
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _literal(text: str) -> str:

@@ -60,8 +60,8 @@ def write_tools_example(
     """Write the config, the data and the SFT-warmed tiny model; returns what was made."""
     import torch
 
-    from assay.rl_client.demo_tools import ALPHABET, problems, sft
-    from assay.rl_client.models import TextTokenizer, build_char_model, char_tokenizer
+    from assay.rl_client.runs.demo_tools import ALPHABET, problems, sft
+    from assay.rl_client.runs.models import TextTokenizer, build_char_model, char_tokenizer
 
     started = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)
