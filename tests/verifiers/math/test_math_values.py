@@ -1,10 +1,13 @@
-"""`values.split_top` jumps between tokens with one compiled pattern (issue 30's speed target); it must
-split exactly where a reading of every position does. `parse_value` shares the parse of short answers."""
+"""Speed rules of issue 30 that must not change a verdict: `values.split_top` jumps between tokens with one
+compiled pattern and must split exactly where a reading of every position does; `parse_value` shares the
+parse of short answers; symbolic's converter reads number literals as latex2sympy does, without its
+`parse_expr` round."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sympy import srepr
 
 from assay.verifiers.math.values import parse_value, split_top
 
@@ -67,3 +70,29 @@ def test_a_short_answer_is_parsed_once_and_a_long_one_every_time() -> None:
     long_answer = " + ".join(f"x_{{{i}}}" for i in range(200))
     assert parse_value(long_answer) == parse_value(long_answer)
     assert parse_value(long_answer) is not parse_value(long_answer)
+
+
+# Number literals as latex2sympy's lexer hands them to `parse_number` (digits, thousands commas, a point).
+LITERALS = st.one_of(
+    st.from_regex(r"[0-9]{1,25}", fullmatch=True),
+    st.from_regex(r"[0-9]{1,3}(,[0-9]{3}){1,3}(\.[0-9]{1,6})?", fullmatch=True),
+    st.from_regex(r"[0-9]{0,12}\.[0-9]{0,12}", fullmatch=True).filter(lambda t: t != "."),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LITERALS)
+def test_a_number_literal_is_read_as_the_library_reads_it(literal: str) -> None:
+    """symbolic's converter reads plain literals without `parse_expr`: the same sympy number results."""
+    from latex2sympy2_extended.latex2sympy2 import ConversionConfig, _Latex2Sympy
+
+    from assay.verifiers.math.symbolic import _converter
+
+    ours = _converter().parse_number(literal)
+    theirs = _Latex2Sympy(None, None, False, config=ConversionConfig()).parse_number(literal)
+    assert (type(ours), ours, getattr(ours, "_prec", None)) == (
+        type(theirs),
+        theirs,
+        getattr(theirs, "_prec", None),
+    )
+    assert srepr(ours) == srepr(theirs)
