@@ -9,7 +9,7 @@ knows nothing of the checks: each planted task says only what is wrong with it i
 defect kind, reported / planted; clean tasks rejected (valid false) and clean tasks with a warning.
 
 `speed`: N generated math tasks, scored once with a realistic response each (the cost a trainer pays per
-sample), then validated (5 probes per task plus the prompt checks); the ratio is the target (<= 2x).
+sample), then validated (3-4 probes per task plus the prompt checks); the ratio is the target (<= 2x).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import pytest
 from assay.scoring import Engine
 from assay.validate import validate
 from assay.validate.report import BadRow, TaskReport
+from assay.validate.validator import PACK
 
 pytestmark = pytest.mark.slow
 
@@ -60,6 +61,19 @@ def test_generated_clean_math_tasks_are_all_valid(engine: Engine) -> None:
     reports = validate(clean_math_tasks(120, seed=7), engine)
     rejected = [(r.id, r.problems) for r in reports if not r.valid]
     assert rejected == []
+
+
+def test_packed_tasks_keep_their_own_verdicts(engine: Engine) -> None:
+    """Probes of consecutive tasks share engine groups (validator.PACK): a broken task spoils only its
+    own report, wherever it falls in a pack, and every clean task around it stays valid."""
+    tasks = clean_math_tasks(3 * PACK // 2, seed=11)
+    broken = set(range(0, len(tasks), 7))
+    for i in broken:
+        tasks[i]["reference"] = "\\frac{1}{"  # cut short: cannot be any answer
+    reports = validate(tasks, engine)
+    assert [r.id for r in reports] == [t["id"] for t in tasks]
+    assert {i for i, r in enumerate(reports) if not r.valid} == broken
+    assert all("reference_unusable" in _checks(reports[i]) for i in broken)
 
 
 @pytest.mark.parametrize(

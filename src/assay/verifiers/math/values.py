@@ -14,6 +14,7 @@ variable, a function at a point ("f(2)", "f^{-1}(x)"), a segment or an angle ("A
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from assay.verifiers.math import matrices, sets
 from assay.verifiers.math.choices import read_letters
@@ -53,30 +54,44 @@ _MATH_WORDS = frozenset(
 
 
 def split_top(text: str, separators: tuple[str, ...]) -> list[str]:
-    """Split on separators that are outside every bracket pair ((), [], {}, \\{\\}, \\langle\\rangle)."""
+    """Split on separators that are outside every bracket pair ((), [], {}, \\{\\}, \\langle\\rangle).
+
+    A text that holds none of the separators is one part (most answers: no scan at all); otherwise one
+    compiled pattern jumps from one bracket, sizing command or separator to the next, instead of testing
+    every position (this was the hottest loop of the math scorer)."""
+    if not any(sep in text for sep in separators):
+        return [text.strip()]
     parts: list[str] = []
     depth = 0
     start = 0
     index = 0
-    while index < len(text):
-        char = text[index]
-        if text.startswith("\\left", index) or text.startswith("\\right", index):
-            index += 5
-            continue
-        if char in "([{" or text.startswith("\\langle", index):
+    find = _split_tokens(separators).search
+    while (match := find(text, index)) is not None:
+        token, at = match.group(), match.start()
+        index = at + 1
+        if token in ("\\left", "\\right"):
+            index = at + 5  # `\\left(` is the bracket `(`; the sizing command itself is skipped
+        elif token in _OPEN_TOKENS:
             depth += 1
-        elif char in ")]}" or text.startswith("\\rangle", index):
+        elif token in _CLOSE_TOKENS:
             depth = max(depth - 1, 0)
         elif depth == 0:
-            for sep in separators:
-                if text.startswith(sep, index):
-                    parts.append(text[start:index])
-                    start = index + len(sep)
-                    index = start - 1
-                    break
-        index += 1
+            parts.append(text[start:at])
+            start = index = at + len(token)
     parts.append(text[start:])
     return [part.strip() for part in parts]
+
+
+_OPEN_TOKENS = frozenset(("(", "[", "{", "\\langle"))
+_CLOSE_TOKENS = frozenset((")", "]", "}", "\\rangle"))
+
+
+@lru_cache(maxsize=64)
+def _split_tokens(separators: tuple[str, ...]) -> re.Pattern[str]:
+    """Sizing commands first, then brackets, then the separators in their order (the first that matches
+    at a position wins, as `split_top` reads them)."""
+    alternatives = ["\\\\left", "\\\\right", "\\\\langle", "\\\\rangle", r"[(\[{)\]}]"]
+    return re.compile("|".join(alternatives + [re.escape(sep) for sep in separators]))
 
 
 def _enclosed(text: str) -> tuple[str, str, str] | None:
@@ -324,8 +339,24 @@ def _set_operation(text: str, depth: int) -> Value | None:
     return sets.difference(parse_value(parts[0], depth + 1), parse_value(parts[1], depth + 1))
 
 
+# Answers up to this length are parsed once per worker: a group's responses often end on the same answer,
+# and validation scores the gold's own forms (issue 29), so the gold's string is parsed as an answer too.
+_CACHED_CHARS = 512
+
+
 def parse_value(raw: str, depth: int = 0) -> Value:
-    """The structured form of a (possibly uncleaned) answer string. Never raises."""
+    """The structured form of a (possibly uncleaned) answer string. Never raises.
+
+    Values are frozen, so a short answer's parse is shared (`_CACHED_CHARS`)."""
+    return _parse_cached(raw, depth) if len(raw) <= _CACHED_CHARS else _parse(raw, depth)
+
+
+@lru_cache(maxsize=8192)
+def _parse_cached(raw: str, depth: int) -> Value:
+    return _parse(raw, depth)
+
+
+def _parse(raw: str, depth: int) -> Value:
     cleaned = clean(raw)
     text = cleaned.text
     if depth > MAX_DEPTH or not text:
