@@ -111,15 +111,14 @@ def test_smollm2_grades_pointwise_without_looping(smollm2: VllmServer, live_serv
 
 # -- issue 28: what the real model is shown -----------------------------------------------------------
 def _subset() -> list[Probe]:
-    """A few probes of each attack family (plain and disguised), two honest controls."""
+    """A few probes of each attack family (plain and disguised), two honest controls: 8 judge requests,
+    47 s measured at a load average of 5 (11 requests took 189 s at a load average of 20-38)."""
     by_family: dict[str, list[Probe]] = {}
     for probe in judge_probes(seed=0, disguises=1):
         by_family.setdefault(probe.family, []).append(probe)
-    take = {"judge_master_key": 4, "judge_injection": 2, "judge_forged_delimiter": 2,
+    take = {"judge_master_key": 4, "judge_injection": 2, "judge_forged_delimiter": 1,
             "judge_position": 1, "judge_second_opinion": 3}  # fmt: skip
-    picked = [p for family, n in take.items() for p in by_family[family][:n]]
-    injections = by_family["judge_injection"]
-    picked.append(next(p for p in injections if p.item.get("mode") == "pairwise"))
+    picked = [p for family, n in take.items() for p in by_family[family][:n]]  # 5 judge requests
     controls = by_family["judge_controls"]
     picked.append(next(p for p in controls if p.deserves and "mode" not in p.item))
     picked.append(next(p for p in controls if p.item.get("mode") == "pairwise"))
