@@ -12,6 +12,7 @@ from assay.errors import SessionGoneError, UnreachableError
 from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Problem
 from assay.rl_client.multiturn import ToolRollouts, parse_call
+from assay.rl_client.trainer import tool_signals
 from assay.types import Status
 from rl_client.multiturn_testing import FakeSessions, TurnBackend
 from rl_client.multiturn_testing import tokenizer as printable_tokenizer
@@ -90,6 +91,17 @@ def test_the_last_turn_cannot_call_a_tool_and_a_policy_that_never_stops_is_cut_a
     assert c.tool_calls == 2 and c.turns == 3
     assert [p.stop for p in backend.calls] == [("</python>",), ("</python>",), ()]
     assert groups[0].samples[0].raw_score is False  # scored: it never answered, which is its doing
+    assert c.kept_calling  # its answering turn wrote a call again: what the doctor's never-stop reads
+
+
+def test_a_rollout_that_uses_every_turn_and_then_answers_did_stop_calling() -> None:
+    sessions = FakeSessions(lambda code: _ok())
+    _, groups = _run({"Q ": [CALL, ANSWER]}, sessions, _cfg(max_turns=2))
+    c = groups[0].samples[0].completion
+    assert (c.tool_calls, c.turns, c.kept_calling) == (1, 2, False)
+    assert tool_signals(groups[0].samples)["never_stop_calling_share"] == 0.0
+    _, stuck = _run({"Q ": [CALL]}, sessions, _cfg(max_turns=2))
+    assert tool_signals(stuck[0].samples)["never_stop_calling_share"] == 1.0
 
 
 def test_tool_errors_are_observations_and_the_rollout_goes_on() -> None:

@@ -40,7 +40,7 @@ class Thresholds:
     # multi-turn tool use (issue 26)
     tool_error_rate: float = 0.5  # late share of tool calls that failed
     min_tool_calls: float = 0.05  # late tool calls per rollout below this: the tools go unused
-    never_stop_share: float = 0.5  # late share of rollouts that called a tool in every turn they could
+    never_stop_share: float = 0.5  # late share of rollouts whose answering turn still wrote a tool call
     observation_share: float = 0.6  # late share of response tokens that were observations
 
 
@@ -171,7 +171,7 @@ MODES: dict[str, Mode] = {
     ),
     "tools_never_stop": Mode(
         "Tools never stop",
-        "late share of rollouts calling a tool in every turn >= {t.never_stop_share:g}",
+        "late share of rollouts still calling a tool when they must answer >= {t.never_stop_share:g}",
         ("never_stop_calling_share",),
         "Rollouts spend every turn on tool calls and never answer. Lower max_turns, check that "
         "observations end visibly (observation_template), and that answering without another call is "

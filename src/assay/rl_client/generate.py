@@ -58,6 +58,7 @@ class Completion:
     turns: int = 1  # generation segments (1 + tool calls answered)
     tool_calls: int = 0
     tool_errors: int = 0  # calls whose status was not ok (tool_error, invalid_call, session_ended)
+    kept_calling: bool = False  # the last turn, which could call no tool, wrote a call anyway
     failure: str | None = None  # why the rollout's session failed (the sample is masked), if it did
 
 

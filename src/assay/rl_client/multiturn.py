@@ -94,6 +94,7 @@ class ToolRollout:
     errors: int = 0
     truncated: bool = False
     must_answer: bool = False  # the session ended: no more tools, only the answer
+    kept_calling: bool = False  # its answering turn (no tools left) wrote a whole tool call anyway
     done: bool = False
     failure: str | None = None
     pending: tuple[str, dict[str, Any]] | BadCall | None = None
@@ -248,6 +249,7 @@ class ToolRollouts:
             rollout.turns += 1
             rollout.final_text = self.backend.tokenizer.decode(ids) if cut else out.text
             call = self.format.parse(out.text) if stop and out.stop and not cut else None
+            rollout.kept_calling = not stop and any(end in out.text for end in self.format.stop)
             if call is not None:
                 rollout.pending = call
             else:
@@ -331,5 +333,6 @@ def _completion(rollout: ToolRollout) -> Completion:
         turns=rollout.turns,
         tool_calls=rollout.calls,
         tool_errors=rollout.errors,
+        kept_calling=rollout.kept_calling,
         failure=rollout.failure,
     )

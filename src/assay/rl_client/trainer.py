@@ -183,7 +183,7 @@ class Trainer:
             "partial_resumed": stats.resumed,
             "partial_pending": len(self.rollout.partial.pending) if self.rollout.partial else 0,
             "reward_requests": self.reward_requests,
-            **(tool_signals(own, self.cfg.tools.max_turns) if self.cfg.tools.tools else {}),
+            **(tool_signals(own) if self.cfg.tools.tools else {}),
             **update,
         }
 
@@ -226,9 +226,9 @@ class Trainer:
         self.pipe.close()
 
 
-def tool_signals(samples: Sequence[Sample], max_turns: int) -> dict[str, float]:
+def tool_signals(samples: Sequence[Sample]) -> dict[str, float]:
     """Multi-turn curves (what `assay doctor` reads): turns per rollout, tool calls and tool errors in
-    the step, their rates, the share of rollouts that called a tool in every turn they could (never
+    the step, their rates, the share of rollouts whose answering turn still wrote a tool call (never
     stopped calling), the share of response tokens that were observations, and rollouts whose session
     failed on our side (masked)."""
     completions = [s.completion for s in samples]
@@ -236,7 +236,9 @@ def tool_signals(samples: Sequence[Sample], max_turns: int) -> dict[str, float]:
     errors = sum(c.tool_errors for c in completions)
     tokens = sum(len(c.token_ids) for c in completions)
     observed = sum(c.action_mask.count(0) for c in completions if c.action_mask is not None)
-    busy = sum(c.tool_calls >= max(1, max_turns - 1) for c in completions)
+    # Never stopped calling: its answering turn still wrote a call. A count of calls cannot tell it from
+    # a rollout that used every turn it had and then answered (with max_turns 2, every good rollout).
+    busy = sum(c.kept_calling for c in completions)
     n = max(1, len(completions))
     return {
         "turns": _mean([float(c.turns) for c in completions]),
