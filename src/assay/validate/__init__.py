@@ -11,7 +11,23 @@
 Validation is a client of the engine like `assay bench`: it adds no verdict path of its own.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from assay.validate.report import Problem, TaskReport
-from assay.validate.validator import validate
+
+if TYPE_CHECKING:
+    from assay.validate.validator import validate
 
 __all__ = ["Problem", "TaskReport", "validate"]
+
+
+def __getattr__(name: str) -> Any:
+    """`validate` on first use: the samplers (`solve_rate`) import without the engine, so they also run
+    where only a policy's environment is installed (a vLLM environment without the verifiers)."""
+    if name == "validate":
+        from assay.validate.validator import validate
+
+        return validate
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,14 +14,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
 from assay.errors import ConfigError, MissingExtraError
-from assay.scoring import Engine
 from assay.types import Result, Status
 from assay.validate.report import META_FIELDS
+
+if TYPE_CHECKING:
+    from assay.scoring import Engine
 
 
 class Sampler(Protocol):
