@@ -9,13 +9,16 @@ start, one process to stop), a small CPU KV cache, and no hub access. Callers ad
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 from assay_testing import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,3 +76,34 @@ class VllmProcess:
                 self.process.kill()
                 self.process.wait(10)
         self._log.close()
+
+
+def run_driver(driver: Path, args: list[str], out: Path, scratch: Path, timeout_s: float) -> Any:
+    """Run `driver` (a script of the tests) under `.venv-vllm` with the source tree on its path and the
+    in-process engine's environment (no multiprocessing, 1 GiB KV cache, offline); return the JSON it
+    wrote to `out`. A failure fails the test with the driver's stderr tail."""
+    if not VLLM_PYTHON.exists():
+        pytest.fail(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "VLLM_CACHE_ROOT": str(scratch / "vllm-cache"),
+    }
+    command = [str(VLLM_PYTHON), str(driver), *args]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, env=env, timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        tail = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
+        pytest.fail(f"{driver.name} ran over {timeout_s:g}s; stderr tail:\n{(tail or '')[-4000:]}")
+    if done.returncode != 0 or not out.exists():
+        pytest.fail(
+            f"{driver.name} exited with {done.returncode}; stderr tail:\n{done.stderr[-4000:]}\n"
+            f"stdout tail:\n{done.stdout[-1000:]}"
+        )
+    return json.loads(out.read_text())

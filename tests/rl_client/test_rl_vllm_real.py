@@ -21,10 +21,7 @@ weight sync or an off-by-one token alignment by 0.1 nat or more (tokens of this 
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,12 +29,11 @@ from typing import Any
 
 import pytest
 from tiny_models import build_chat_model
+from vllm_process import VLLM_PYTHON, run_driver
 
 # Model build plus driver can outrun the suite's 300 s per-test default on a loaded machine.
 pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(600)]
 
-REPO = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 DRIVER = Path(__file__).with_name("vllm_driver.py")
 DRIVER_TIMEOUT_S = 240  # 20-30 s measured on 2 busy cores; vLLM start dominates
 LOGPROB_ATOL = 1e-4
@@ -46,40 +42,10 @@ LOGPROB_ATOL = 1e-4
 @pytest.fixture(scope="module")
 def run() -> Iterator[dict[str, Any]]:
     """Build the tiny model, run the driver once, and return its JSON report."""
-    if not VLLM_PYTHON.exists():
-        pytest.fail(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
     with tempfile.TemporaryDirectory(prefix="assay-rl-vllm-") as tmp:
         model_dir = build_chat_model(VLLM_PYTHON, Path(tmp) / "tiny-chat")
         out = Path(tmp) / "report.json"
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO / "src"),
-            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-            "VLLM_CPU_KVCACHE_SPACE": "1",
-            "HF_HUB_OFFLINE": "1",
-            "VLLM_NO_USAGE_STATS": "1",
-            "VLLM_CACHE_ROOT": str(Path(tmp) / "vllm-cache"),
-        }
-        try:
-            done = subprocess.run(
-                [str(VLLM_PYTHON), str(DRIVER), str(model_dir), str(out)],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=DRIVER_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
-            pytest.fail(
-                f"the vLLM driver ran over {DRIVER_TIMEOUT_S}s; stderr tail:\n{(stderr or '')[-4000:]}"
-            )
-        if done.returncode != 0 or not out.exists():
-            pytest.fail(
-                f"the vLLM driver exited with {done.returncode}; stderr tail:\n{done.stderr[-4000:]}\n"
-                f"stdout tail:\n{done.stdout[-1000:]}"
-            )
-        yield json.loads(out.read_text())
+        yield run_driver(DRIVER, [str(model_dir), str(out)], out, Path(tmp), DRIVER_TIMEOUT_S)
 
 
 def _assert_logprobs_match(completions: list[dict[str, Any]]) -> None:

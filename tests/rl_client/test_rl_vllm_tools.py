@@ -10,10 +10,7 @@ writes what it saw as JSON; the assertions are here.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,11 +18,10 @@ from typing import Any
 
 import pytest
 from tiny_models import build_chat_model
+from vllm_process import VLLM_PYTHON, run_driver
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(900)]
 
-REPO = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 DRIVER = Path(__file__).with_name("vllm_tools_driver.py")
 DRIVER_TIMEOUT_S = 600  # SFT of the tiny model and vLLM start: about 2 minutes on a busy 2-core machine
 LOGPROB_ATOL = 1e-4  # float32 in both engines (see test_rl_vllm_real.py for the measured differences)
@@ -33,31 +29,10 @@ LOGPROB_ATOL = 1e-4  # float32 in both engines (see test_rl_vllm_real.py for the
 
 @pytest.fixture(scope="module")
 def report() -> Iterator[dict[str, Any]]:
-    if not VLLM_PYTHON.exists():
-        pytest.fail(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
     with tempfile.TemporaryDirectory(prefix="assay-rl-vllm-tools-") as tmp:
         model_dir = build_chat_model(VLLM_PYTHON, Path(tmp) / "tiny-chat")
         out = Path(tmp) / "report.json"
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO / "src"),
-            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-            "VLLM_CPU_KVCACHE_SPACE": "1",
-            "HF_HUB_OFFLINE": "1",
-            "VLLM_NO_USAGE_STATS": "1",
-            "VLLM_CACHE_ROOT": str(Path(tmp) / "vllm-cache"),
-        }
-        try:
-            done = subprocess.run(
-                [str(VLLM_PYTHON), str(DRIVER), str(model_dir), tmp, str(out)],
-                capture_output=True, text=True, env=env, timeout=DRIVER_TIMEOUT_S, check=False,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired as exc:
-            stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
-            pytest.fail(f"the driver ran over {DRIVER_TIMEOUT_S}s; stderr tail:\n{(stderr or '')[-4000:]}")
-        if done.returncode != 0 or not out.exists():
-            pytest.fail(f"the driver exited with {done.returncode}; stderr tail:\n{done.stderr[-4000:]}")
-        yield json.loads(out.read_text())
+        yield run_driver(DRIVER, [str(model_dir), tmp, str(out)], out, Path(tmp), DRIVER_TIMEOUT_S)
 
 
 def test_a_greedy_rollout_calls_the_tool_reads_it_and_answers(report: dict[str, Any]) -> None:

@@ -7,9 +7,6 @@ writes the answers; they are scored here by the same `solve_rates` the command c
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -17,45 +14,23 @@ from typing import Any
 
 import pytest
 from tiny_models import build_chat_model
+from vllm_process import VLLM_PYTHON, run_driver
 
 from assay.scoring import Engine
 from assay.validate.solve_rate import solve_rates
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(600)]
 
-REPO = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 DRIVER = Path(__file__).with_name("vllm_sampler_driver.py")
 DRIVER_TIMEOUT_S = 300  # vLLM's start dominates: 20-60 s measured on 2 busy cores
 
 
 @pytest.fixture(scope="module")
 def report() -> Iterator[dict[str, Any]]:
-    if not VLLM_PYTHON.exists():
-        pytest.fail(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
     with tempfile.TemporaryDirectory(prefix="assay-validate-vllm-") as tmp:
         model_dir = build_chat_model(VLLM_PYTHON, Path(tmp) / "tiny-chat")
         out = Path(tmp) / "report.json"
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(REPO / "src"),
-            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
-            "VLLM_CPU_KVCACHE_SPACE": "1",
-            "HF_HUB_OFFLINE": "1",
-            "VLLM_NO_USAGE_STATS": "1",
-            "VLLM_CACHE_ROOT": str(Path(tmp) / "vllm-cache"),
-        }
-        try:
-            done = subprocess.run(
-                [str(VLLM_PYTHON), str(DRIVER), str(model_dir), str(out)],
-                capture_output=True, text=True, env=env, timeout=DRIVER_TIMEOUT_S, check=False,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired as exc:
-            tail = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
-            pytest.fail(f"the vLLM driver ran over {DRIVER_TIMEOUT_S}s; stderr tail:\n{(tail or '')[-4000:]}")
-        if done.returncode != 0 or not out.exists():
-            pytest.fail(f"the vLLM driver exited with {done.returncode}; stderr tail:\n{done.stderr[-4000:]}")
-        yield json.loads(out.read_text())
+        yield run_driver(DRIVER, [str(model_dir), str(out)], out, Path(tmp), DRIVER_TIMEOUT_S)
 
 
 def test_k_answers_per_prompt_each_its_own_sample(report: dict[str, Any]) -> None:
