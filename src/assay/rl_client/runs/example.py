@@ -10,10 +10,15 @@ seed, while stopping at an accuracy gave a gain in every seed (the measurements 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.rl_client.generate import Problem
 
 RUN_YAML = """\
 # A GRPO/DAPO run on 2-digit addition, rewarded by Assay's math task. Run it with
@@ -59,8 +64,6 @@ def write_example(
     directory: Path, seed: int = 0, steps: int = 120, sft_target: float = 0.35
 ) -> dict[str, Any]:
     """Write the config, the data and the warmed-up tiny model; returns what was made."""
-    import torch
-
     from assay.rl_client.backends.hf import HFBackend
     from assay.rl_client.runs.demo import addition_problems, sft_until
     from assay.rl_client.runs.models import TextTokenizer, build_char_model, char_tokenizer
@@ -68,29 +71,46 @@ def write_example(
     started = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)
     train, held = addition_problems(seed, dev_size=200)
-    data = directory / "data"
-    data.mkdir(exist_ok=True)
-    for name, problems in (("train", train), ("eval", held)):
-        lines = [json.dumps({"id": p.id, "question": p.prompt, "answer": p.reference}) for p in problems]
-        (data / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_data(directory, {"train": train, "eval": held})
     raw = char_tokenizer()
     tokenizer = TextTokenizer(raw)
     model = build_char_model(raw, seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # on a busy 2-core machine 2 threads ran 10x slower
-    try:
+    with one_torch_thread():
         sft = sft_until(HFBackend(model, tokenizer, seed=seed), tokenizer, train, held,
                         target=sft_target, seed=seed)  # fmt: skip
-    finally:
-        torch.set_num_threads(threads)
-    model.save_pretrained(str(directory / "model"))
-    raw.save_pretrained(str(directory / "model"))
-    (directory / "run.yaml").write_text(
-        RUN_YAML.format(name=directory.name, steps=steps, seed=seed), encoding="utf-8"
-    )
+    save_run(directory, model, raw, RUN_YAML.format(name=directory.name, steps=steps, seed=seed))
     return {
         "dir": str(directory),
         "sft_steps": sft.steps,
         "sft_eval_accuracy": sft.dev_accuracy,
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def write_data(directory: Path, splits: dict[str, Sequence[Problem]]) -> None:
+    """`data/<split>.jsonl` with the fields the example configs name (id, question, answer)."""
+    data = directory / "data"
+    data.mkdir(exist_ok=True)
+    for name, problems in splits.items():
+        lines = [json.dumps({"id": p.id, "question": p.prompt, "answer": p.reference}) for p in problems]
+        (data / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def save_run(directory: Path, model: Any, tokenizer: Any, run_yaml: str) -> None:
+    """The warmed-up model and its tokenizer in `model/`, and the run config beside them."""
+    model.save_pretrained(str(directory / "model"))
+    tokenizer.save_pretrained(str(directory / "model"))
+    (directory / "run.yaml").write_text(run_yaml, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Torch on one thread while the example warms up: on a busy 2-core machine 2 threads ran 10x slower."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

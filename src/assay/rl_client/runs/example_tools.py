@@ -10,7 +10,6 @@ rollout would ever call the tool, and RL would have nothing to reward.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from pathlib import Path
@@ -58,9 +57,8 @@ def write_tools_example(
     directory: Path, seed: int = 0, steps: int = 20, sft_steps: int = 120
 ) -> dict[str, Any]:
     """Write the config, the data and the SFT-warmed tiny model; returns what was made."""
-    import torch
-
     from assay.rl_client.runs.demo_tools import ALPHABET, problems, sft
+    from assay.rl_client.runs.example import one_torch_thread, save_run, write_data
     from assay.rl_client.runs.models import TextTokenizer, build_char_model, char_tokenizer
 
     started = time.perf_counter()
@@ -68,24 +66,12 @@ def write_tools_example(
     rng = random.Random(seed)
     pool = problems(256 + 512 + 200, rng)
     traces, train, held = pool[:256], pool[256:-200], pool[-200:]
-    data = directory / "data"
-    data.mkdir(exist_ok=True)
-    for name, rows in (("train", train), ("eval", held)):
-        lines = [json.dumps({"id": p.id, "question": p.prompt, "answer": p.reference}) for p in rows]
-        (data / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_data(directory, {"train": train, "eval": held})
     raw = char_tokenizer(alphabet=ALPHABET)
     model = build_char_model(raw, seed, width=64, layers=2, positions=96)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # on a busy 2-core machine 2 threads ran 10x slower
-    try:
+    with one_torch_thread():
         loss = sft(model, TextTokenizer(raw), traces, sft_steps, seed)
-    finally:
-        torch.set_num_threads(threads)
-    model.save_pretrained(str(directory / "model"))
-    raw.save_pretrained(str(directory / "model"))
-    (directory / "run.yaml").write_text(
-        RUN_YAML.format(name=directory.name, steps=steps, seed=seed), encoding="utf-8"
-    )
+    save_run(directory, model, raw, RUN_YAML.format(name=directory.name, steps=steps, seed=seed))
     return {
         "dir": str(directory),
         "sft_steps": sft_steps,
