@@ -27,6 +27,7 @@ INTERNAL_SIGNALS = {
     "CopyTooLarge",  # sql: a perturbed copy would be too large; the check is skipped and says so
     "CutShort",  # sql: the item deadline cut a prediction short on a perturbed copy; caught in dependence.py
     "PatchRejected",  # repo: the change does not apply; the scorer answers ok, reward 0
+    "EpisodeError",  # openenv: an episode's refusal, answered as OpenEnv's error frame or an HTTP refusal
     # The sandbox harness runs on the sandbox's own Python and never imports assay.
     "NotPlain",
     "ProgramError",
