@@ -73,7 +73,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess
 #   `make check` runs everything that is neither `integration` nor `slow`, `make test` everything.
 # - `requires_*`: the test needs something `make test` installs (REQUIREMENTS). Missing, the test skips
 #   with the reason locally and FAILS in CI (`CI` or `ASSAY_REQUIRE_ALL` set: .ci/run sets the latter).
-INTEGRATION_FIXTURES = frozenset({"live_server", "demo_run", "sandbox_ready", "api_schema"})
+INTEGRATION_FIXTURES = frozenset({"live_server", "demo_run", "sandbox_ready", "api_schema", "executor"})
 INTEGRATION_SIGNS = (
     "Engine(",
     "create_app(",
