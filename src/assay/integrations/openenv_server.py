@@ -123,12 +123,8 @@ async def reset(request: Request, body: _ResetBody = None) -> dict[str, Any]:
     return observation.wire()
 
 
-def _episode(request: Request, episode_id: str | None) -> Episode:
-    if not episode_id:
-        raise refuse(
-            Refusal.INVALID,
-            "episode_id is missing: pass the one reset answered (or use the WebSocket /openenv/ws)",
-        )
+def _episode(request: Request, episode_id: str) -> Episode:
+    """The HTTP form's episode by its id (the schema requires a non-empty one on step and state)."""
     episode = _episodes(request.app).get(episode_id)
     if episode is None:
         raise refuse(Refusal.NOT_FOUND, f"no episode {episode_id!r}: start one with POST /openenv/reset")
