@@ -12,6 +12,7 @@ from assay.settings import Settings
 from assay.types import Item, Result, Status
 from assay.verifiers.math import MathOptions, MathScorer
 from assay.verifiers.math.compare import Policy, compare
+from assay.verifiers.math.normalise import ONE_LETTER_UNITS
 from assay.verifiers.math.values import parse_value
 
 # (gold, answer, equal?)
@@ -156,3 +157,19 @@ def test_scorer_never_raises_and_round_trips(response: str, reference: str) -> N
     result = score(response, reference)
     assert result.status in (Status.OK, Status.INVALID)
     assert Result.model_validate(json.loads(result.model_dump_json())) == result
+
+
+@pytest.mark.parametrize("unit", sorted(ONE_LETTER_UNITS))
+def test_a_one_letter_unit_reads_alike_in_the_gold_and_the_response(unit: str) -> None:
+    """One set of one-letter units for both sides: a gold "300 l" equals a response "300" exactly when a
+    response "300 l" equals a gold "300" (the two sides had different sets: `l` was a unit only in a
+    response)."""
+    assert score(f"\\boxed{{300 {unit}}}", "300").correct is True
+    assert score("\\boxed{300}", f"300 {unit}").correct is True
+    assert score("\\boxed{301}", f"300 {unit}").correct is False
+
+
+@pytest.mark.parametrize("letter", ["A", "N", "L", "K", "J", "x", "r"])
+def test_another_lone_letter_after_a_number_is_not_a_unit(letter: str) -> None:
+    assert score(f"\\boxed{{300 {letter}}}", "300").correct is False
+    assert score("\\boxed{300}", f"300 {letter}").correct is False

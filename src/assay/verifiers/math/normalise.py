@@ -197,8 +197,10 @@ _NOT_UNITS = frozenset(
     | {"answer", "wrong", "incorrect", "correct", "false", "true", "so", "then", "maybe", "perhaps"}
     | {"plus", "minus", "over", "divided", "by", "squared", "cubed", "of", "for", "all", "when", "where"}
 )
-# A lone letter after a number is usually a variable ("12a" is not 12); only these read as units.
-_ONE_LETTER_UNITS = frozenset("mgslhKVWJ")
+# A lone letter after a number is usually a variable ("12a" is not 12); only these read as units, in a
+# gold and in a response alike. Not `A` (an option letter), `N` or `L` (as often a count as a unit), nor
+# `K` or `J` (`k` and `j` are variables: _NOT_UNITS).
+ONE_LETTER_UNITS = frozenset("mgslhVW")
 
 
 def strip_units(text: str) -> str:
@@ -214,7 +216,7 @@ def strip_units(text: str) -> str:
     words = [part for w in re.split(r"\s+", unit) for part in w.rstrip(".").split("/")]  # "km/h"
     if any(re.sub(r"\^.*", "", w).lower() in _NOT_UNITS for w in words):
         return text
-    if len(words) == 1 and len(re.sub(r"\^.*", "", words[0])) == 1 and words[0][0] not in _ONE_LETTER_UNITS:
+    if len(words) == 1 and len(re.sub(r"\^.*", "", words[0])) == 1 and words[0][0] not in ONE_LETTER_UNITS:
         return text
     if re.search(r"[a-zA-Z]", number.replace("\\frac", "")):
         return text

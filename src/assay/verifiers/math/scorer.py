@@ -24,7 +24,7 @@ from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
 from assay.verifiers.math.extract import Extraction, NoAnswer, extract
 from assay.verifiers.math.formulas import find_boxes
-from assay.verifiers.math.normalise import strip_units
+from assay.verifiers.math.normalise import ONE_LETTER_UNITS, strip_units
 from assay.verifiers.math.prompt import (
     asks_for_percent,
     decimal_comma,
@@ -57,13 +57,9 @@ class MathOptions(TaskOptions):
     strip_units: bool = Field(True, description='Drop unit words after a bare number ("20 cm" -> 20).')
 
 
-# One-letter units a gold may carry ("5 m"); any other lone letter may be a variable ("4 r").
-_ONE_LETTER_UNITS = frozenset("mgsLhAVWJN")
-
-
 def _unit_words(unit: str) -> bool:
     """Whether the tail `strip_units` took off a gold is unit words, not a lone variable."""
-    return bool(re.search(r"[a-zA-Z]{2,}", unit)) or unit.strip() in _ONE_LETTER_UNITS
+    return bool(re.search(r"[a-zA-Z]{2,}", unit)) or unit.strip() in ONE_LETTER_UNITS
 
 
 @lru_cache(maxsize=4096)
