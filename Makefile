@@ -9,8 +9,11 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate
 # `make check`: lint, types and every test that is neither `integration` (starts a process, server or
 # sandbox; set at collection by tests/conftest.py) nor `slow`. No path list: the markers are the tiers.
-# It prints its time and test count. `make test` runs everything, with the 25 slowest durations.
+# It prints its time and test count, and runs on CHECK_WORKERS processes (pytest-xdist; none of its
+# tests starts a process, so they share nothing). `make test` runs everything in one process, with the 25
+# slowest durations.
 FAST_TESTS := -m "not integration and not slow"
+CHECK_WORKERS ?= 2
 
 .PHONY: serve test check lint typecheck dist system-deps vllm-env sandbox-runtime trainer-clients clean
 
@@ -64,7 +67,7 @@ typecheck: $(VENV)/.test
 	$(VENV)/bin/mypy
 
 check: lint typecheck
-	@start=$$(date +%s); $(VENV)/bin/pytest -q -p no:cacheprovider $(FAST_TESTS); status=$$?; \
+	@start=$$(date +%s); $(VENV)/bin/pytest -q -p no:cacheprovider -n $(CHECK_WORKERS) $(FAST_TESTS); status=$$?; \
 	echo "make check: tests took $$(( $$(date +%s) - start ))s"; exit $$status
 
 # A wheel and an sdist in dist/ (what `pip install dist/assay-*.whl` installs anywhere).
