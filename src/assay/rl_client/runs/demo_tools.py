@@ -29,6 +29,7 @@ from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.observe import plot_curves
 from assay.rl_client.runs.demo import PAD, CharTokenizer
 from assay.rl_client.runs.models import build_char_model
+from assay.rl_client.runs.sft import MaskedPair, sft_step
 from assay.rl_client.trainer import Trainer
 
 ALPHABET = "0123456789*=<>/\npythonu"
@@ -65,42 +66,34 @@ def trace(problem: Problem) -> tuple[str, str, str]:
     )
 
 
-def sft(model: Any, tok: Any, traces: Sequence[Problem], steps: int, seed: int) -> float:
-    """Supervised steps on the policy's tokens of the traces (prompt and observation masked). `tok`: the
-    demo's `CharTokenizer` or a transformers one through `models.TextTokenizer` (`--init --tools`)."""
-    eos, pad = tok.eos_token_id, tok.pad_token_id
+def tool_rows(tok: Any, traces: Sequence[Problem]) -> list[MaskedPair]:
+    """SFT rows of the traces: the prompt, then the call, the observation, the answer and the end token
+    as the target, the observation masked (the session wrote it, not the policy)."""
     rows = []
     for p in traces:
         call, obs, answer = trace(p)
-        ids = tok.encode(p.prompt)
-        labels = [-100] * len(ids)
-        for text, learn in ((call, True), (obs, False), (answer, True)):
+        target: list[int] = []
+        learn: list[bool] = []
+        for text, learned in ((call, True), (obs, False), (answer, True)):
             part = tok.encode_plain(text)
-            ids += part
-            labels += part if learn else [-100] * len(part)
-        rows.append(([*ids, eos], [*labels, eos]))
+            target += part
+            learn += [learned] * len(part)
+        rows.append((tok.encode(p.prompt), [*target, tok.eos_token_id], [*learn, True]))
+    return rows
+
+
+def sft(model: Any, tok: Any, traces: Sequence[Problem], steps: int, seed: int) -> float:
+    """Supervised steps (batches of 32 drawn with replacement) on the policy's tokens of the traces; the
+    last step's loss. `tok`: the demo's `CharTokenizer` or a transformers one through
+    `models.TextTokenizer` (`--init --tools`)."""
+    rows = tool_rows(tok, traces)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     rng = random.Random(seed)
-    loss_value = 0.0
-    model.train()
+    loss = 0.0
     for _ in range(steps):
-        batch = [rng.choice(rows) for _ in range(32)]
-        width = max(len(r[0]) for r in batch)
-        inputs = torch.full((len(batch), width), pad)
-        targets = torch.full((len(batch), width), -100)
-        for i, (row, lab) in enumerate(batch):
-            inputs[i, : len(row)] = torch.tensor(row)
-            targets[i, : len(lab)] = torch.tensor(lab)
-        logits = model(input_ids=inputs, attention_mask=(inputs != pad).long()).logits[:, :-1]
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]), targets[:, 1:].reshape(-1)
-        )
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        loss_value = float(loss.item())
+        loss = sft_step(model, optimizer, [rng.choice(rows) for _ in range(32)], tok.pad_token_id)
     model.eval()
-    return loss_value
+    return loss
 
 
 def eval_with_tools(tools: ToolRollouts, dev: Sequence[Problem]) -> float:

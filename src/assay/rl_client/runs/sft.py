@@ -1,7 +1,10 @@
 """Supervised fine-tuning on (prompt ids, target ids) pairs: the one SFT step, used by STaR's inner loop
-(`fine_tune`) and by the demo's and the example's warm-up (`demo.sft_until`).
+(`fine_tune`), by the demo's and the example's warm-up (`demo.sft_until`) and by the tools demo's
+(`demo_tools.sft`).
 
 Rows are right-padded; only target tokens carry loss (labels are -100 on the prompt and the padding).
+A target may hold tokens the policy did not write, a tool's observation among them: a `MaskedPair` names
+them with a learn mask, and they are seen as context but take no loss, as in RL on tool rollouts.
 """
 
 from __future__ import annotations
@@ -13,23 +16,40 @@ from typing import Any
 import torch
 
 Pair = tuple[list[int], list[int]]
+MaskedPair = tuple[list[int], list[int], list[bool]]
+"""(prompt, target, learn): `learn[j]` is False where `target[j]` takes no loss; one flag per target token."""
 
 
-def batch_tensors(pairs: Sequence[Pair], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _target_labels(pair: Pair | MaskedPair) -> list[int]:
+    """The labels of a pair's target: its tokens, -100 where a `MaskedPair`'s learn mask is False."""
+    if len(pair) == 2:
+        return pair[1]
+    _, target, learn = pair
+    if len(learn) != len(target):
+        raise ValueError(f"learn mask has {len(learn)} flags for {len(target)} target tokens")
+    return [token if keep else -100 for token, keep in zip(target, learn, strict=True)]
+
+
+def batch_tensors(
+    pairs: Sequence[Pair | MaskedPair], pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """input ids, attention mask and labels for a batch of pairs."""
-    width = max(len(p) + len(t) for p, t in pairs)
+    width = max(len(p[0]) + len(p[1]) for p in pairs)
     ids = torch.full((len(pairs), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(pairs), width), dtype=torch.long)
     labels = torch.full((len(pairs), width), -100, dtype=torch.long)
-    for i, (prompt, target) in enumerate(pairs):
+    for i, pair in enumerate(pairs):
+        prompt, target = pair[0], pair[1]
         row = prompt + target
         ids[i, : len(row)] = torch.tensor(row)
         attention[i, : len(row)] = 1
-        labels[i, len(prompt) : len(row)] = torch.tensor(target)
+        labels[i, len(prompt) : len(row)] = torch.tensor(_target_labels(pair))
     return ids, attention, labels
 
 
-def sft_step(model: Any, optimizer: torch.optim.Optimizer, pairs: Sequence[Pair], pad_id: int) -> float:
+def sft_step(
+    model: Any, optimizer: torch.optim.Optimizer, pairs: Sequence[Pair | MaskedPair], pad_id: int
+) -> float:
     """One optimiser step on the cross-entropy of the pairs' targets; the step's loss."""
     model.train()
     ids, attention, labels = batch_tensors(pairs, pad_id)
@@ -46,7 +66,7 @@ def sft_step(model: Any, optimizer: torch.optim.Optimizer, pairs: Sequence[Pair]
 def fine_tune(
     model: Any,
     optimizer: torch.optim.Optimizer,
-    pairs: Sequence[Pair],
+    pairs: Sequence[Pair | MaskedPair],
     steps: int,
     batch: int,
     rng: random.Random,
