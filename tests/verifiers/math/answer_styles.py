@@ -270,6 +270,55 @@ def stray_backslash(rng: random.Random, thinking: str) -> Styled:
     return f"{n}\\", forms, [("another-number", f"{thinking}\n\nThe answer is $\\boxed{{{n + 1}}}$.")], None
 
 
+def choice_judged(rng: random.Random, thinking: str) -> Styled:
+    """An option letter after an answer marker, bracketed or followed by a judgement of it or of another
+    letter, as exam-style prompts ("ANSWER: [LETTER]") make policies write."""
+    gold, wrong, third = rng.sample("ABCD", 3)
+    reasons = ["energy is conserved", "it fits every condition", "the other options fail the check"]
+    phrasings = [
+        "ANSWER: [{L}]",
+        "ANSWER: {L} is the correct choice",
+        "Answer: {L} is correct.",
+        "ANSWER: {L} - " + rng.choice(reasons),
+        "ANSWER: {L} is correct, {X} is a distractor",
+        "答案：{L}是正确的",
+        "答案：{L}是正确的，{X}是干扰项",
+    ]
+    said = rng.choice(phrasings)
+    forms = [("judged", f"{thinking}\n\n{said.format(L=gold, X=wrong)}")]
+    mutations = [
+        ("wrong-letter", f"{thinking}\n\n{said.format(L=wrong, X=gold)}"),
+        ("other-judged-right", f"{thinking}\n\nANSWER: {gold} is wrong, {wrong} is correct"),
+        ("distractor-named", f"{thinking}\n\nANSWER: {wrong} is correct, {gold} is a distractor"),
+        ("hedge-judged", f"{thinking}\n\nANSWER: {gold} or {third} is correct"),
+        ("hedge-bracketed", f"{thinking}\n\nANSWER: [{gold}] or [{wrong}]"),
+        ("difference", f"{thinking}\n\nANSWER: ${gold} - x$"),
+    ]
+    return gold, forms, mutations, None
+
+
+def gold_sentence(rng: random.Random, thinking: str) -> Styled:
+    """A gold written as a sentence with an answer cue ("The answer is 33"), as some graders' data is."""
+    n = rng.randint(2, 999)
+    gold = rng.choice(["The answer is {n}", "Answer: {n}", "The final answer is {n}."]).format(n=n)
+    forms = [("boxed", f"{thinking}\n\nSo the answer is $\\boxed{{{n}}}$.")]
+    mutations = [("another-number", f"{thinking}\n\nSo the answer is $\\boxed{{{n + 1}}}$.")]
+    return gold, forms, mutations, None
+
+
+def root_index(rng: random.Random, thinking: str) -> Styled:
+    """A root with an index and an unbraced one-character radicand (`\\sqrt[3]2`, as LaTeX allows)."""
+    index, radicand = rng.choice([3, 4, 5]), rng.choice([2, 3, 5, 6, 7])
+    gold = f"\\sqrt[{index}]{{{radicand}}}"
+    forms = [("unbraced", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt[{index}]{radicand}}}$.")]
+    mutations = [
+        ("another-radicand", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt[{index}]{radicand + 1}}}$."),
+        ("another-index", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt[{index + 1}]{radicand}}}$."),
+        ("square-root", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt{radicand}}}$."),
+    ]
+    return gold, forms, mutations, None
+
+
 STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "multilingual": multilingual,
     "letter-word": letter_word,
@@ -285,4 +334,7 @@ STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "trig-degrees": trig_degrees,
     "matrix-sum": matrix_sum,
     "stray-backslash": stray_backslash,
+    "choice-judged": choice_judged,
+    "gold-sentence": gold_sentence,
+    "root-index": root_index,
 }

@@ -83,6 +83,12 @@ _PREDICATE_RE = re.compile(
     r"^(?:[A-Za-z]+\s+){1,6}(?:is|are|equals|was|will\s+be|would\s+be)\s+(\S.*)$"
     r"|^(?:[A-Za-z]+\s+){0,6}[A-Za-z]+\s*:\s*(\S.*)$"  # "- Number of eggs: 42"
 )
+# An option letter the rest of its clause calls right ("B is the correct choice", "C is correct, D is a
+# distractor"): the subject is the answer (rule `choice-judged`), where a predicate would be.
+_LETTER_JUDGED_RE = re.compile(
+    r"^\(?[A-J]\)?\s+(?:is|was|would\s+be|must\s+be|seems)\s+(?:the\s+)?(?:(?:only|most)\s+)?"
+    r"(?:correct|right|best|true|answer)\b"
+)
 # Words between a cue and its answer ("the answer is therefore 42", "is approximately 18").
 _FILLER_RE = re.compile(
     r"^(?:(?:therefore|thus|hence|so|then|just|simply|exactly|clearly|indeed|approximately|about|roughly"
@@ -189,6 +195,8 @@ def _clause(line: str) -> str | None:
     if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
+    if _LETTER_JUDGED_RE.match(clause):
+        return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
         clause = (predicate.group(1) or predicate.group(2)).strip()
     return clause or None
@@ -455,6 +463,16 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
         if answer and re.search(r"[\d\\]", answer):  # not "Final Answer: see the box above"
             return Extraction((answer,), rule)
     return None
+
+
+def opens_with_cue(text: str) -> bool:
+    """Whether a one-line text opens with an answer cue ("The answer is 33", "Answer: 12", "答案：12"):
+    a reference written that way states its answer after the cue (HELM's tests write golds so)."""
+    stripped = text.strip()
+    if "\n" in stripped or len(stripped) > _CUE_MAX_CHARS:
+        return False
+    cue = _CUE_RE.match(stripped) or next((m for m in find_cues(stripped) if m.start() == 0), None)
+    return cue is not None
 
 
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:

@@ -22,7 +22,7 @@ from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import symbolic
 from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
-from assay.verifiers.math.extract import Extraction, NoAnswer, extract
+from assay.verifiers.math.extract import Extraction, NoAnswer, extract, opens_with_cue
 from assay.verifiers.math.formulas import find_boxes
 from assay.verifiers.math.normalise import strip_units
 from assay.verifiers.math.prompt import (
@@ -69,14 +69,15 @@ def _unit_words(unit: str) -> bool:
 @lru_cache(maxsize=4096)
 def gold_answer(reference: str) -> str:
     """The answer a reference states. A worked solution (MATH style) states it in its own `\\boxed{}`
-    (several boxes are one list); a reference written as prose with formulas goes through the extractor;
+    (several boxes are one list); a reference written as prose with formulas, or one line that opens with
+    an answer cue ("The answer is 33"), goes through the extractor;
     anything else is the answer as written."""
     boxes = list(dict.fromkeys(find_boxes(reference)))
     if len(boxes) > 1 and _BOXES_APART_RE.search(reference):
         boxes = boxes[-1:]  # boxes far apart in a solution: its last box is the answer
     if boxes:
         return ", ".join(boxes)
-    if len(_PROSE_RE.findall(reference)) >= 6:
+    if len(_PROSE_RE.findall(reference)) >= 6 or opens_with_cue(reference):  # "The answer is 33"
         found = extract(reference, MAX_REFERENCE_CHARS)
         if isinstance(found, Extraction):
             return found.answers[-1]
