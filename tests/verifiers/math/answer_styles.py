@@ -298,12 +298,47 @@ def choice_judged(rng: random.Random, thinking: str) -> Styled:
 
 
 def gold_sentence(rng: random.Random, thinking: str) -> Styled:
-    """A gold written as a sentence with an answer cue ("The answer is 33"), as some graders' data is."""
+    """A gold written as a sentence ("The answer is 33", "The number is 4."), as some graders' data is,
+    answered in a box, on a line that opens "answer is", or after GSM8K's "####" inside a sentence."""
     n = rng.randint(2, 999)
-    gold = rng.choice(["The answer is {n}", "Answer: {n}", "The final answer is {n}."]).format(n=n)
-    forms = [("boxed", f"{thinking}\n\nSo the answer is $\\boxed{{{n}}}$.")]
-    mutations = [("another-number", f"{thinking}\n\nSo the answer is $\\boxed{{{n + 1}}}$.")]
+    gold = rng.choice(
+        [
+            "The answer is {n}",
+            "Answer: {n}",
+            "The final answer is {n}.",
+            "The number is {n}.",
+            "Final answer: #### {n}",
+        ]
+    ).format(n=n)
+    said = rng.choice(["So the answer is $\\boxed{{{n}}}$.", "answer is {n}", "The result is #### {n}"])
+    forms = [("stated", f"{thinking}\n\n{said.format(n=n)}")]
+    mutations = [("another-number", f"{thinking}\n\n{said.format(n=n + 1)}")]
     return gold, forms, mutations, None
+
+
+def word_answer(rng: random.Random, thinking: str) -> Styled:
+    """A name stated as the predicate of a last sentence; its negation or a second name is no answer."""
+    gold, other = rng.sample(["Paris", "Lyon", "Alice", "Bob", "Mercury", "Venus", "Tuesday"], 2)
+    subject = rng.choice(["The capital of the region is", "The winner is", "So the one we want is"])
+    forms = [("predicate", f"{thinking}\n\n{subject} {gold}.")]
+    mutations = [
+        ("another-name", f"{thinking}\n\n{subject} {other}."),
+        ("negated", f"{thinking}\n\n{subject} not {gold}."),
+        ("two-names", f"{thinking}\n\n{subject} {gold} or {other}."),
+    ]
+    return gold, forms, mutations, None
+
+
+def formula_then_values(rng: random.Random, thinking: str) -> Styled:
+    """A formula stating the value, then a sentence: about the same value (still the answer), or offering
+    other numbers (the answer is left open)."""
+    n = rng.randint(2, 99)
+    others = ", ".join(str(v) for v in rng.sample([v for v in range(1, 99) if v != n], 3))
+    forms = [("same-value-after", f"{thinking}\n\nTherefore $x = {n}$. That is {n} apples.")]
+    mutations = [
+        ("other-values-after", f"{thinking}\n\nThe equation is $x = {n}$. Other numbers are {others}.")
+    ]
+    return str(n), forms, mutations, None
 
 
 def root_index(rng: random.Random, thinking: str) -> Styled:
@@ -336,5 +371,7 @@ STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "stray-backslash": stray_backslash,
     "choice-judged": choice_judged,
     "gold-sentence": gold_sentence,
+    "word-answer": word_answer,
+    "formula-then-values": formula_then_values,
     "root-index": root_index,
 }

@@ -55,6 +55,11 @@ CASES = [
     ("\\mathbb{R} \\setminus (3,5)", "(3,5)", False),
     ("\\{1,2,3,4\\}", "\\{1,2\\}\\cup\\{3,5\\}", False),
     ("\\{1,2,3,4\\}", "\\{1,2\\}\\cup\\{3\\}", False),
+    # a root index with an unbraced one-character radicand, as LaTeX reads it
+    ("\\sqrt[3]{2}", "\\sqrt[3]2", True),
+    ("2", "\\sqrt[3]8", True),
+    ("\\sqrt[3]{3}", "\\sqrt[3]2", False),
+    ("\\sqrt[3]{27}", "\\sqrt[3]27", False),  # the cube root of 2, times 7
 ]
 
 
@@ -127,3 +132,39 @@ BRANCHES = [
 @pytest.mark.parametrize(("gold", "answer", "correct"), MATRICES + BRANCHES)
 def test_matrices_and_branch_cuts(scorer: MathScorer, gold: str, answer: str, correct: bool) -> None:
     test_answer_forms(scorer, gold, answer, correct)
+
+
+# Whole responses and golds as other graders' tests write them (benchmarks/grader_suites.py, issue 30).
+RESPONSES = [
+    # a gold written as a sentence: after its answer cue, or the one number it states
+    ("The answer is 33", "\\boxed{33}", True),
+    ("The answer is 33", "\\boxed{34}", False),
+    ("Final answer: #### 4", "The result is #### 4", True),
+    ("The number is 4.", "It is 4.", True),
+    ("The number is 4.", "It is 5.", False),
+    ("The answer is (B).", "The correct option is (B).", True),
+    ("The answer is (B).", "The correct option is (C).", False),
+    # an answer cue without an article at the start of a line
+    ("996", "answer is 996", True),
+    ("996", "answer is 997", False),
+    # a last sentence that names a thing; its negation or a second candidate is no answer
+    ("Paris", "The capital of France is Paris.", True),
+    ("Paris", "The capital of France is Lyon.", False),
+    ("Paris", "The capital of France is not Paris.", False),
+    ("Paris", "The capital of France is Paris or Lyon.", False),
+    # a formula followed by a sentence that offers other numbers leaves the answer open
+    ("\\frac{1}{4}", "The equation is $x=\\frac{1}{4}$. Some other numbers are 1, 2, 3.", False),
+    ("5", "Work.\n\nTherefore $x = 5$. That is 5 apples.", True),
+]
+
+
+@pytest.mark.parametrize(("gold", "response", "correct"), RESPONSES)
+def test_whole_responses(scorer: MathScorer, gold: str, response: str, correct: bool) -> None:
+    result = scorer.score(Item(task="math", response=response, reference=gold), MathOptions())
+    assert result.status.value == "ok", result.reason
+    assert result.correct is correct, result.reason
+
+
+def test_a_word_answer_names_its_rule(scorer: MathScorer) -> None:
+    item = Item(task="math", response="The capital of France is Paris.", reference="Paris")
+    assert scorer.score(item, MathOptions()).details["extraction"] == "predicate-sentence"

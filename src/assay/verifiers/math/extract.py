@@ -50,11 +50,12 @@ _CUE_RE = re.compile(
     r"|\b(?:the|my|our)\s+(?:(?:correct|best|right|final)\s+)?(?:answers?|option|choice|final\s+result)\s+"
     r"(?:is|are|would\s+be|should\s+be|must\s+be)\s*:?"
     r"|\b(?:answer|final\s+result)\s*[:=]"
+    r"|(?m:^)[*_\s]*answer\s+(?:is|would\s+be)\b\s*:?"  # a line that opens "answer is 996" (no article)
     r"|\bfinal\s+answer\b)",
     re.IGNORECASE,
 )
-# GSM8K's final-answer line ("#### 42"); a markdown heading ("#### Step 2") is not one.
-_HASH_RE = re.compile(r"^[ \t]*####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)
+# GSM8K's final-answer marker ("#### 42", "The result is #### 42"); a heading ("#### Step 2") is not one.
+_HASH_RE = re.compile(r"(?:^[ \t]*|(?<=[ \t]))####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)  # also "is #### 4"
 _CONCLUDING_RE = re.compile(
     r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we (?:get|have|find|obtain|conclude)"
     r"|equals|is|are)\b|∴",
@@ -86,8 +87,8 @@ _PREDICATE_RE = re.compile(
 # An option letter the rest of its clause calls right ("B is the correct choice", "C is correct, D is a
 # distractor"): the subject is the answer (rule `choice-judged`), where a predicate would be.
 _LETTER_JUDGED_RE = re.compile(
-    r"^\(?[A-J]\)?\s+(?:is|was|would\s+be|must\s+be|seems)\s+(?:the\s+)?(?:(?:only|most)\s+)?"
-    r"(?:correct|right|best|true|answer)\b"
+    r"^\(?[A-J]\)?\s+(?:is|was|would\s+be|must\s+be|seems)\s+(?:[a-z]+\s+){0,3}"
+    r"(?:correct|right|best|true|answer|wrong|incorrect|false|distractor)\b"
 )
 # Words between a cue and its answer ("the answer is therefore 42", "is approximately 18").
 _FILLER_RE = re.compile(
@@ -228,6 +229,7 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
     snippet = snippet.lstrip(" \t:*=\n").replace("**", "")
+    snippet = re.sub(r"^####\s*", "", snippet)  # "Final answer: #### 4" (GSM8K's marker after a cue)
     if BOX_RE.search(snippet):
         return None  # a box that never closed: the response was cut off inside its answer
     line = snippet.split("\n\n", 1)[0].strip()
@@ -345,6 +347,8 @@ def _last_paragraph_math(region: str) -> str | None:
     only_math = not _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", last))
     if not only_math and not _CONCLUDING_RE.search(last):
         return None
+    if _other_values_after(last, segments[-1]):
+        return None
     first = len(segments) - 1
     while first > 0 and _CONNECTOR_RE.match(last[segments[first - 1].end() : segments[first].start()]):
         first -= 1
@@ -357,6 +361,18 @@ def _last_paragraph_math(region: str) -> str | None:
     if "=" in answer and not lone_variable and not re.search(r"\\(?:leq?|geq?|ne(?:q)?)|[<>!≠]", answer):
         answer = value
     return answer or None
+
+
+def _other_values_after(paragraph: str, segment: re.Match[str]) -> bool:
+    """ "The equation is $x=\\frac{1}{4}$. Some other numbers are 1, 2, 3.": a later sentence that offers
+    numbers the formula does not hold (and is no check: it has no "=") leaves the answer open (rule
+    `values-after-formula`; eval-protocol's tests score such a response 0)."""
+    tail = paragraph[segment.end() :]
+    sentence = re.search(r"[.!?]\s+(\S[^$]*)$", tail)
+    if sentence is None or "=" in sentence.group(1):
+        return False
+    said = set(_NUMBER_TOKEN_RE.findall(segment.group(0)))
+    return bool(set(_NUMBER_TOKEN_RE.findall(sentence.group(1))) - said)
 
 
 # A sentence ends at . ! ? or after a displayed formula (`$$...$$`, `\\[...\\]`), before a capital.
@@ -417,6 +433,7 @@ def _bare_value(region: str) -> str:
     text = _SPEAKER_LEAD_RE.sub("", text)
     text = _BARE_LEAD_RE.sub("", text)
     text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
+    text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
     return text.lstrip("= ").strip() or region.strip()
 
 
@@ -465,6 +482,26 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
     return None
 
 
+# A last sentence that names a thing: "The capital of France is Paris." (a few words, no number).
+_WORD_PREDICATE_RE = re.compile(
+    r"^(?:[A-Za-z]+\s+){1,8}(?:is|are|was|were)\s+([A-Z][A-Za-z'’-]*(?:\s+[A-Za-z'’-]+){0,2})\.$"
+)
+
+
+def _word_predicate(region: str) -> str | None:
+    """The predicate of a short last sentence that names a word answer (rule `predicate-sentence`): only
+    capitalised words (a name, "Paris"), so a description ("is increasing") is never an answer; a
+    negation or a second candidate stays in the predicate ("not Paris", "Paris or Lyon")."""
+    paragraphs = _paragraphs(region)
+    if not paragraphs:
+        return None
+    sentence = _SENTENCE_END_RE.split(paragraphs[-1])[-1].strip()
+    match = _WORD_PREDICATE_RE.match(sentence)
+    if match is None or _BOUND_WORDS_RE.search(sentence):
+        return None
+    return match.group(1)
+
+
 def opens_with_cue(text: str) -> bool:
     """Whether a one-line text opens with an answer cue ("The answer is 33", "Answer: 12", "答案：12"):
     a reference written that way states its answer after the cue (HELM's tests write golds so)."""
@@ -511,6 +548,8 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
             return Extraction((answer,), rule)
     if letters := choosing_sentence(region):
         return Extraction((letters,), "choice-prose")
+    if word := _word_predicate(region):
+        return Extraction((word,), "predicate-sentence")
     if not _looks_complete(region):
         return NoAnswer("the response stops mid-sentence (cut off) without a final answer")
     return NoAnswer("no boxed answer, answer cue or concluding formula found")
