@@ -44,6 +44,7 @@ sys.path.insert(0, str(HERE))
 from mathverify_suite import math_verify_default, rows_of  # noqa: E402
 
 _UNRESOLVED = object()
+ASSERTED = "<assert>"  # a table's label column: the label is the test's own asserted score
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,13 @@ SOURCES = (
             ("list_comparison_math_reward", "list_comparison_math_reward", {"order_matters": False}),
             ("accuracy", "accuracy_reward", {}),
         )
+    ),
+    Source(
+        "verifiers MathRubric",
+        "verifiers",
+        "0.3.1",
+        "tests/test_math_rubric.py",
+        table=("completion", "answer", ASSERTED),
     ),
     Source(
         "HELM reference metrics",
@@ -280,6 +288,9 @@ class _Reader:
                 return []
             expanded = []
             for entry in table:
+                if len(names) == 1 and isinstance(entry, dict):  # {"completion": ..., "answer": ...}
+                    expanded += [{**row, **entry} for row in rows]
+                    continue
                 values = entry if len(names) > 1 else [entry]
                 if len(names) == 1 and isinstance(entry, tuple | list) and len(entry) == 2:
                     values = [entry]  # a (raw, expected) tuple passed as one parameter
@@ -290,19 +301,20 @@ class _Reader:
     def pairs(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Pair]:
         rows = self.rows(function)
         columns = set().union(*rows) if rows else set()
-        if self.source.table and set(self.source.table) <= columns:
+        if self.source.table and set(self.source.table) - {ASSERTED} <= columns:
             if not columns & set(self.source.mocked):
-                yield from self._table(rows, function.name)
+                yield from self._table(rows, function.name, _asserted_score(function))
             return
         for row in rows:
             yield from self._walk(function.body, dict(row), function.name)
 
-    def _table(self, rows: list[dict[str, Any]], test: str) -> Iterator[Pair]:
-        """Rows of a (prediction, gold, label) table whose test runs the grader on each row."""
+    def _table(self, rows: list[dict[str, Any]], test: str, asserted: bool | None) -> Iterator[Pair]:
+        """Rows of a (prediction, gold, label) table whose test runs the grader on each row; the label
+        column ASSERTED means the test's own `assert ... == 1.0` (or 0.0) gives every row's label."""
         assert self.source.table is not None
         pred, gold, label = self.source.table
         for row in rows:
-            verdict = self.source.names.get(str(row[label]), row[label])
+            verdict = asserted if label == ASSERTED else self.source.names.get(str(row[label]), row[label])
             if label == gold:  # an extractor's table: (text, the answer it finds); "" finds none
                 verdict = bool(row[gold])
             if isinstance(row[pred], str) and isinstance(row[gold], str) and isinstance(verdict, bool):
@@ -401,6 +413,17 @@ class _Reader:
         gold = self.source.sample_gold
         if gold and answer != gold and (answer is None or len(answer) == 1) and expected is not None:
             yield Pair(self.source.name, test, gold, text, False, self.source.prompt)
+
+
+def _asserted_score(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
+    """The score a test asserts for every row (`assert state["metrics"][...] == 1.0`): 1 -> True."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+            right = node.test.comparators[0]
+            literal = isinstance(right, ast.Constant) and not isinstance(right.value, bool)
+            if isinstance(node.test.ops[0], ast.Eq) and literal and right.value in (0, 1):  # type: ignore[attr-defined]
+                return bool(right.value)  # type: ignore[attr-defined]
+    return None
 
 
 @dataclass(frozen=True)

@@ -354,6 +354,34 @@ def root_index(rng: random.Random, thinking: str) -> Styled:
     return gold, forms, mutations, None
 
 
+_WORDS = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_NTHS = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth", 8: "eighth", 10: "tenth"}
+
+
+def _said(n: int, d: int) -> str:
+    plural = "halves" if d == 2 else f"{_NTHS[d]}s"
+    return f"{_WORDS[n]} {_NTHS[d] if n == 1 else plural}"
+
+
+def fraction_words(rng: random.Random, thinking: str) -> Styled:
+    """A fraction said in words ("two thirds"); near-misses: another fraction in words, and words that
+    only count ("three quarters" is not 3)."""
+    d = rng.choice(sorted(_NTHS))
+    n = rng.randint(1, d - 1) if d > 2 else 1
+    if rng.random() < 0.3:  # the count alone is the gold: the words are a near-miss
+        forms = [("digits", f"{thinking}\n\nThe answer is {n}.")]
+        return (
+            str(n),
+            forms,
+            [("fraction-words-for-a-count", f"{thinking}\n\nThe answer is {_said(n, d)}.")],
+            None,
+        )
+    other = rng.choice([e for e in sorted(_NTHS) if e != d])
+    forms = [("words", f"{thinking}\n\nThe answer is {_said(n, d)}.")]
+    mutations = [("another-denominator", f"{thinking}\n\nThe answer is {_said(n, other)}.")]
+    return f"\\frac{{{n}}}{{{d}}}", forms, mutations, None
+
+
 STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "multilingual": multilingual,
     "letter-word": letter_word,
@@ -373,5 +401,6 @@ STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "gold-sentence": gold_sentence,
     "word-answer": word_answer,
     "formula-then-values": formula_then_values,
+    "fraction-words": fraction_words,
     "root-index": root_index,
 }

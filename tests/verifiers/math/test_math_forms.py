@@ -55,6 +55,13 @@ CASES = [
     ("\\mathbb{R} \\setminus (3,5)", "(3,5)", False),
     ("\\{1,2,3,4\\}", "\\{1,2\\}\\cup\\{3,5\\}", False),
     ("\\{1,2,3,4\\}", "\\{1,2\\}\\cup\\{3\\}", False),
+    # Python's power, as sympy prints golds; a chain keeps its right-associative grouping
+    ("3*s**2", "3s^2", True),
+    ("2*x*(15*x**2 - 4*x + 10)", "2x(15x^2-4x+10)", True),
+    ("x**-1", "\\frac{1}{x}", True),
+    ("20", "10 - 10*i**2", True),
+    ("3*s**2", "3s^3", False),
+    ("64", "2**3**2", False),
     # a root index with an unbraced one-character radicand, as LaTeX reads it
     ("\\sqrt[3]{2}", "\\sqrt[3]2", True),
     ("2", "\\sqrt[3]8", True),
@@ -136,6 +143,18 @@ def test_matrices_and_branch_cuts(scorer: MathScorer, gold: str, answer: str, co
 
 # Whole responses and golds as other graders' tests write them (benchmarks/grader_suites.py, issue 30).
 RESPONSES = [
+    # a Python power after a cue is no bold marker; bold around an answer still is
+    ("5 x^{2} - 8", "The answer is $5*x**2 - 8$.", True),
+    ("55", "The answer is **55**.", True),
+    # GLM-4.1V/4.5V's answer box tokens are a box
+    ("42", "<think>...</think>\n<|begin_of_box|>42<|end_of_box|>", True),
+    ("42", "<think>...</think>\n<|begin_of_box|>43<|end_of_box|>", False),
+    # a fraction in words; words that only count are not the count ("three quarters" is not 3)
+    ("one half", "The answer is \\boxed{0.5}.", True),
+    ("\\frac{2}{3}", "The answer is two thirds.", True),
+    ("\\frac{2}{3}", "The answer is one third.", False),
+    ("3", "The answer is three quarters.", False),
+    ("2", "The answer is two thirds.", False),
     # a gold written as a sentence: after its answer cue, or the one number it states
     ("The answer is 33", "\\boxed{33}", True),
     ("The answer is 33", "\\boxed{34}", False),

@@ -185,6 +185,14 @@ class NoAnswer:
     reason: str
 
 
+# Markdown bold markers, not a Python power between two operands ("5*x**2": normalise.py reads it).
+_BOLD_MARK_RE = re.compile(r"(?<![\w)\]}])\*\*|\*\*(?![\w({-])")
+
+
+def _unbold(text: str) -> str:
+    return _BOLD_MARK_RE.sub("", text) if "**" in text else text
+
+
 def _clause(line: str) -> str | None:
     """The answer written as words: up to the end of its clause, or the predicate of a sentence."""
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
@@ -228,7 +236,7 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
 
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
-    snippet = snippet.lstrip(" \t:*=\n").replace("**", "")
+    snippet = _unbold(snippet.lstrip(" \t:*=\n"))
     snippet = re.sub(r"^####\s*", "", snippet)  # "Final answer: #### 4" (GSM8K's marker after a cue)
     if BOX_RE.search(snippet):
         return None  # a box that never closed: the response was cut off inside its answer
@@ -296,7 +304,7 @@ def _taken_back(answer: str, after_cue: str) -> bool:
 def _named_answer(region: str) -> Extraction | None:
     """A last sentence that names its subject the answer: "So 42 is the answer.", "(C) is correct"."""
     lines = region.strip().rsplit("\n", 1)
-    last_sentence = re.split(r"(?<=[.!?])\s+", lines[-1])[-1].replace("**", "")
+    last_sentence = _unbold(re.split(r"(?<=[.!?])\s+", lines[-1])[-1])
     if match := _IS_THE_ANSWER_RE.match(last_sentence):
         return Extraction((match.group(1).strip(),), "answer-cue")
     return None
@@ -384,7 +392,7 @@ def _concluding_number(region: str) -> str | None:
     paragraphs = _paragraphs(region)
     if not paragraphs or not _looks_complete(region):
         return None
-    sentence = _SENTENCE_END_RE.split(paragraphs[-1])[-1].replace("**", "").strip()
+    sentence = _unbold(_SENTENCE_END_RE.split(paragraphs[-1])[-1]).strip()
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
         return None
     if not _CONCLUSION_START_RE.match(sentence) and (
