@@ -110,6 +110,20 @@ def prose_choice(sentence: str) -> list[str]:
     return list(dict.fromkeys(keep))
 
 
+# An option letter the rest of its clause calls right ("B is the correct choice", "C is correct, D is a
+# distractor"): the subject is the answer (rule `choice-judged`), where a predicate would be.
+_LETTER_JUDGED_RE = re.compile(
+    r"^\(?[A-J]\)?\s+(?:is|was|would\s+be|must\s+be|seems)\s+(?:[a-z]+\s+){0,3}"
+    r"(?:correct|right|best|true|answer|wrong|incorrect|false|distractor)\b"
+)
+
+
+def judged_letter(clause: str) -> bool:
+    """Whether a clause opens with an option letter that the rest of it judges ("B is the correct
+    choice", "D is a distractor, B is correct"): the letters are the answer, not the predicate."""
+    return bool(_LETTER_JUDGED_RE.match(clause))
+
+
 _SENTENCE_MAX_CHARS = 300
 # A last sentence that chooses: it names a choice word, or ends on its letter ("..., so C").
 _CHOOSING_RE = re.compile(

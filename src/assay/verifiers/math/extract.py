@@ -39,9 +39,16 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from assay.verifiers.math.choices import choosing_sentence, read_letters
+from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
 from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
-from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
+from assay.verifiers.math.formulas import (
+    BOX_RE,
+    MATH_SEGMENT_RE,
+    find_boxes,
+    math_segments,
+    segment_text,
+    unbold,
+)
 from assay.verifiers.math.region import final_region, strip_turn_tokens, without_checks
 
 _CUE_RE = re.compile(
@@ -83,12 +90,6 @@ _VERB_BEFORE_RE = re.compile(r"(?:\b(?:is|are|equals|be|was|get|obtain|gives?)|=
 _PREDICATE_RE = re.compile(
     r"^(?:[A-Za-z]+\s+){1,6}(?:is|are|equals|was|will\s+be|would\s+be)\s+(\S.*)$"
     r"|^(?:[A-Za-z]+\s+){0,6}[A-Za-z]+\s*:\s*(\S.*)$"  # "- Number of eggs: 42"
-)
-# An option letter the rest of its clause calls right ("B is the correct choice", "C is correct, D is a
-# distractor"): the subject is the answer (rule `choice-judged`), where a predicate would be.
-_LETTER_JUDGED_RE = re.compile(
-    r"^\(?[A-J]\)?\s+(?:is|was|would\s+be|must\s+be|seems)\s+(?:[a-z]+\s+){0,3}"
-    r"(?:correct|right|best|true|answer|wrong|incorrect|false|distractor)\b"
 )
 # Words between a cue and its answer ("the answer is therefore 42", "is approximately 18").
 _FILLER_RE = re.compile(
@@ -185,14 +186,6 @@ class NoAnswer:
     reason: str
 
 
-# Markdown bold markers, not a Python power between two operands ("5*x**2": normalise.py reads it).
-_BOLD_MARK_RE = re.compile(r"(?<![\w)\]}])\*\*|\*\*(?![\w({-])")
-
-
-def _unbold(text: str) -> str:
-    return _BOLD_MARK_RE.sub("", text) if "**" in text else text
-
-
 def _clause(line: str) -> str | None:
     """The answer written as words: up to the end of its clause, or the predicate of a sentence."""
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
@@ -204,7 +197,7 @@ def _clause(line: str) -> str | None:
     if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
-    if _LETTER_JUDGED_RE.match(clause):
+    if judged_letter(clause):
         return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
         clause = (predicate.group(1) or predicate.group(2)).strip()
@@ -236,7 +229,7 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
 
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
-    snippet = _unbold(snippet.lstrip(" \t:*=\n"))
+    snippet = unbold(snippet.lstrip(" \t:*=\n"))
     snippet = re.sub(r"^####\s*", "", snippet)  # "Final answer: #### 4" (GSM8K's marker after a cue)
     if BOX_RE.search(snippet):
         return None  # a box that never closed: the response was cut off inside its answer
@@ -304,7 +297,7 @@ def _taken_back(answer: str, after_cue: str) -> bool:
 def _named_answer(region: str) -> Extraction | None:
     """A last sentence that names its subject the answer: "So 42 is the answer.", "(C) is correct"."""
     lines = region.strip().rsplit("\n", 1)
-    last_sentence = _unbold(re.split(r"(?<=[.!?])\s+", lines[-1])[-1])
+    last_sentence = unbold(re.split(r"(?<=[.!?])\s+", lines[-1])[-1])
     if match := _IS_THE_ANSWER_RE.match(last_sentence):
         return Extraction((match.group(1).strip(),), "answer-cue")
     return None
@@ -392,7 +385,7 @@ def _concluding_number(region: str) -> str | None:
     paragraphs = _paragraphs(region)
     if not paragraphs or not _looks_complete(region):
         return None
-    sentence = _unbold(_SENTENCE_END_RE.split(paragraphs[-1])[-1]).strip()
+    sentence = unbold(_SENTENCE_END_RE.split(paragraphs[-1])[-1]).strip()
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
         return None
     if not _CONCLUSION_START_RE.match(sentence) and (
