@@ -354,6 +354,26 @@ def root_index(rng: random.Random, thinking: str) -> Styled:
     return gold, forms, mutations, None
 
 
+def cjk_conclusion(rng: random.Random, thinking: str) -> Styled:
+    """A worked answer in Chinese, Japanese or Korean that concludes on a formula and ends with the
+    script's own full stop; a formula only mentioned (no conclusion) is no answer."""
+    n, other = rng.randint(2, 99), rng.randint(100, 199)
+    said = rng.choice(
+        [
+            "两边同时除以 2，得出 $x = {v}$。",
+            "所以 $x = {v}$。",
+            "したがって $x = {v}$ となる。",
+            "따라서 $x = {v}$ 이다.",
+        ]
+    )
+    forms = [("concluded", f"{thinking}\n\n{said.format(v=n)}")]
+    mutations = [
+        ("another-value", f"{thinking}\n\n{said.format(v=n + 1)}"),
+        ("only-mentioned", f"{thinking}\n\n其中，$x = {n}$ 代表速度，$y = {other}$ 代表时间。"),
+    ]
+    return str(n), forms, mutations, None
+
+
 _WORDS = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 _NTHS = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth", 8: "eighth", 10: "tenth"}
 
@@ -402,5 +422,6 @@ STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "word-answer": word_answer,
     "formula-then-values": formula_then_values,
     "fraction-words": fraction_words,
+    "cjk-conclusion": cjk_conclusion,
     "root-index": root_index,
 }

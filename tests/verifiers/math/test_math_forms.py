@@ -143,6 +143,12 @@ def test_matrices_and_branch_cuts(scorer: MathScorer, gold: str, answer: str, co
 
 # Whole responses and golds as other graders' tests write them (benchmarks/grader_suites.py, issue 30).
 RESPONSES = [
+    # CJK text: its full stop ends a sentence, its words are words, its "therefore" concludes
+    ("x = \\frac{3}{2}", "移项得到 $2x = 3$。\n两边同时除以 2，得出 $x = 1.5$。", True),
+    ("x = \\frac{3}{2}", "移项得到 $2x = 3$。\n两边同时除以 2，得出 $x = 2.5$。", False),
+    ("E = mc^2", "根据物理公式：$E = mc^3$。\n但实际上光速的指数应为 2，因此正确公式是 $E = mc^2$。", True),
+    ("5", "其中，$x = 5$ 代表速度，$y = 7$ 代表时间。", False),  # mentioned, not concluded
+    ("E = mc^2", "爱因斯坦公式 $E = c^2 m$ 适用于质量与能量的转换。", False),  # a formula in passing
     # a Python power after a cue is no bold marker; bold around an answer still is
     ("5 x^{2} - 8", "The answer is $5*x**2 - 8$.", True),
     ("55", "The answer is **55**.", True),

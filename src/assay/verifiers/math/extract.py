@@ -65,9 +65,13 @@ _CUE_RE = re.compile(
 _HASH_RE = re.compile(r"(?:^[ \t]*|(?<=[ \t]))####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)  # also "is #### 4"
 _CONCLUDING_RE = re.compile(
     r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we (?:get|have|find|obtain|conclude)"
-    r"|equals|is|are)\b|∴",
+    r"|equals|is|are)\b|∴"
+    r"|因此|所以|故|得出|得到|于是|从而|即为|したがって|よって|따라서|그러므로",  # the same words in CJK text
     re.IGNORECASE,
 )
+# CJK script: its sentences need no spaces, so [a-zA-Z] word counts miss them.
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_MAX_BARE = 4  # "42个苹果" is a bare answer with its unit; a CJK sentence is not
 # Where the answer after a cue ends: the end of its sentence or line, a subordinate clause, a
 # parenthetical remark that holds words, or a dash.
 _CLAUSE_END_RE = re.compile(
@@ -306,7 +310,7 @@ def _named_answer(region: str) -> Extraction | None:
 def _looks_complete(text: str) -> bool:
     """A response that was cut off by the token limit usually stops mid-sentence or mid-formula."""
     tail = text.rstrip()
-    return (bool(tail) and tail[-1] in ".!)]}$*") or tail.endswith(("\\]", "\\)"))
+    return (bool(tail) and tail[-1] in ".!)]}$*。！？．」』।") or tail.endswith(("\\]", "\\)"))
 
 
 def _paragraphs(region: str) -> list[str]:
@@ -345,7 +349,8 @@ def _last_paragraph_math(region: str) -> str | None:
     segments = math_segments(last)
     if not segments:
         return None
-    only_math = not _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", last))
+    outside = MATH_SEGMENT_RE.sub(" ", last)
+    only_math = not _WORDS_RE.search(outside) and not _CJK_RE.search(outside)
     if not only_math and not _CONCLUDING_RE.search(last):
         return None
     if _other_values_after(last, segments[-1]):
@@ -420,6 +425,8 @@ def _is_bare(region: str) -> bool:
     stripped = region.strip()
     if not stripped or len(stripped) > _BARE_MAX_CHARS or stripped.count("\n") > 1:
         return False
+    if len(_CJK_RE.findall(MATH_SEGMENT_RE.sub(" ", stripped))) > _CJK_MAX_BARE:
+        return False  # "两边同时除以 2，得出 $x = 1.5$。": a sentence, read by the rules for sentences
     if math_segments(stripped) and _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", stripped)):
         return bool(_FORMULA_THEN_UNIT_RE.match(stripped))  # "$28$ percent", "$5$ cm"
     if _BOLD_SPAN_RE.search(stripped) and _WORDS_RE.search(_BOLD_SPAN_RE.sub(" ", stripped)):
