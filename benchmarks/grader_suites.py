@@ -13,13 +13,21 @@ loop variables over constants and f-strings, treats the file's wrapper helpers (
 - `assert [not] is_equiv(pred, gold)` and `assert f(gold, pred) == 1/0`: the pair and the truth value;
 - `assert extract(text) == "B"` (an extractor): (gold "B", text, True), and, where the file says what the
   sample's gold is (evalscope's states are built with target "B"), (that gold, text, False) when the
-  extracted answer differs from it or is empty.
-Asserts whose operands cannot be resolved to strings are counted as skipped, not guessed.
+  extracted answer differs from it or is empty;
+- a parametrize table of (completion, target, CORRECT/INCORRECT) whose test runs the grader on each row
+  (inspect-evals), or whose test asserts one score for every row (verifiers' MathRubric);
+- `result = reward(messages=..., ground_truth=..., **settings)` then `assert result.score == 1.0` (or
+  `< 0.1`, `self.assertEqual(result.score, 0.0)`): the last assistant turn against the ground truth
+  (eval-protocol). A call with a setting Assay does not share (`tolerance=0.01`, `require_units=True`,
+  custom extract functions, an ordered list comparison) is reported in a separate table.
+Asserts whose operands cannot be resolved to strings are counted as skipped, not guessed; a column that
+mocks the grader (an LLM judge's canned reply) is not read. Rows of older math-verify releases that its
+0.9.0 suite no longer holds are added, and a pair two sources share is counted once.
 
 Each pair is scored by Assay (`reference=gold`, `response=pred`, `prompt` where the file gives the
 question or the options) and by math-verify's default call `verify(parse(gold), parse(pred))`. Pairs
-whose label rests on the grader's own convention (CONVENTIONS: a final-number rule, a multi-select
-answer, a lower-case letter read as a choice) are reported apart and not counted against either.
+whose label rests on the grader's own convention (CONVENTIONS: a last-number rule, a first-letter rule
+for hedges, a reward that reads no letters) are listed apart with the reason and not counted.
 """
 
 from __future__ import annotations
