@@ -147,6 +147,7 @@ SOURCES = (
             version,
             f"tests/test_{stem}.py",
             rewards=(reward,),
+            extractors=("extract_numbers",),
             wrappers=("_create_messages", "_create_ground_truth"),
             settings=settings,
             reading={"order_matters": False},
@@ -154,7 +155,7 @@ SOURCES = (
         # reward-kit 0.4.1's copies of these files add no pair that eval-protocol's do not hold
         for package, version in (("eval-protocol", "0.3.33"),)
         for stem, reward, settings in (
-            ("math", "math_reward", {}),
+            ("math", "math_reward", {}),  # and its extract_numbers(text) == [(match, value)] asserts
             ("multiple_choice_math_reward", "multiple_choice_math_reward", {}),
             # its default compares the lists as sets, as Assay reads a bare list; order_matters=True does not
             ("list_comparison_math_reward", "list_comparison_math_reward", {"order_matters": False}),
@@ -191,6 +192,8 @@ CONVENTIONS: dict[tuple[str, str], str] = {
     "0.5's convention, dropped from its later suites); Assay reads two different boxes as a hedge",
     ("\\boxed{1} and and and or thus but \\boxed{2} and \\boxed{3}", "$\\boxed{2,3}$"): "a gold of "
     "three boxes read as its last two (math-verify 0.5's convention, dropped from its later suites)",
+    ("10", "The number is 10, but the choice is (A)."): "eval-protocol's extract_numbers reads no option "
+    "letters, so the number wins; the sentence's own cue names option (A) as the choice",
     (
         "Choice (A).",
         "My answer is (A).",
@@ -414,6 +417,9 @@ class _Reader:
             yield from self._extracted(args[-1], expected, test)
 
     def _extracted(self, text: str, expected: Any, test: str) -> Iterator[Pair]:
+        if isinstance(expected, list):  # [(matched text, value)]: the one value found, else no pair
+            one = len(expected) == 1 and isinstance(expected[0], list) and len(expected[0]) == 2
+            expected = _value_text(expected[0][1]) if one else None
         answers = sorted(expected) if isinstance(expected, set) else [expected] if expected else []
         answer = answers[0] if len(answers) == 1 and isinstance(answers[0], str) else None
         if answer:
@@ -421,6 +427,13 @@ class _Reader:
         gold = self.source.sample_gold
         if gold and answer != gold and (answer is None or len(answer) == 1) and expected is not None:
             yield Pair(self.source.name, test, gold, text, False, self.source.prompt)
+
+
+def _value_text(value: Any) -> str | None:
+    """An extractor's value as a gold: 42.0 -> "42", 0.75 -> "0.75", "A" -> "A"."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return value if isinstance(value, str) else None
 
 
 def _asserted_score(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:

@@ -68,6 +68,7 @@ def wrap(rng: random.Random, answer: str) -> tuple[str, str]:
             *("boxed", "boxed-dollars", "cue", "final-answer", "think-boxed", "think-cue", "bold"),
             *("inline-boxed", "answer-line", "concluding-formula", "think-bare", "chat-tail", "plain-line"),
             "box-tokens",
+            "answer-tag",
             *(("gsm8k",) if plain else ()),
         ]
     )
@@ -78,6 +79,8 @@ def wrap(rng: random.Random, answer: str) -> tuple[str, str]:
         )
     if style == "plain-line":
         return style, f"{thinking}\n\nSo the final answer is {answer}."
+    if style == "answer-tag":  # R1-style format
+        return style, f"<think>\n{thinking}\n</think>\n<answer>{answer}</answer>"
     if style == "box-tokens":  # GLM-4.1V/4.5V's answer box
         return style, f"<think>\n{thinking}\n</think>\n<|begin_of_box|>{answer}<|end_of_box|>"
     if style == "inline-boxed":

@@ -143,6 +143,16 @@ def test_matrices_and_branch_cuts(scorer: MathScorer, gold: str, answer: str, co
 
 # Whole responses and golds as other graders' tests write them (benchmarks/grader_suites.py, issue 30).
 RESPONSES = [
+    # an R1-style answer tag is the answer slot; two different tags are a hedge
+    ("42", "<think>reasoning</think><answer>42</answer>", True),
+    ("42", "<think>reasoning</think>\n<answer>\nThe answer is 42.\n</answer>", True),
+    ("42", "The answer is <answer>42</answer> but also 99.", True),
+    ("42", "<think>reasoning</think><answer>43</answer>", False),
+    ("42", "<answer>42</answer> and <answer>43</answer>", False),
+    ("42", "<think>reasoning <answer>42</answer>", False),  # the thinking never closed
+    # a number in scientific notation is one number ("6.022e23" is not 6)
+    ("6.022e23", "Avogadro's number is approximately 6.022e23.", True),
+    ("6", "Avogadro's number is approximately 6.022e23.", False),
     # CJK text: its full stop ends a sentence, its words are words, its "therefore" concludes
     ("x = \\frac{3}{2}", "移项得到 $2x = 3$。\n两边同时除以 2，得出 $x = 1.5$。", True),
     ("x = \\frac{3}{2}", "移项得到 $2x = 3$。\n两边同时除以 2，得出 $x = 2.5$。", False),

@@ -165,7 +165,7 @@ _BOUND_WORDS_RE = re.compile(
 _TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
 # A percent sign may be LaTeX-escaped (`12\%`): it belongs to the number (issue 28: gold 4 vs "4\%").
 _NUMBER_TOKEN_RE = re.compile(
-    r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{])"
+    r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{]|\.\d)"
 )
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
@@ -510,6 +510,22 @@ def _word_predicate(region: str) -> str | None:
     return match.group(1)
 
 
+# The answer slot of R1-style formats ("<think>...</think><answer>42</answer>").
+_ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+
+
+def _answer_tags(region: str, max_chars: int) -> Extraction | None:
+    """The answer an `<answer>` tag holds, read by the same rules inside it (a box, a cue, a bare value);
+    tags with different contents are all returned, so the comparer sees the hedge (rule `answer-tag`)."""
+    contents = list(dict.fromkeys(c.strip() for c in _ANSWER_TAG_RE.findall(region) if c.strip()))
+    if len(contents) > 1:
+        return Extraction(tuple(contents), "answer-tag")
+    if not contents or "<answer>" in contents[0].lower():
+        return None
+    inner = extract(contents[0], max_chars)
+    return Extraction(inner.answers, f"answer-tag:{inner.rule}") if isinstance(inner, Extraction) else None
+
+
 def opens_with_cue(text: str) -> bool:
     """Whether a one-line text opens with an answer cue ("The answer is 33", "Answer: 12", "答案：12"):
     a reference written that way states its answer after the cue (HELM's tests write golds so)."""
@@ -532,6 +548,8 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return Extraction(tuple(boxes), "boxed")
     if unclosed:
         return NoAnswer("the thinking never closed (cut off) and nothing is boxed")
+    if "<answer>" in region and (tagged := _answer_tags(region, max_chars)):
+        return tagged
     cued = _cue_answer(region)
     if isinstance(cued, NoAnswer):
         return cued
