@@ -91,6 +91,8 @@ def choice_prose(rng: random.Random, thinking: str) -> Styled:
         "Die richtige Antwort ist {L}.",
         "La bonne réponse est ({L}).",
         "So I would go with option {L}.",
+        "La respuesta correcta es la {L}.",
+        "Therefore, the correct option is {L}: 24.",
     ]
     said = rng.choice(phrasings)
     forms = [("prose", f"{thinking}\n\n{said.format(L=gold, X=others[1], Y=others[2])}")]

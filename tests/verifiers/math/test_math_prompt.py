@@ -90,6 +90,10 @@ def test_choices_in_prose(scorer: MathScorer, gold: str, response: str, correct:
         ("B", "ANSWER: [B] or [C]", False),
         ("A", "ANSWER: [B]", False),
         ("B", "ANSWER: $B - x$", False),  # a difference, not a justification
+        ("C", "Therefore, the correct option is C: 24.", True),  # the option with its value
+        ("B", "Therefore, the correct option is C: 24.", False),
+        ("C", "La respuesta correcta es la C.", True),  # an article before the letter
+        ("B", "La respuesta correcta es la C.", False),
     ],
 )
 def test_judged_and_bracketed_letters(scorer: MathScorer, gold: str, response: str, correct: bool) -> None:

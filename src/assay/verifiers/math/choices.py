@@ -27,7 +27,10 @@ LETTERS = "ABCDEFGHIJ"
 _OPTION_WORD = (
     r"(?:option|choice|answer|opci[óo]n|option|antwort|réponse|respuesta|ответ|选项|答案|選択肢|보기)"
 )
-_OPTION_PREFIX_RE = re.compile(rf"^(?:{_OPTION_WORD})\s*[:：]?\s*", re.IGNORECASE)
+# ... or an article right before a lone letter ("La respuesta correcta es la C.", "c'est le B").
+_OPTION_PREFIX_RE = re.compile(
+    rf"^(?:{_OPTION_WORD})\s*[:：]?\s*|^(?:la|el|le|lo|the)\s+(?=\(?[A-J]\)?(?:[\s.,;:!?]|$))", re.IGNORECASE
+)
 # Words that may follow a letter used as a letter ("A or B", "C is correct", "B, since ...").
 _AFTER_LETTER_WORDS = frozenset(
     {"or", "and", "is", "was", "are", "seems", "looks", "must", "should", "would", "fits", "works", "matches"}

@@ -93,7 +93,7 @@ _VERB_BEFORE_RE = re.compile(r"(?:\b(?:is|are|equals|be|was|get|obtain|gives?)|=
 # "The number of ways is 12" (a sentence under a "Final Answer" heading): the answer is the predicate.
 _PREDICATE_RE = re.compile(
     r"^(?:[A-Za-z]+\s+){1,6}(?:is|are|equals|was|will\s+be|would\s+be)\s+(\S.*)$"
-    r"|^(?:[A-Za-z]+\s+){0,6}[A-Za-z]+\s*:\s*(\S.*)$"  # "- Number of eggs: 42"
+    r"|^(?!\(?[A-J]\)?\s*:)(?:[A-Za-z]+\s+){0,6}[A-Za-z]+\s*:\s*(\S.*)$"  # "Eggs: 42", not "C: 24"
 )
 # Words between a cue and its answer ("the answer is therefore 42", "is approximately 18").
 _FILLER_RE = re.compile(
