@@ -372,6 +372,8 @@ def cjk_conclusion(rng: random.Random, thinking: str) -> Styled:
     mutations = [
         ("another-value", f"{thinking}\n\n{said.format(v=n + 1)}"),
         ("only-mentioned", f"{thinking}\n\n其中，$x = {n}$ 代表速度，$y = {other}$ 代表时间。"),
+        ("hedge-or", f"{thinking}\n\n所以 $x = {other}$ 或 $x = {n}$。"),
+        ("hedge-mata-wa", f"{thinking}\n\nしたがって $x = {other}$ または $x = {n}$ である。"),
     ]
     return str(n), forms, mutations, None
 

@@ -158,6 +158,9 @@ RESPONSES = [
     ("x = \\frac{3}{2}", "移项得到 $2x = 3$。\n两边同时除以 2，得出 $x = 2.5$。", False),
     ("E = mc^2", "根据物理公式：$E = mc^3$。\n但实际上光速的指数应为 2，因此正确公式是 $E = mc^2$。", True),
     ("5", "其中，$x = 5$ 代表速度，$y = 7$ 代表时间。", False),  # mentioned, not concluded
+    ("6", "计算得到 $x=5$。\n\n因此 $x=5$ 或 $x=6$。", False),  # another language's "or" is a hedge
+    ("6", "したがって $x=5$ または $x=6$ である。", False),
+    ("5,6", "计算得到 $x=5$。\n\n因此 $x=5$ 和 $x=6$。", True),  # and its "and" a list
     ("E = mc^2", "爱因斯坦公式 $E = c^2 m$ 适用于质量与能量的转换。", False),  # a formula in passing
     # a Python power after a cue is no bold marker; bold around an answer still is
     ("5 x^{2} - 8", "The answer is $5*x**2 - 8$.", True),

@@ -38,9 +38,10 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
-from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
+from assay.verifiers.math.cues import LANGUAGES, Language, find_cues, language_of, localised_answer
 from assay.verifiers.math.formulas import (
     BOX_RE,
     MATH_SEGMENT_RE,
@@ -190,6 +191,34 @@ class NoAnswer:
     reason: str
 
 
+@cache
+def _other_connectors() -> frozenset[str]:
+    """ "or" of every language of the cue table, and "and" in CJK scripts (no spaces around them)."""
+    return frozenset(w for language in LANGUAGES for w in language.or_words) | _AND_WORDS
+
+
+def _is_connector(gap: str) -> bool:
+    """Whether the text between two formulas only joins them ("$x=2$ or $x=3$", "$x=5$ 或 $x=6$"): the
+    formulas are then one answer (a list, or a hedge the comparer rejects), never the last one alone."""
+    return bool(_CONNECTOR_RE.match(gap)) or gap.strip(" \t\n,;.:，、；：") in _other_connectors()
+
+
+_AND_WORDS = frozenset({"和", "与", "及", "と", "및"})
+
+
+def _in_english(joined: str) -> str:
+    """Formulas joined by another language's "or" / "and" ("$x=5$ 或 $x=6$"), with the word in English so
+    the comparer reads the list or the hedge ("$x=5$ or $x=6$")."""
+
+    def word(match: re.Match[str]) -> str:
+        gap = match.group(0).strip(" \t\n,;.:，、；：")
+        if gap in _AND_WORDS:
+            return " and "
+        return " or " if gap in _other_connectors() else match.group(0)
+
+    return re.sub(r"(?<=\$)[^$]+(?=\$)", word, joined) if "$" in joined else joined
+
+
 def _clause(line: str) -> str | None:
     """The answer written as words: up to the end of its clause, or the predicate of a sentence."""
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
@@ -252,10 +281,10 @@ def _answer_after_cue(snippet: str) -> str | None:
         return predicate
     between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
     before = line[: segments[0].start()]
-    if all(_CONNECTOR_RE.match(gap) for gap in between) and len(before.split()) <= 3:
+    if all(_is_connector(gap) for gap in between) and len(before.split()) <= 3:
         if len(segments) == 1:
             return segment_text(segments[0])
-        return line[segments[0].start() : segments[-1].end()]
+        return _in_english(line[segments[0].start() : segments[-1].end()])
     # "The probability of $A$ is $\\frac{1}{2}$": the formula after the verb, else the first one.
     starts = [0, *(segment.end() for segment in segments[:-1])]
     for start, segment in zip(starts, segments, strict=True):
@@ -356,10 +385,10 @@ def _last_paragraph_math(region: str) -> str | None:
     if _other_values_after(last, segments[-1]):
         return None
     first = len(segments) - 1
-    while first > 0 and _CONNECTOR_RE.match(last[segments[first - 1].end() : segments[first].start()]):
+    while first > 0 and _is_connector(last[segments[first - 1].end() : segments[first].start()]):
         first -= 1
     if first < len(segments) - 1:  # "The solutions are $x = 2$ and $x = 3$."
-        return last[segments[first].start() : segments[-1].end()]
+        return _in_english(last[segments[first].start() : segments[-1].end()])
     answer = segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
     value = answer.rsplit("=", 1)[-1].strip()
