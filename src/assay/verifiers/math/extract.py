@@ -38,10 +38,9 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from functools import cache
 
 from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
-from assay.verifiers.math.cues import LANGUAGES, Language, find_cues, language_of, localised_answer
+from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
 from assay.verifiers.math.formulas import (
     BOX_RE,
     MATH_SEGMENT_RE,
@@ -51,6 +50,19 @@ from assay.verifiers.math.formulas import (
     unbold,
 )
 from assay.verifiers.math.region import final_region, strip_turn_tokens, without_checks
+from assay.verifiers.math.sentences import (
+    BOUND_WORDS_RE,
+    CJK_MAX_BARE,
+    CJK_RE,
+    NUMBER_TOKEN_RE,
+    concluding_number,
+    in_english,
+    is_connector,
+    looks_complete,
+    other_values_after,
+    paragraphs_of,
+    word_predicate,
+)
 
 _CUE_RE = re.compile(
     r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
@@ -70,9 +82,6 @@ _CONCLUDING_RE = re.compile(
     r"|因此|所以|故|得出|得到|于是|从而|即为|したがって|よって|따라서|그러므로",  # the same words in CJK text
     re.IGNORECASE,
 )
-# CJK script: its sentences need no spaces, so [a-zA-Z] word counts miss them.
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_CJK_MAX_BARE = 4  # "42个苹果" is a bare answer with its unit; a CJK sentence is not
 # Where the answer after a cue ends: the end of its sentence or line, a subordinate clause, a
 # parenthetical remark that holds words, or a dash.
 _CLAUSE_END_RE = re.compile(
@@ -119,11 +128,6 @@ _SPEAKER_LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
-# Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
-_CONNECTOR_RE = re.compile(
-    r"^[\s,;.:]*(?:either|or|and|both|maybe|perhaps|possibly|alternatively|even|&|,|;|\s)*[\s,;.:]*$",
-    re.IGNORECASE,
-)
 _WORDS_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 # A last line that is only an answer: an option letter (alone, or with a short value and no words).
 _LETTER_LINE_RE = re.compile(
@@ -145,35 +149,11 @@ _BOLD_SPAN_RE = re.compile(r"\*\*([^*\n]{1,40})\*\*")
 # A bold value in a last sentence: a number, an amount or a formula, with at most two words after it.
 _BOLD_VALUE_RE = re.compile(r"^\s*[-+]?(?:\\?\$|\\\(|\d)[^a-zA-Z]*(?:[a-zA-Z]+[^a-zA-Z]*){0,2}$")
 _NUMBER_LINE_RE = re.compile(r"^[-+]?\\?\$?\d[\d,]*(?:\.\d+)?%?$")
-_CONCLUSION_START_RE = re.compile(
-    r"^(?:so(?!\s+far\b)|thus|therefore|hence|in\s+total|in\s+all|altogether|overall|in\s+conclusion"
-    r"|consequently)\b",
-    re.IGNORECASE,
-)
-# Openers of a sentence that is a step, a plan or a supposition rather than the result.
-_NOT_FINAL_START_RE = re.compile(
-    r"^(?:so\s+far|first(?:ly)?|second(?:ly)?|next|now|then|let(?:'s)?|to|if|suppose|assume|since|because|note|"
-    r"recall|consider|step|initially|before|after|when|while|we\s+(?:need|have\s+to|must|can|will|should)"
-    r"|i\s+(?:need|will|think|am|'m)|this|that|here|wait|hmm|but|and|or|also|check|verify|plug)\b",
-    re.IGNORECASE,
-)
-_STATEMENT_MAX_WORDS = 25
-_BOUND_WORDS_RE = re.compile(
-    r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
-    r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
-    re.IGNORECASE,
-)
-_TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
-# A percent sign may be LaTeX-escaped (`12\%`): it belongs to the number (issue 28: gold 4 vs "4\%").
-_NUMBER_TOKEN_RE = re.compile(
-    r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{]|\.\d)"
-)
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
 _MAX_FOLLOW_ONS = 4
 _BARE_MAX_CHARS = 160
 _CUE_MAX_CHARS = 400
-_LAST_SENTENCE_MAX_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -189,34 +169,6 @@ class NoAnswer:
     """Why nothing was found; the response then scores as incorrect."""
 
     reason: str
-
-
-@cache
-def _other_connectors() -> frozenset[str]:
-    """ "or" of every language of the cue table, and "and" in CJK scripts (no spaces around them)."""
-    return frozenset(w for language in LANGUAGES for w in language.or_words) | _AND_WORDS
-
-
-def _is_connector(gap: str) -> bool:
-    """Whether the text between two formulas only joins them ("$x=2$ or $x=3$", "$x=5$ 或 $x=6$"): the
-    formulas are then one answer (a list, or a hedge the comparer rejects), never the last one alone."""
-    return bool(_CONNECTOR_RE.match(gap)) or gap.strip(" \t\n,;.:，、；：") in _other_connectors()
-
-
-_AND_WORDS = frozenset({"和", "与", "及", "と", "및"})
-
-
-def _in_english(joined: str) -> str:
-    """Formulas joined by another language's "or" / "and" ("$x=5$ 或 $x=6$"), with the word in English so
-    the comparer reads the list or the hedge ("$x=5$ or $x=6$")."""
-
-    def word(match: re.Match[str]) -> str:
-        gap = match.group(0).strip(" \t\n,;.:，、；：")
-        if gap in _AND_WORDS:
-            return " and "
-        return " or " if gap in _other_connectors() else match.group(0)
-
-    return re.sub(r"(?<=\$)[^$]+(?=\$)", word, joined) if "$" in joined else joined
 
 
 def _clause(line: str) -> str | None:
@@ -240,9 +192,9 @@ def _clause(line: str) -> str | None:
 def _one_number(clause: str) -> str | None:
     """The number of an answer written as a sentence ("Jane started growing Sphere 3 hours ago"): only
     when the sentence holds exactly one number and names no bound ("not 3", "at least 3")."""
-    if len(_WORDS_RE.findall(clause)) < 3 or _BOUND_WORDS_RE.search(clause):
+    if len(_WORDS_RE.findall(clause)) < 3 or BOUND_WORDS_RE.search(clause):
         return None
-    numbers = set(_NUMBER_TOKEN_RE.findall(clause))
+    numbers = set(NUMBER_TOKEN_RE.findall(clause))
     return numbers.pop() if len(numbers) == 1 else None
 
 
@@ -281,10 +233,10 @@ def _answer_after_cue(snippet: str) -> str | None:
         return predicate
     between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
     before = line[: segments[0].start()]
-    if all(_is_connector(gap) for gap in between) and len(before.split()) <= 3:
+    if all(is_connector(gap) for gap in between) and len(before.split()) <= 3:
         if len(segments) == 1:
             return segment_text(segments[0])
-        return _in_english(line[segments[0].start() : segments[-1].end()])
+        return in_english(line[segments[0].start() : segments[-1].end()])
     # "The probability of $A$ is $\\frac{1}{2}$": the formula after the verb, else the first one.
     starts = [0, *(segment.end() for segment in segments[:-1])]
     for start, segment in zip(starts, segments, strict=True):
@@ -319,8 +271,8 @@ def _cue_answer(region: str) -> Extraction | NoAnswer | None:
 def _taken_back(answer: str, after_cue: str) -> bool:
     """ "The answer is 42.\n\nWait, the question asks for the remainder, which is 2.": a later paragraph
     that opens with a revision and ends on another number takes the cued answer back."""
-    for paragraph in _paragraphs(after_cue)[1:]:
-        numbers = _NUMBER_TOKEN_RE.findall(paragraph)
+    for paragraph in paragraphs_of(after_cue)[1:]:
+        numbers = NUMBER_TOKEN_RE.findall(paragraph)
         said = re.sub(r"[^\d.,/%-]", "", answer).strip(".,")
         if _REVISION_RE.match(paragraph) and numbers and numbers[-1].rstrip(".,") != said:
             return True
@@ -336,25 +288,15 @@ def _named_answer(region: str) -> Extraction | None:
     return None
 
 
-def _looks_complete(text: str) -> bool:
-    """A response that was cut off by the token limit usually stops mid-sentence or mid-formula."""
-    tail = text.rstrip()
-    return (bool(tail) and tail[-1] in ".!)]}$*。！？．」』।") or tail.endswith(("\\]", "\\)"))
-
-
-def _paragraphs(region: str) -> list[str]:
-    return [p.strip() for p in re.split(r"\n\s*\n", region.strip()) if p.strip()]
-
-
 def _last_line_answer(region: str) -> str | None:
     """A last paragraph of one line that is only an answer (see rule 4 of the module docstring)."""
-    paragraphs = _paragraphs(region)
+    paragraphs = paragraphs_of(region)
     if not paragraphs:
         return None
     if match := _LETTER_AT_END_RE.search(paragraphs[-1].rsplit("\n", 1)[-1]):
         return f"({match.group(1) or match.group(2)})"  # "... matching option **(B)**."
     bold = _BOLD_SPAN_RE.findall(paragraphs[-1].rsplit("\n", 1)[-1])
-    if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and _looks_complete(region):
+    if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and looks_complete(region):
         return bold[0].strip()  # "Janet makes **$18** every day." (GPT-4-style bold answer)
     if len(paragraphs) < 2 or "\n" in paragraphs[-1]:
         return None
@@ -371,24 +313,24 @@ def _last_line_answer(region: str) -> str | None:
 
 def _last_paragraph_math(region: str) -> str | None:
     """The last formula of a final paragraph that concludes, or that is only a formula."""
-    paragraphs = _paragraphs(region)
-    if not paragraphs or not _looks_complete(region):
+    paragraphs = paragraphs_of(region)
+    if not paragraphs or not looks_complete(region):
         return None
     last = paragraphs[-1]
     segments = math_segments(last)
     if not segments:
         return None
     outside = MATH_SEGMENT_RE.sub(" ", last)
-    only_math = not _WORDS_RE.search(outside) and not _CJK_RE.search(outside)
+    only_math = not _WORDS_RE.search(outside) and not CJK_RE.search(outside)
     if not only_math and not _CONCLUDING_RE.search(last):
         return None
-    if _other_values_after(last, segments[-1]):
+    if other_values_after(last, segments[-1]):
         return None
     first = len(segments) - 1
-    while first > 0 and _is_connector(last[segments[first - 1].end() : segments[first].start()]):
+    while first > 0 and is_connector(last[segments[first - 1].end() : segments[first].start()]):
         first -= 1
     if first < len(segments) - 1:  # "The solutions are $x = 2$ and $x = 3$."
-        return _in_english(last[segments[first].start() : segments[-1].end()])
+        return in_english(last[segments[first].start() : segments[-1].end()])
     answer = segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
     value = answer.rsplit("=", 1)[-1].strip()
@@ -396,48 +338,6 @@ def _last_paragraph_math(region: str) -> str | None:
     if "=" in answer and not lone_variable and not re.search(r"\\(?:leq?|geq?|ne(?:q)?)|[<>!≠]", answer):
         answer = value
     return answer or None
-
-
-def _other_values_after(paragraph: str, segment: re.Match[str]) -> bool:
-    """ "The equation is $x=\\frac{1}{4}$. Some other numbers are 1, 2, 3.": a later sentence that offers
-    numbers the formula does not hold (and is no check: it has no "=") leaves the answer open (rule
-    `values-after-formula`; eval-protocol's tests score such a response 0)."""
-    tail = paragraph[segment.end() :]
-    sentence = re.search(r"[.!?]\s+(\S[^$]*)$", tail)
-    if sentence is None or "=" in sentence.group(1):
-        return False
-    said = set(_NUMBER_TOKEN_RE.findall(segment.group(0)))
-    return bool(set(_NUMBER_TOKEN_RE.findall(sentence.group(1))) - said)
-
-
-# A sentence ends at . ! ? or after a displayed formula (`$$...$$`, `\\[...\\]`), before a capital.
-_SENTENCE_END_RE = re.compile(r"(?:(?<=[.!?])|(?<=\$\$)|(?<=\\\]))\s+(?=[A-Z*])")
-
-
-def _concluding_number(region: str) -> str | None:
-    """The one number of a last sentence that concludes (rule 6 of the module docstring)."""
-    paragraphs = _paragraphs(region)
-    if not paragraphs or not _looks_complete(region):
-        return None
-    sentence = unbold(_SENTENCE_END_RE.split(paragraphs[-1])[-1]).strip()
-    if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
-        return None
-    if not _CONCLUSION_START_RE.match(sentence) and (
-        _NOT_FINAL_START_RE.match(sentence) or len(sentence.split()) > _STATEMENT_MAX_WORDS
-    ):
-        return None  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
-    if _BOUND_WORDS_RE.search(sentence):
-        return None  # "less than 18", "42 is wrong", "18 so far": a bound, a rejection or an interim value
-    if math_segments(sentence):
-        return None  # a formula: rule 5 reads those
-    times = _TIME_TOKEN_RE.findall(sentence)
-    if len(times) == 1 and not _NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
-        return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
-    if "=" in sentence:
-        tokens = _NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
-        return tokens[0] if tokens else None
-    distinct = set(_NUMBER_TOKEN_RE.findall(sentence))
-    return distinct.pop() if len(distinct) == 1 else None
 
 
 # A one-line answer whose words only label or measure its one formula: "$28$ percent", "Matrix: $M$".
@@ -454,7 +354,7 @@ def _is_bare(region: str) -> bool:
     stripped = region.strip()
     if not stripped or len(stripped) > _BARE_MAX_CHARS or stripped.count("\n") > 1:
         return False
-    if len(_CJK_RE.findall(MATH_SEGMENT_RE.sub(" ", stripped))) > _CJK_MAX_BARE:
+    if len(CJK_RE.findall(MATH_SEGMENT_RE.sub(" ", stripped))) > CJK_MAX_BARE:
         return False  # "两边同时除以 2，得出 $x = 1.5$。": a sentence, read by the rules for sentences
     if math_segments(stripped) and _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", stripped)):
         return bool(_FORMULA_THEN_UNIT_RE.match(stripped))  # "$28$ percent", "$5$ cm"
@@ -519,26 +419,6 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
     return None
 
 
-# A last sentence that names a thing: "The capital of France is Paris." (a few words, no number).
-_WORD_PREDICATE_RE = re.compile(
-    r"^(?:[A-Za-z]+\s+){1,8}(?:is|are|was|were)\s+([A-Z][A-Za-z'’-]*(?:\s+[A-Za-z'’-]+){0,2})\.$"
-)
-
-
-def _word_predicate(region: str) -> str | None:
-    """The predicate of a short last sentence that names a word answer (rule `predicate-sentence`): only
-    capitalised words (a name, "Paris"), so a description ("is increasing") is never an answer; a
-    negation or a second candidate stays in the predicate ("not Paris", "Paris or Lyon")."""
-    paragraphs = _paragraphs(region)
-    if not paragraphs:
-        return None
-    sentence = _SENTENCE_END_RE.split(paragraphs[-1])[-1].strip()
-    match = _WORD_PREDICATE_RE.match(sentence)
-    if match is None or _BOUND_WORDS_RE.search(sentence):
-        return None
-    return match.group(1)
-
-
 # The answer slot of R1-style formats ("<think>...</think><answer>42</answer>").
 _ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 
@@ -588,7 +468,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
-        if prose and (number := _concluding_number(region)):
+        if prose and (number := concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
         bare = _bare_value(region)
         if read_letters(bare) is None and (letters := choosing_sentence(region)):
@@ -596,15 +476,15 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return Extraction((bare,), "bare")
     for rule, find in (  # a last sentence that states one number outranks a formula before it
         ("last-line", _last_line_answer),
-        ("concluding-sentence", _concluding_number),
+        ("concluding-sentence", concluding_number),
         ("last-math", _last_paragraph_math),
     ):
         if answer := find(region):
             return Extraction((answer,), rule)
     if letters := choosing_sentence(region):
         return Extraction((letters,), "choice-prose")
-    if word := _word_predicate(region):
+    if word := word_predicate(region):
         return Extraction((word,), "predicate-sentence")
-    if not _looks_complete(region):
+    if not looks_complete(region):
         return NoAnswer("the response stops mid-sentence (cut off) without a final answer")
     return NoAnswer("no boxed answer, answer cue or concluding formula found")
