@@ -91,6 +91,8 @@ def choice_prose(rng: random.Random, thinking: str) -> Styled:
         "Die richtige Antwort ist {L}.",
         "La bonne réponse est ({L}).",
         "So I would go with option {L}.",
+        "La respuesta correcta es la {L}.",
+        "Therefore, the correct option is {L}: 24.",
     ]
     said = rng.choice(phrasings)
     forms = [("prose", f"{thinking}\n\n{said.format(L=gold, X=others[1], Y=others[2])}")]
@@ -270,6 +272,140 @@ def stray_backslash(rng: random.Random, thinking: str) -> Styled:
     return f"{n}\\", forms, [("another-number", f"{thinking}\n\nThe answer is $\\boxed{{{n + 1}}}$.")], None
 
 
+def choice_judged(rng: random.Random, thinking: str) -> Styled:
+    """An option letter after an answer marker, bracketed or followed by a judgement of it or of another
+    letter, as exam-style prompts ("ANSWER: [LETTER]") make policies write."""
+    gold, wrong, third = rng.sample("ABCD", 3)
+    reasons = ["energy is conserved", "it fits every condition", "the other options fail the check"]
+    phrasings = [
+        "ANSWER: [{L}]",
+        "ANSWER: {L} is the correct choice",
+        "Answer: {L} is correct.",
+        "ANSWER: {L} - " + rng.choice(reasons),
+        "ANSWER: {L} is correct, {X} is a distractor",
+        "答案：{L}是正确的",
+        "答案：{L}是正确的，{X}是干扰项",
+    ]
+    said = rng.choice(phrasings)
+    forms = [("judged", f"{thinking}\n\n{said.format(L=gold, X=wrong)}")]
+    mutations = [
+        ("wrong-letter", f"{thinking}\n\n{said.format(L=wrong, X=gold)}"),
+        ("other-judged-right", f"{thinking}\n\nANSWER: {gold} is wrong, {wrong} is correct"),
+        ("distractor-named", f"{thinking}\n\nANSWER: {wrong} is correct, {gold} is a distractor"),
+        ("hedge-judged", f"{thinking}\n\nANSWER: {gold} or {third} is correct"),
+        ("hedge-bracketed", f"{thinking}\n\nANSWER: [{gold}] or [{wrong}]"),
+        ("difference", f"{thinking}\n\nANSWER: ${gold} - x$"),
+    ]
+    return gold, forms, mutations, None
+
+
+def gold_sentence(rng: random.Random, thinking: str) -> Styled:
+    """A gold written as a sentence ("The answer is 33", "The number is 4."), as some graders' data is,
+    answered in a box, on a line that opens "answer is", or after GSM8K's "####" inside a sentence."""
+    n = rng.randint(2, 999)
+    gold = rng.choice(
+        [
+            "The answer is {n}",
+            "Answer: {n}",
+            "The final answer is {n}.",
+            "The number is {n}.",
+            "Final answer: #### {n}",
+        ]
+    ).format(n=n)
+    said = rng.choice(["So the answer is $\\boxed{{{n}}}$.", "answer is {n}", "The result is #### {n}"])
+    forms = [("stated", f"{thinking}\n\n{said.format(n=n)}")]
+    mutations = [("another-number", f"{thinking}\n\n{said.format(n=n + 1)}")]
+    return gold, forms, mutations, None
+
+
+def word_answer(rng: random.Random, thinking: str) -> Styled:
+    """A name stated as the predicate of a last sentence; its negation or a second name is no answer."""
+    gold, other = rng.sample(["Paris", "Lyon", "Alice", "Bob", "Mercury", "Venus", "Tuesday"], 2)
+    subject = rng.choice(["The capital of the region is", "The winner is", "So the one we want is"])
+    forms = [("predicate", f"{thinking}\n\n{subject} {gold}.")]
+    mutations = [
+        ("another-name", f"{thinking}\n\n{subject} {other}."),
+        ("negated", f"{thinking}\n\n{subject} not {gold}."),
+        ("two-names", f"{thinking}\n\n{subject} {gold} or {other}."),
+    ]
+    return gold, forms, mutations, None
+
+
+def formula_then_values(rng: random.Random, thinking: str) -> Styled:
+    """A formula stating the value, then a sentence: about the same value (still the answer), or offering
+    other numbers (the answer is left open)."""
+    n = rng.randint(2, 99)
+    others = ", ".join(str(v) for v in rng.sample([v for v in range(1, 99) if v != n], 3))
+    forms = [("same-value-after", f"{thinking}\n\nTherefore $x = {n}$. That is {n} apples.")]
+    mutations = [
+        ("other-values-after", f"{thinking}\n\nThe equation is $x = {n}$. Other numbers are {others}.")
+    ]
+    return str(n), forms, mutations, None
+
+
+def root_index(rng: random.Random, thinking: str) -> Styled:
+    """A root with an index and an unbraced one-character radicand (`\\sqrt[3]2`, as LaTeX allows)."""
+    index, radicand = rng.choice([3, 4, 5]), rng.choice([2, 3, 5, 6, 7])
+    gold = f"\\sqrt[{index}]{{{radicand}}}"
+    forms = [("unbraced", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt[{index}]{radicand}}}$.")]
+    mutations = [
+        ("another-radicand", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt[{index}]{radicand + 1}}}$."),
+        ("another-index", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt[{index + 1}]{radicand}}}$."),
+        ("square-root", f"{thinking}\n\nThe answer is $\\boxed{{\\sqrt{radicand}}}$."),
+    ]
+    return gold, forms, mutations, None
+
+
+def cjk_conclusion(rng: random.Random, thinking: str) -> Styled:
+    """A worked answer in Chinese, Japanese or Korean that concludes on a formula and ends with the
+    script's own full stop; a formula only mentioned (no conclusion) is no answer."""
+    n, other = rng.randint(2, 99), rng.randint(100, 199)
+    said = rng.choice(
+        [
+            "两边同时除以 2，得出 $x = {v}$。",
+            "所以 $x = {v}$。",
+            "したがって $x = {v}$ となる。",
+            "따라서 $x = {v}$ 이다.",
+        ]
+    )
+    forms = [("concluded", f"{thinking}\n\n{said.format(v=n)}")]
+    mutations = [
+        ("another-value", f"{thinking}\n\n{said.format(v=n + 1)}"),
+        ("only-mentioned", f"{thinking}\n\n其中，$x = {n}$ 代表速度，$y = {other}$ 代表时间。"),
+        ("hedge-or", f"{thinking}\n\n所以 $x = {other}$ 或 $x = {n}$。"),
+        ("hedge-mata-wa", f"{thinking}\n\nしたがって $x = {other}$ または $x = {n}$ である。"),
+    ]
+    return str(n), forms, mutations, None
+
+
+_WORDS = ["", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_NTHS = {2: "half", 3: "third", 4: "quarter", 5: "fifth", 6: "sixth", 8: "eighth", 10: "tenth"}
+
+
+def _said(n: int, d: int) -> str:
+    plural = "halves" if d == 2 else f"{_NTHS[d]}s"
+    return f"{_WORDS[n]} {_NTHS[d] if n == 1 else plural}"
+
+
+def fraction_words(rng: random.Random, thinking: str) -> Styled:
+    """A fraction said in words ("two thirds"); near-misses: another fraction in words, and words that
+    only count ("three quarters" is not 3)."""
+    d = rng.choice(sorted(_NTHS))
+    n = rng.randint(1, d - 1) if d > 2 else 1
+    if rng.random() < 0.3:  # the count alone is the gold: the words are a near-miss
+        forms = [("digits", f"{thinking}\n\nThe answer is {n}.")]
+        return (
+            str(n),
+            forms,
+            [("fraction-words-for-a-count", f"{thinking}\n\nThe answer is {_said(n, d)}.")],
+            None,
+        )
+    other = rng.choice([e for e in sorted(_NTHS) if e != d])
+    forms = [("words", f"{thinking}\n\nThe answer is {_said(n, d)}.")]
+    mutations = [("another-denominator", f"{thinking}\n\nThe answer is {_said(n, other)}.")]
+    return f"\\frac{{{n}}}{{{d}}}", forms, mutations, None
+
+
 STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "multilingual": multilingual,
     "letter-word": letter_word,
@@ -285,4 +421,11 @@ STYLED: dict[str, Callable[[random.Random, str], Styled]] = {
     "trig-degrees": trig_degrees,
     "matrix-sum": matrix_sum,
     "stray-backslash": stray_backslash,
+    "choice-judged": choice_judged,
+    "gold-sentence": gold_sentence,
+    "word-answer": word_answer,
+    "formula-then-values": formula_then_values,
+    "fraction-words": fraction_words,
+    "cjk-conclusion": cjk_conclusion,
+    "root-index": root_index,
 }

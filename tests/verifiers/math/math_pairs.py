@@ -67,6 +67,8 @@ def wrap(rng: random.Random, answer: str) -> tuple[str, str]:
         [
             *("boxed", "boxed-dollars", "cue", "final-answer", "think-boxed", "think-cue", "bold"),
             *("inline-boxed", "answer-line", "concluding-formula", "think-bare", "chat-tail", "plain-line"),
+            "box-tokens",
+            "answer-tag",
             *(("gsm8k",) if plain else ()),
         ]
     )
@@ -77,6 +79,10 @@ def wrap(rng: random.Random, answer: str) -> tuple[str, str]:
         )
     if style == "plain-line":
         return style, f"{thinking}\n\nSo the final answer is {answer}."
+    if style == "answer-tag":  # R1-style format
+        return style, f"<think>\n{thinking}\n</think>\n<answer>{answer}</answer>"
+    if style == "box-tokens":  # GLM-4.1V/4.5V's answer box
+        return style, f"<think>\n{thinking}\n</think>\n<|begin_of_box|>{answer}<|end_of_box|>"
     if style == "inline-boxed":
         return style, f"{thinking}\n\nHence the required value is \\(\\boxed{{{answer}}}\\)."
     if style == "answer-line":
@@ -247,6 +253,7 @@ def expression(rng: random.Random) -> Drawn:
     forms = [
         ("reordered", sympy.latex(sympy.Add(*reversed(expr.as_ordered_terms()), evaluate=False))),
         ("plain-text", _plain(expr)),
+        ("python-syntax", str(expr)),  # sympy's own printing: "3*x**2 + x*y - 4"
         ("factored-out", sympy.latex(sympy.factor(expr)) if sympy.factor(expr) != expr else _plain(expr)),
     ]
     others = [n for n in _NAMES if n not in names]
@@ -270,6 +277,7 @@ def expression(rng: random.Random) -> Drawn:
         ]
         mutations = [
             ("regroup-exponent", f"{names[0]}^{k} {names[1]}"),
+            ("python-power-regrouped", f"{names[0]}**{k}*{names[1]}"),
             ("rename-variable", f"{w}^{{{k}{names[1]}}}"),
         ]
     return gold, forms, mutations

@@ -70,12 +70,45 @@ def test_choices_in_prose(scorer: MathScorer, gold: str, response: str, correct:
     assert _correct(scorer, gold, response) is correct
 
 
+# A letter after an answer marker that the rest of its clause judges, bracketed, or before CJK text
+# (material of evalscope's and lm-eval's multiple-choice tests, issue 30).
+@pytest.mark.parametrize(
+    ("gold", "response", "correct"),
+    [
+        ("B", "reasoning\nANSWER: [B]", True),
+        ("B", "ANSWER: B is the correct choice", True),
+        ("C", "I first said ANSWER: A but ANSWER: C is correct.", True),
+        ("B", "ANSWER: B - energy is conserved", True),
+        ("B", "ANSWER: B - the other options fail the check", True),
+        ("B", "ANSWER: B is correct, D is a distractor", True),
+        ("B", "答案：B是正确的，D是干扰项", True),
+        ("B", "答案：D是干扰项，B是正确的", True),
+        ("D", "ANSWER: B is correct, D is a distractor", False),
+        ("D", "答案：B是正确的，D是干扰项", False),
+        ("B", "ANSWER: B is wrong, D is correct", False),
+        ("B", "ANSWER: B or C is correct", False),
+        ("B", "ANSWER: [B] or [C]", False),
+        ("A", "ANSWER: [B]", False),
+        ("B", "ANSWER: $B - x$", False),  # a difference, not a justification
+        ("C", "Therefore, the correct option is C: 24.", True),  # the option with its value
+        ("B", "Therefore, the correct option is C: 24.", False),
+        ("C", "La respuesta correcta es la C.", True),  # an article before the letter
+        ("B", "La respuesta correcta es la C.", False),
+    ],
+)
+def test_judged_and_bracketed_letters(scorer: MathScorer, gold: str, response: str, correct: bool) -> None:
+    assert _correct(scorer, gold, response) is correct
+
+
 def test_read_letters_tells_words_from_letters() -> None:
     assert read_letters("A total of 48") is None
     assert read_letters("I'd say 3") is None
     assert read_letters("(B) 24") == ("B", "24")
     assert read_letters("B and C") == ["B", "C"]
     assert read_letters("A = 2") is None
+    assert read_letters("[C]") == ("C", "")
+    assert read_letters("B - x") is None
+    assert read_letters("B - energy is conserved") == ("B", "- energy is conserved")
 
 
 def test_prose_choice_drops_ruled_out_letters() -> None:

@@ -27,23 +27,35 @@ LETTERS = "ABCDEFGHIJ"
 _OPTION_WORD = (
     r"(?:option|choice|answer|opci[óo]n|option|antwort|réponse|respuesta|ответ|选项|答案|選択肢|보기)"
 )
-_OPTION_PREFIX_RE = re.compile(rf"^(?:{_OPTION_WORD})\s*[:：]?\s*", re.IGNORECASE)
+# ... or an article right before a lone letter ("La respuesta correcta es la C.", "c'est le B").
+_OPTION_PREFIX_RE = re.compile(
+    rf"^(?:{_OPTION_WORD})\s*[:：]?\s*|^(?:la|el|le|lo|the)\s+(?=\(?[A-J]\)?(?:[\s.,;:!?]|$))", re.IGNORECASE
+)
 # Words that may follow a letter used as a letter ("A or B", "C is correct", "B, since ...").
 _AFTER_LETTER_WORDS = frozenset(
     {"or", "and", "is", "was", "are", "seems", "looks", "must", "should", "would", "fits", "works", "matches"}
     | {"because", "since", "as", "then", "so", "nor", "gives", "holds", "cannot", "can't", "isn't", "alone"}
 )
+# A letter runs into a word when a letter follows it; not a CJK character, which needs no space between
+# words ("答案：B是正确的": B, then "is correct").
+_NOT_A_WORD_AFTER = r"(?![\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef])"
+# A dash that opens a justification ("B - energy is conserved"), not "B - x" (a difference).
+_DASH_PROSE_RE = re.compile(r"^\s+[-–—]\s+(?:[A-Za-z]{2,}[,;]?\s+){2,}[A-Za-z]{2,}")
 # One bracketed, bold or bare letter as a token of a sentence.
-_TOKEN_RE = re.compile(r"\*\*\(?([A-J])\)?\*\*|\(([A-J])\)|(?<![\w\\'’])([A-J])(?![\w'’(])")
+_TOKEN_RE = re.compile(
+    rf"\*\*\(?([A-J])\)?\*\*|\(([A-J])\)|\[([A-J])\]|(?<![\w\\'’])([A-J])(?!{_NOT_A_WORD_AFTER}[\w'’(])"
+)
 # Words that rule out the letters of their clause ("can't be A or B", "A is wrong", "not D").
 _NEGATION_RE = re.compile(
     r"\b(?:not|no|never|cannot|can't|isn't|doesn't|don't|fails?|wrong|incorrect|false|impossible|out"
-    r"|rule[sd]?\s+out|eliminat\w*|exclude\w*|except|neither|nor|instead\s+of|rather\s+than)\b|n't\b",
+    r"|rule[sd]?\s+out|eliminat\w*|exclude\w*|except|neither|nor|instead\s+of|rather\s+than|distractors?)\b"
+    r"|n't\b|不|错|干扰|排除",
     re.IGNORECASE,
 )
 # Where one clause of a sentence ends and the next begins ("A fails, and B is wrong, so C").
 _CLAUSE_SPLIT_RE = re.compile(
-    r"[,;:—–]|\.\s|\s(?:and|but|so|thus|therefore|hence|which\s+leaves|leaving|while|whereas)\s",
+    r"[,;:—–，；：。、]|\.\s|\s-\s(?=[A-Za-z]{2,}\s)"
+    r"|\s(?:and|but|so|thus|therefore|hence|which\s+leaves|leaving|while|whereas)\s",
     re.IGNORECASE,
 )
 
@@ -62,7 +74,9 @@ def read_letters(text: str) -> tuple[str, str] | list[str] | None:
     """The option an answer string names: (letter, the rest of the string), several letters (a hedge), or
     None when the string is not a choice ("A total of 48", "I think it is 48", "x = 2")."""
     text = _OPTION_PREFIX_RE.sub("", text.strip()) if _OPTION_PREFIX_RE.match(text.strip()) else text.strip()
-    match = re.match(r"^(?:\(\s*([A-J])\s*\)|\*\*\(?([A-J])\)?\*\*|([A-J])(?![\w\\'’]))", text)
+    match = re.match(
+        rf"^(?:[(\[]\s*([A-J])\s*[)\]]|\*\*\(?([A-J])\)?\*\*|([A-J])(?!{_NOT_A_WORD_AFTER}[\w\\'’]))", text
+    )
     if match is None:
         return None
     letter = match.group(1) or match.group(2) or match.group(3)
@@ -70,7 +84,7 @@ def read_letters(text: str) -> tuple[str, str] | list[str] | None:
     if match.group(3) and _is_word(letter, after):
         return None
     rest = re.sub(r"^\s*[.:)]?\s*", "", after).strip()
-    if rest[:1] in "=<>^_+*/-" and rest:
+    if rest[:1] in "=<>^_+*/-" and rest and not _DASH_PROSE_RE.match(after):
         return None  # "A = 2", "B^2": an expression in a variable named A or B
     named = prose_choice(text)
     if len(named) > 1:
@@ -88,14 +102,29 @@ def prose_choice(sentence: str) -> list[str]:
     for clause in _CLAUSE_SPLIT_RE.split(sentence.replace("**", " ")):
         letters = []
         for match in _TOKEN_RE.finditer(clause):
-            letter = match.group(1) or match.group(2) or match.group(3)
+            letter = match.group(1) or match.group(2) or match.group(3) or match.group(4)
             after = clause[match.end() :]
-            if match.group(3) and (_is_word(letter, after) or re.match(r"\s*[=<>^_+*/-]", after)):
+            variable = re.match(r"\s*[=<>^_+*/-]", after) and not _DASH_PROSE_RE.match(after)
+            if match.group(4) and (_is_word(letter, after) or variable):
                 continue  # "A total", "B = 2": a word or a variable
             letters.append(letter)
         if letters and not _NEGATION_RE.search(clause):
             keep.extend(letters)
     return list(dict.fromkeys(keep))
+
+
+# An option letter the rest of its clause calls right ("B is the correct choice", "C is correct, D is a
+# distractor"): the subject is the answer (rule `choice-judged`), where a predicate would be.
+_LETTER_JUDGED_RE = re.compile(
+    r"^\(?[A-J]\)?\s+(?:is|was|would\s+be|must\s+be|seems)\s+(?:[a-z]+\s+){0,3}"
+    r"(?:correct|right|best|true|answer|wrong|incorrect|false|distractor)\b"
+)
+
+
+def judged_letter(clause: str) -> bool:
+    """Whether a clause opens with an option letter that the rest of it judges ("B is the correct
+    choice", "D is a distractor, B is correct"): the letters are the answer, not the predicate."""
+    return bool(_LETTER_JUDGED_RE.match(clause))
 
 
 _SENTENCE_MAX_CHARS = 300

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from assay.verifiers.math.choices import prose_choice
+
 
 @dataclass(frozen=True)
 class Language:
@@ -369,6 +371,8 @@ def localised_answer(snippet: str, language: Language) -> str:
     sentence = re.split(r"[。！？!?\n।]|[.．]\s", snippet, maxsplit=1)[0]
     cut = _END_RE.search(snippet)
     head = snippet[: cut.start()] if cut else snippet
+    if re.match(r"^\(?[A-J]\)?(?![A-Za-z])", head) and not prose_choice(head):
+        head = sentence  # "答案：D是干扰项，B是正确的": the letter of the clause is ruled out, read on
     for word in language.or_words:
         # the word alone (after a space, a comma or a digit: "42或43"), then a value
         alone = rf"(?:(?<=[\s，,\d])|^){re.escape(word)}(?=[\s\d]|$)"

@@ -39,10 +39,30 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from assay.verifiers.math.choices import choosing_sentence, read_letters
+from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
 from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
-from assay.verifiers.math.formulas import BOX_RE, MATH_SEGMENT_RE, find_boxes, math_segments, segment_text
+from assay.verifiers.math.formulas import (
+    BOX_RE,
+    MATH_SEGMENT_RE,
+    find_boxes,
+    math_segments,
+    segment_text,
+    unbold,
+)
 from assay.verifiers.math.region import final_region, strip_turn_tokens, without_checks
+from assay.verifiers.math.sentences import (
+    BOUND_WORDS_RE,
+    CJK_MAX_BARE,
+    CJK_RE,
+    NUMBER_TOKEN_RE,
+    concluding_number,
+    in_english,
+    is_connector,
+    looks_complete,
+    other_values_after,
+    paragraphs_of,
+    word_predicate,
+)
 
 _CUE_RE = re.compile(
     r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
@@ -50,14 +70,16 @@ _CUE_RE = re.compile(
     r"|\b(?:the|my|our)\s+(?:(?:correct|best|right|final)\s+)?(?:answers?|option|choice|final\s+result)\s+"
     r"(?:is|are|would\s+be|should\s+be|must\s+be)\s*:?"
     r"|\b(?:answer|final\s+result)\s*[:=]"
+    r"|(?m:^)[*_\s]*answer\s+(?:is|would\s+be)\b\s*:?"  # a line that opens "answer is 996" (no article)
     r"|\bfinal\s+answer\b)",
     re.IGNORECASE,
 )
-# GSM8K's final-answer line ("#### 42"); a markdown heading ("#### Step 2") is not one.
-_HASH_RE = re.compile(r"^[ \t]*####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)
+# GSM8K's final-answer marker ("#### 42", "The result is #### 42"); a heading ("#### Step 2") is not one.
+_HASH_RE = re.compile(r"(?:^[ \t]*|(?<=[ \t]))####[ \t]*(?=[-+$\\\d.(])", re.MULTILINE)  # also "is #### 4"
 _CONCLUDING_RE = re.compile(
     r"\b(?:therefore|thus|hence|so|consequently|answer|in conclusion|we (?:get|have|find|obtain|conclude)"
-    r"|equals|is|are)\b|∴",
+    r"|equals|is|are)\b|∴"
+    r"|因此|所以|故|得出|得到|于是|从而|即为|したがって|よって|따라서|그러므로",  # the same words in CJK text
     re.IGNORECASE,
 )
 # Where the answer after a cue ends: the end of its sentence or line, a subordinate clause, a
@@ -81,7 +103,7 @@ _VERB_BEFORE_RE = re.compile(r"(?:\b(?:is|are|equals|be|was|get|obtain|gives?)|=
 # "The number of ways is 12" (a sentence under a "Final Answer" heading): the answer is the predicate.
 _PREDICATE_RE = re.compile(
     r"^(?:[A-Za-z]+\s+){1,6}(?:is|are|equals|was|will\s+be|would\s+be)\s+(\S.*)$"
-    r"|^(?:[A-Za-z]+\s+){0,6}[A-Za-z]+\s*:\s*(\S.*)$"  # "- Number of eggs: 42"
+    r"|^(?!\(?[A-J]\)?\s*:)(?:[A-Za-z]+\s+){0,6}[A-Za-z]+\s*:\s*(\S.*)$"  # "Eggs: 42", not "C: 24"
 )
 # Words between a cue and its answer ("the answer is therefore 42", "is approximately 18").
 _FILLER_RE = re.compile(
@@ -106,11 +128,6 @@ _SPEAKER_LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
-# Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
-_CONNECTOR_RE = re.compile(
-    r"^[\s,;.:]*(?:either|or|and|both|maybe|perhaps|possibly|alternatively|even|&|,|;|\s)*[\s,;.:]*$",
-    re.IGNORECASE,
-)
 _WORDS_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 # A last line that is only an answer: an option letter (alone, or with a short value and no words).
 _LETTER_LINE_RE = re.compile(
@@ -132,35 +149,11 @@ _BOLD_SPAN_RE = re.compile(r"\*\*([^*\n]{1,40})\*\*")
 # A bold value in a last sentence: a number, an amount or a formula, with at most two words after it.
 _BOLD_VALUE_RE = re.compile(r"^\s*[-+]?(?:\\?\$|\\\(|\d)[^a-zA-Z]*(?:[a-zA-Z]+[^a-zA-Z]*){0,2}$")
 _NUMBER_LINE_RE = re.compile(r"^[-+]?\\?\$?\d[\d,]*(?:\.\d+)?%?$")
-_CONCLUSION_START_RE = re.compile(
-    r"^(?:so(?!\s+far\b)|thus|therefore|hence|in\s+total|in\s+all|altogether|overall|in\s+conclusion"
-    r"|consequently)\b",
-    re.IGNORECASE,
-)
-# Openers of a sentence that is a step, a plan or a supposition rather than the result.
-_NOT_FINAL_START_RE = re.compile(
-    r"^(?:so\s+far|first(?:ly)?|second(?:ly)?|next|now|then|let(?:'s)?|to|if|suppose|assume|since|because|note|"
-    r"recall|consider|step|initially|before|after|when|while|we\s+(?:need|have\s+to|must|can|will|should)"
-    r"|i\s+(?:need|will|think|am|'m)|this|that|here|wait|hmm|but|and|or|also|check|verify|plug)\b",
-    re.IGNORECASE,
-)
-_STATEMENT_MAX_WORDS = 25
-_BOUND_WORDS_RE = re.compile(
-    r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
-    r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
-    re.IGNORECASE,
-)
-_TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
-# A percent sign may be LaTeX-escaped (`12\%`): it belongs to the number (issue 28: gold 4 vs "4\%").
-_NUMBER_TOKEN_RE = re.compile(
-    r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{])"
-)
 # A base model that goes on writing the next few-shot question after its answer.
 _NEXT_QUESTION_RE = re.compile(r"\n\s*(?:Question|Problem|Q)\s*\d*\s*[:.]\s", re.IGNORECASE)
 _MAX_FOLLOW_ONS = 4
 _BARE_MAX_CHARS = 160
 _CUE_MAX_CHARS = 400
-_LAST_SENTENCE_MAX_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -189,6 +182,8 @@ def _clause(line: str) -> str | None:
     if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
+    if judged_letter(clause):
+        return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
         clause = (predicate.group(1) or predicate.group(2)).strip()
     return clause or None
@@ -197,9 +192,9 @@ def _clause(line: str) -> str | None:
 def _one_number(clause: str) -> str | None:
     """The number of an answer written as a sentence ("Jane started growing Sphere 3 hours ago"): only
     when the sentence holds exactly one number and names no bound ("not 3", "at least 3")."""
-    if len(_WORDS_RE.findall(clause)) < 3 or _BOUND_WORDS_RE.search(clause):
+    if len(_WORDS_RE.findall(clause)) < 3 or BOUND_WORDS_RE.search(clause):
         return None
-    numbers = set(_NUMBER_TOKEN_RE.findall(clause))
+    numbers = set(NUMBER_TOKEN_RE.findall(clause))
     return numbers.pop() if len(numbers) == 1 else None
 
 
@@ -219,7 +214,8 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
 
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
-    snippet = snippet.lstrip(" \t:*=\n").replace("**", "")
+    snippet = unbold(snippet.lstrip(" \t:*=\n"))
+    snippet = re.sub(r"^####\s*", "", snippet)  # "Final answer: #### 4" (GSM8K's marker after a cue)
     if BOX_RE.search(snippet):
         return None  # a box that never closed: the response was cut off inside its answer
     line = snippet.split("\n\n", 1)[0].strip()
@@ -237,10 +233,10 @@ def _answer_after_cue(snippet: str) -> str | None:
         return predicate
     between = [line[a.end() : b.start()] for a, b in itertools.pairwise(segments)]
     before = line[: segments[0].start()]
-    if all(_CONNECTOR_RE.match(gap) for gap in between) and len(before.split()) <= 3:
+    if all(is_connector(gap) for gap in between) and len(before.split()) <= 3:
         if len(segments) == 1:
             return segment_text(segments[0])
-        return line[segments[0].start() : segments[-1].end()]
+        return in_english(line[segments[0].start() : segments[-1].end()])
     # "The probability of $A$ is $\\frac{1}{2}$": the formula after the verb, else the first one.
     starts = [0, *(segment.end() for segment in segments[:-1])]
     for start, segment in zip(starts, segments, strict=True):
@@ -275,8 +271,8 @@ def _cue_answer(region: str) -> Extraction | NoAnswer | None:
 def _taken_back(answer: str, after_cue: str) -> bool:
     """ "The answer is 42.\n\nWait, the question asks for the remainder, which is 2.": a later paragraph
     that opens with a revision and ends on another number takes the cued answer back."""
-    for paragraph in _paragraphs(after_cue)[1:]:
-        numbers = _NUMBER_TOKEN_RE.findall(paragraph)
+    for paragraph in paragraphs_of(after_cue)[1:]:
+        numbers = NUMBER_TOKEN_RE.findall(paragraph)
         said = re.sub(r"[^\d.,/%-]", "", answer).strip(".,")
         if _REVISION_RE.match(paragraph) and numbers and numbers[-1].rstrip(".,") != said:
             return True
@@ -286,31 +282,21 @@ def _taken_back(answer: str, after_cue: str) -> bool:
 def _named_answer(region: str) -> Extraction | None:
     """A last sentence that names its subject the answer: "So 42 is the answer.", "(C) is correct"."""
     lines = region.strip().rsplit("\n", 1)
-    last_sentence = re.split(r"(?<=[.!?])\s+", lines[-1])[-1].replace("**", "")
+    last_sentence = unbold(re.split(r"(?<=[.!?])\s+", lines[-1])[-1])
     if match := _IS_THE_ANSWER_RE.match(last_sentence):
         return Extraction((match.group(1).strip(),), "answer-cue")
     return None
 
 
-def _looks_complete(text: str) -> bool:
-    """A response that was cut off by the token limit usually stops mid-sentence or mid-formula."""
-    tail = text.rstrip()
-    return (bool(tail) and tail[-1] in ".!)]}$*") or tail.endswith(("\\]", "\\)"))
-
-
-def _paragraphs(region: str) -> list[str]:
-    return [p.strip() for p in re.split(r"\n\s*\n", region.strip()) if p.strip()]
-
-
 def _last_line_answer(region: str) -> str | None:
     """A last paragraph of one line that is only an answer (see rule 4 of the module docstring)."""
-    paragraphs = _paragraphs(region)
+    paragraphs = paragraphs_of(region)
     if not paragraphs:
         return None
     if match := _LETTER_AT_END_RE.search(paragraphs[-1].rsplit("\n", 1)[-1]):
         return f"({match.group(1) or match.group(2)})"  # "... matching option **(B)**."
     bold = _BOLD_SPAN_RE.findall(paragraphs[-1].rsplit("\n", 1)[-1])
-    if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and _looks_complete(region):
+    if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and looks_complete(region):
         return bold[0].strip()  # "Janet makes **$18** every day." (GPT-4-style bold answer)
     if len(paragraphs) < 2 or "\n" in paragraphs[-1]:
         return None
@@ -327,21 +313,24 @@ def _last_line_answer(region: str) -> str | None:
 
 def _last_paragraph_math(region: str) -> str | None:
     """The last formula of a final paragraph that concludes, or that is only a formula."""
-    paragraphs = _paragraphs(region)
-    if not paragraphs or not _looks_complete(region):
+    paragraphs = paragraphs_of(region)
+    if not paragraphs or not looks_complete(region):
         return None
     last = paragraphs[-1]
     segments = math_segments(last)
     if not segments:
         return None
-    only_math = not _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", last))
+    outside = MATH_SEGMENT_RE.sub(" ", last)
+    only_math = not _WORDS_RE.search(outside) and not CJK_RE.search(outside)
     if not only_math and not _CONCLUDING_RE.search(last):
         return None
+    if other_values_after(last, segments[-1]):
+        return None
     first = len(segments) - 1
-    while first > 0 and _CONNECTOR_RE.match(last[segments[first - 1].end() : segments[first].start()]):
+    while first > 0 and is_connector(last[segments[first - 1].end() : segments[first].start()]):
         first -= 1
     if first < len(segments) - 1:  # "The solutions are $x = 2$ and $x = 3$."
-        return last[segments[first].start() : segments[-1].end()]
+        return in_english(last[segments[first].start() : segments[-1].end()])
     answer = segment_text(segments[-1])
     # "... so $a + b = 12$": the value is what follows the last top-level "=".
     value = answer.rsplit("=", 1)[-1].strip()
@@ -349,36 +338,6 @@ def _last_paragraph_math(region: str) -> str | None:
     if "=" in answer and not lone_variable and not re.search(r"\\(?:leq?|geq?|ne(?:q)?)|[<>!≠]", answer):
         answer = value
     return answer or None
-
-
-# A sentence ends at . ! ? or after a displayed formula (`$$...$$`, `\\[...\\]`), before a capital.
-_SENTENCE_END_RE = re.compile(r"(?:(?<=[.!?])|(?<=\$\$)|(?<=\\\]))\s+(?=[A-Z*])")
-
-
-def _concluding_number(region: str) -> str | None:
-    """The one number of a last sentence that concludes (rule 6 of the module docstring)."""
-    paragraphs = _paragraphs(region)
-    if not paragraphs or not _looks_complete(region):
-        return None
-    sentence = _SENTENCE_END_RE.split(paragraphs[-1])[-1].replace("**", "").strip()
-    if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
-        return None
-    if not _CONCLUSION_START_RE.match(sentence) and (
-        _NOT_FINAL_START_RE.match(sentence) or len(sentence.split()) > _STATEMENT_MAX_WORDS
-    ):
-        return None  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
-    if _BOUND_WORDS_RE.search(sentence):
-        return None  # "less than 18", "42 is wrong", "18 so far": a bound, a rejection or an interim value
-    if math_segments(sentence):
-        return None  # a formula: rule 5 reads those
-    times = _TIME_TOKEN_RE.findall(sentence)
-    if len(times) == 1 and not _NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
-        return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
-    if "=" in sentence:
-        tokens = _NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
-        return tokens[0] if tokens else None
-    distinct = set(_NUMBER_TOKEN_RE.findall(sentence))
-    return distinct.pop() if len(distinct) == 1 else None
 
 
 # A one-line answer whose words only label or measure its one formula: "$28$ percent", "Matrix: $M$".
@@ -395,6 +354,8 @@ def _is_bare(region: str) -> bool:
     stripped = region.strip()
     if not stripped or len(stripped) > _BARE_MAX_CHARS or stripped.count("\n") > 1:
         return False
+    if len(CJK_RE.findall(MATH_SEGMENT_RE.sub(" ", stripped))) > CJK_MAX_BARE:
+        return False  # "两边同时除以 2，得出 $x = 1.5$。": a sentence, read by the rules for sentences
     if math_segments(stripped) and _WORDS_RE.search(MATH_SEGMENT_RE.sub(" ", stripped)):
         return bool(_FORMULA_THEN_UNIT_RE.match(stripped))  # "$28$ percent", "$5$ cm"
     if _BOLD_SPAN_RE.search(stripped) and _WORDS_RE.search(_BOLD_SPAN_RE.sub(" ", stripped)):
@@ -409,6 +370,7 @@ def _bare_value(region: str) -> str:
     text = _SPEAKER_LEAD_RE.sub("", text)
     text = _BARE_LEAD_RE.sub("", text)
     text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
+    text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
     return text.lstrip("= ").strip() or region.strip()
 
 
@@ -457,6 +419,32 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
     return None
 
 
+# The answer slot of R1-style formats ("<think>...</think><answer>42</answer>").
+_ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+
+
+def _answer_tags(region: str, max_chars: int) -> Extraction | None:
+    """The answer an `<answer>` tag holds, read by the same rules inside it (a box, a cue, a bare value);
+    tags with different contents are all returned, so the comparer sees the hedge (rule `answer-tag`)."""
+    contents = list(dict.fromkeys(c.strip() for c in _ANSWER_TAG_RE.findall(region) if c.strip()))
+    if len(contents) > 1:
+        return Extraction(tuple(contents), "answer-tag")
+    if not contents or "<answer>" in contents[0].lower():
+        return None
+    inner = extract(contents[0], max_chars)
+    return Extraction(inner.answers, f"answer-tag:{inner.rule}") if isinstance(inner, Extraction) else None
+
+
+def opens_with_cue(text: str) -> bool:
+    """Whether a one-line text opens with an answer cue ("The answer is 33", "Answer: 12", "答案：12"):
+    a reference written that way states its answer after the cue (HELM's tests write golds so)."""
+    stripped = text.strip()
+    if "\n" in stripped or len(stripped) > _CUE_MAX_CHARS:
+        return False
+    cue = _CUE_RE.match(stripped) or next((m for m in find_cues(stripped) if m.start() == 0), None)
+    return cue is not None
+
+
 def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     """Find the final answer of `response` (see the module docstring for the rules and their order)."""
     region, unclosed = _answer_region(response, max_chars)
@@ -469,6 +457,8 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return Extraction(tuple(boxes), "boxed")
     if unclosed:
         return NoAnswer("the thinking never closed (cut off) and nothing is boxed")
+    if "<answer>" in region and (tagged := _answer_tags(region, max_chars)):
+        return tagged
     cued = _cue_answer(region)
     if isinstance(cued, NoAnswer):
         return cued
@@ -478,7 +468,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
-        if prose and (number := _concluding_number(region)):
+        if prose and (number := concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
         bare = _bare_value(region)
         if read_letters(bare) is None and (letters := choosing_sentence(region)):
@@ -486,13 +476,15 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return Extraction((bare,), "bare")
     for rule, find in (  # a last sentence that states one number outranks a formula before it
         ("last-line", _last_line_answer),
-        ("concluding-sentence", _concluding_number),
+        ("concluding-sentence", concluding_number),
         ("last-math", _last_paragraph_math),
     ):
         if answer := find(region):
             return Extraction((answer,), rule)
     if letters := choosing_sentence(region):
         return Extraction((letters,), "choice-prose")
-    if not _looks_complete(region):
+    if word := word_predicate(region):
+        return Extraction((word,), "predicate-sentence")
+    if not looks_complete(region):
         return NoAnswer("the response stops mid-sentence (cut off) without a final answer")
     return NoAnswer("no boxed answer, answer cue or concluding formula found")

@@ -79,3 +79,12 @@ def math_segments(text: str) -> list[re.Match[str]]:
 def segment_text(match: re.Match[str]) -> str:
     """The formula inside a segment found by `math_segments`, without its delimiters."""
     return next(group for group in match.groups() if group is not None).strip()
+
+
+# Markdown bold markers, not a Python power between two operands ("5*x**2": normalise.py reads it).
+_BOLD_MARK_RE = re.compile(r"(?<![\w)\]}])\*\*|\*\*(?![\w({-])")
+
+
+def unbold(text: str) -> str:
+    """`text` without markdown bold markers ("**55**" -> "55"), keeping a power written `x**2`."""
+    return _BOLD_MARK_RE.sub("", text) if "**" in text else text

@@ -116,6 +116,12 @@ def _plain_functions(text: str) -> str:
     """Plain-text "pi/2", "exp(16)", "2*sqrt(3)" in LaTeX: `\\pi/2`, `\\exp(16)`, `2*\\sqrt{3}`."""
     text = _PLAIN_FUNCTION_RE.sub(r"\\\1", text)
     text = re.sub(r"√\s*(\d+(?:\.\d+)?|[a-zA-Z])", r"\\sqrt{\1}", text).replace("√", "\\sqrt")  # 8√3
+    # Python's power between two operands ("3*s**2", sympy-printed golds); bold markers ("**55**") stay
+    # (a chain "2**3**2" is right-associative: left as written rather than regrouped)
+    text = re.sub(r"(?<=[\w)\]}])\*\*(-?\d+(?:\.\d+)?|-?[A-Za-z]\w*)(?![\w.]|\*\*)", r"^{\1}", text)
+    text = re.sub(r"(?<=[\w)\]}])\*\*(?=[({])", "^", text)
+    # `\\sqrt[3]2`: an unbraced radicand is one character, as in LaTeX (lm-eval's minerva tests write it)
+    text = re.sub(r"\\sqrt\[([^\[\]{}]{1,20})\]\s*([0-9a-zA-Z])", r"\\sqrt[\1]{\2}", text)
     for _ in range(10):  # bounded: each pass rewrites one \\sqrt( ... ) to \\sqrt{ ... }
         start = text.find("\\sqrt(")
         if start < 0:

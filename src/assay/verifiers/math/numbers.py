@@ -148,11 +148,31 @@ _TENS_ALT, _DIGIT_ALT, _UNITS_ALT = ("|".join(w) for w in (_TENS_WORDS, _UNITS_W
 _NUMBER_WORD_RE = re.compile(rf"^(?:({_TENS_ALT})(?:[-\s]({_DIGIT_ALT}))?|({_UNITS_ALT}))$")
 
 
-def _number_word(text: str) -> Number | None:
-    """ "eighteen", "twenty-five": a whole answer written as one English number below 100."""
-    match = _NUMBER_WORD_RE.match(text.lower())
+# "one half", "two thirds", "three quarters": a fraction in words (rllm's tests give "one half" as a gold).
+_DENOMINATORS = {"half": 2, "third": 3, "quarter": 4, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7}
+_DENOMINATORS |= {"eighth": 8, "ninth": 9, "tenth": 10}
+_FRACTION_WORD_RE = re.compile(
+    rf"^(a|an|{'|'.join(_UNITS_WORDS[1:10])})[-\s]({'|'.join(_DENOMINATORS)}|halves|{'s|'.join(_DENOMINATORS)}s)$"
+)
+
+
+def _fraction_word(text: str) -> Number | None:
+    match = _FRACTION_WORD_RE.match(text.lower())
     if match is None:
         return None
+    count = 1 if match.group(1) in ("a", "an") else _NUMBER_WORDS[match.group(1)]
+    word = "half" if match.group(2) == "halves" else match.group(2).removesuffix("s")
+    if (count == 1) != (match.group(2) in _DENOMINATORS) or word not in _DENOMINATORS:
+        return None  # "one thirds", "two third": not how a fraction is said
+    return Number(Fraction(count, _DENOMINATORS[word]), "fraction")
+
+
+def _number_word(text: str) -> Number | None:
+    """ "eighteen", "twenty-five": a whole answer written as one English number below 100; "one half",
+    "two thirds": a fraction in words."""
+    match = _NUMBER_WORD_RE.match(text.lower())
+    if match is None:
+        return _fraction_word(text)
     if match.group(3):
         return Number(Fraction(_NUMBER_WORDS[match.group(3)]), "integer")
     units = _NUMBER_WORDS[match.group(2)] if match.group(2) else 0

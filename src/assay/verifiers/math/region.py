@@ -36,8 +36,15 @@ def _end_of_turn(text: str) -> str:
     return _TURN_END_RE.sub("", text)
 
 
+# GLM-4.1V/4.5V write their final answer between box tokens: the same as a `\boxed{}` (rllm's tests
+# write it so); a trailing `<|end_of_box|>` is no end of turn.
+_BOX_TOKENS_RE = re.compile(r"<\|begin_of_box\|>(.*?)<\|end_of_box\|>", re.DOTALL)
+
+
 def strip_turn_tokens(text: str) -> str:
     """The response without what follows its end of turn and without trailing special tokens."""
+    if "<|begin_of_box|>" in text:
+        text = _BOX_TOKENS_RE.sub(lambda m: f"\\boxed{{{m.group(1).strip()}}}", text)
     return _SPECIAL_TOKENS_RE.sub("", _end_of_turn(text))
 
 

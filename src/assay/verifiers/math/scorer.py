@@ -22,7 +22,7 @@ from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import symbolic
 from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
-from assay.verifiers.math.extract import Extraction, NoAnswer, extract
+from assay.verifiers.math.extract import Extraction, NoAnswer, extract, opens_with_cue
 from assay.verifiers.math.formulas import find_boxes
 from assay.verifiers.math.normalise import ONE_LETTER_UNITS, strip_units
 from assay.verifiers.math.prompt import (
@@ -40,6 +40,8 @@ MAX_REFERENCE_CHARS = 20_000  # a whole worked solution may be the reference
 # Two boxes with more than three words between them are not one list of answers.
 _BOXES_APART_RE = re.compile(r"\}[^{}]*?(?:[a-zA-Z]+[^a-zA-Z{}]+){4,}[^{}]*?\\boxed")
 _PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}\b")
+# A short reference that states its value in a sentence ("The number is 4."): read by the extractor.
+_STATES_RE = re.compile(r"\b(?:is|are|was|equals)\b", re.IGNORECASE)
 MAX_ANSWER_CHARS = 2_000
 
 
@@ -65,16 +67,21 @@ def _unit_words(unit: str) -> bool:
 @lru_cache(maxsize=4096)
 def gold_answer(reference: str) -> str:
     """The answer a reference states. A worked solution (MATH style) states it in its own `\\boxed{}`
-    (several boxes are one list); a reference written as prose with formulas goes through the extractor;
+    (several boxes are one list); a reference written as prose with formulas, one line that opens with an
+    answer cue ("The answer is 33") or one sentence that states a number ("The number is 4.") goes
+    through the extractor;
     anything else is the answer as written."""
     boxes = list(dict.fromkeys(find_boxes(reference)))
     if len(boxes) > 1 and _BOXES_APART_RE.search(reference):
         boxes = boxes[-1:]  # boxes far apart in a solution: its last box is the answer
     if boxes:
         return ", ".join(boxes)
-    if len(_PROSE_RE.findall(reference)) >= 6:
+    prose = len(_PROSE_RE.findall(reference))
+    worked = prose >= 6 or opens_with_cue(reference)  # a solution, or "The answer is 33"
+    stated = prose >= 2 and "\n" not in reference and _STATES_RE.search(reference)  # "The number is 4."
+    if worked or stated:
         found = extract(reference, MAX_REFERENCE_CHARS)
-        if isinstance(found, Extraction):
+        if isinstance(found, Extraction) and (worked or re.search(r"\d", found.answers[-1])):
             return found.answers[-1]
     return reference
 

@@ -1,0 +1,145 @@
+"""Reading the last sentences of a response: where one ends, whether the response was cut off, what a
+concluding sentence states (extract.py's rules 5 and 6 and the sentence rules of issue 30), and which
+words only join two formulas. Split from extract.py, which applies these in its order of preference.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from assay.verifiers.math.cues import LANGUAGES
+from assay.verifiers.math.formulas import math_segments, unbold
+
+# Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
+CONNECTOR_RE = re.compile(
+    r"^[\s,;.:]*(?:either|or|and|both|maybe|perhaps|possibly|alternatively|even|&|,|;|\s)*[\s,;.:]*$",
+    re.IGNORECASE,
+)
+# CJK script: its sentences need no spaces, so [a-zA-Z] word counts miss them.
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+CJK_MAX_BARE = 4  # "42个苹果" is a bare answer with its unit; a CJK sentence is not
+_CONCLUSION_START_RE = re.compile(
+    r"^(?:so(?!\s+far\b)|thus|therefore|hence|in\s+total|in\s+all|altogether|overall|in\s+conclusion"
+    r"|consequently)\b",
+    re.IGNORECASE,
+)
+# Openers of a sentence that is a step, a plan or a supposition rather than the result.
+_NOT_FINAL_START_RE = re.compile(
+    r"^(?:so\s+far|first(?:ly)?|second(?:ly)?|next|now|then|let(?:'s)?|to|if|suppose|assume|since|because|note|"
+    r"recall|consider|step|initially|before|after|when|while|we\s+(?:need|have\s+to|must|can|will|should)"
+    r"|i\s+(?:need|will|think|am|'m)|this|that|here|wait|hmm|but|and|or|also|check|verify|plug)\b",
+    re.IGNORECASE,
+)
+_STATEMENT_MAX_WORDS = 25
+BOUND_WORDS_RE = re.compile(
+    r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
+    r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
+    re.IGNORECASE,
+)
+_TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
+# A percent sign may be LaTeX-escaped (`12\%`): it belongs to the number (issue 28: gold 4 vs "4\%").
+NUMBER_TOKEN_RE = re.compile(
+    r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{]|\.\d)"
+)
+_LAST_SENTENCE_MAX_CHARS = 300
+
+
+@cache
+def _other_connectors() -> frozenset[str]:
+    """ "or" of every language of the cue table, and "and" in CJK scripts (no spaces around them)."""
+    return frozenset(w for language in LANGUAGES for w in language.or_words) | _AND_WORDS
+
+
+def is_connector(gap: str) -> bool:
+    """Whether the text between two formulas only joins them ("$x=2$ or $x=3$", "$x=5$ 或 $x=6$"): the
+    formulas are then one answer (a list, or a hedge the comparer rejects), never the last one alone."""
+    return bool(CONNECTOR_RE.match(gap)) or gap.strip(" \t\n,;.:，、；：") in _other_connectors()
+
+
+_AND_WORDS = frozenset({"和", "与", "及", "と", "및"})
+
+
+def in_english(joined: str) -> str:
+    """Formulas joined by another language's "or" / "and" ("$x=5$ 或 $x=6$"), with the word in English so
+    the comparer reads the list or the hedge ("$x=5$ or $x=6$")."""
+
+    def word(match: re.Match[str]) -> str:
+        gap = match.group(0).strip(" \t\n,;.:，、；：")
+        if gap in _AND_WORDS:
+            return " and "
+        return " or " if gap in _other_connectors() else match.group(0)
+
+    return re.sub(r"(?<=\$)[^$]+(?=\$)", word, joined) if "$" in joined else joined
+
+
+def looks_complete(text: str) -> bool:
+    """A response that was cut off by the token limit usually stops mid-sentence or mid-formula."""
+    tail = text.rstrip()
+    return (bool(tail) and tail[-1] in ".!)]}$*。！？．」』।") or tail.endswith(("\\]", "\\)"))
+
+
+def paragraphs_of(region: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", region.strip()) if p.strip()]
+
+
+def other_values_after(paragraph: str, segment: re.Match[str]) -> bool:
+    """ "The equation is $x=\\frac{1}{4}$. Some other numbers are 1, 2, 3.": a later sentence that offers
+    numbers the formula does not hold (and is no check: it has no "=") leaves the answer open (rule
+    `values-after-formula`; eval-protocol's tests score such a response 0)."""
+    tail = paragraph[segment.end() :]
+    sentence = re.search(r"[.!?]\s+(\S[^$]*)$", tail)
+    if sentence is None or "=" in sentence.group(1):
+        return False
+    said = set(NUMBER_TOKEN_RE.findall(segment.group(0)))
+    return bool(set(NUMBER_TOKEN_RE.findall(sentence.group(1))) - said)
+
+
+# A sentence ends at . ! ? or after a displayed formula (`$$...$$`, `\\[...\\]`), before a capital.
+SENTENCE_END_RE = re.compile(r"(?:(?<=[.!?])|(?<=\$\$)|(?<=\\\]))\s+(?=[A-Z*])")
+
+
+def concluding_number(region: str) -> str | None:
+    """The one number of a last sentence that concludes (rule 6 of extract.py's docstring)."""
+    paragraphs = paragraphs_of(region)
+    if not paragraphs or not looks_complete(region):
+        return None
+    sentence = unbold(SENTENCE_END_RE.split(paragraphs[-1])[-1]).strip()
+    if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
+        return None
+    if not _CONCLUSION_START_RE.match(sentence) and (
+        _NOT_FINAL_START_RE.match(sentence) or len(sentence.split()) > _STATEMENT_MAX_WORDS
+    ):
+        return None  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
+    if BOUND_WORDS_RE.search(sentence):
+        return None  # "less than 18", "42 is wrong", "18 so far": a bound, a rejection or an interim value
+    if math_segments(sentence):
+        return None  # a formula: rule 5 reads those
+    times = _TIME_TOKEN_RE.findall(sentence)
+    if len(times) == 1 and not NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
+        return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
+    if "=" in sentence:
+        tokens = NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
+        return tokens[0] if tokens else None
+    distinct = set(NUMBER_TOKEN_RE.findall(sentence))
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+# A last sentence that names a thing: "The capital of France is Paris." (a few words, no number).
+_WORD_PREDICATE_RE = re.compile(
+    r"^(?:[A-Za-z]+\s+){1,8}(?:is|are|was|were)\s+([A-Z][A-Za-z'’-]*(?:\s+[A-Za-z'’-]+){0,2})\.$"
+)
+
+
+def word_predicate(region: str) -> str | None:
+    """The predicate of a short last sentence that names a word answer (rule `predicate-sentence`): only
+    capitalised words (a name, "Paris"), so a description ("is increasing") is never an answer; a
+    negation or a second candidate stays in the predicate ("not Paris", "Paris or Lyon")."""
+    paragraphs = paragraphs_of(region)
+    if not paragraphs:
+        return None
+    sentence = SENTENCE_END_RE.split(paragraphs[-1])[-1].strip()
+    match = _WORD_PREDICATE_RE.match(sentence)
+    if match is None or BOUND_WORDS_RE.search(sentence):
+        return None
+    return match.group(1)
