@@ -41,14 +41,14 @@ def library_reading(text: str) -> Any:
 LEAVES = st.one_of(
     st.from_regex(r"0{0,2}[0-9]{1,4}", fullmatch=True),
     st.from_regex(r"[0-9]{0,3}\.[0-9]{1,3}", fullmatch=True),
-    st.sampled_from([*"xyzabnkmtIidEeTXA", "\\pi", "\\pi "]),
+    st.sampled_from([*"xyzabnkmtIidEeTXA", "\\pi", "\\pi ", "\\infty"]),
 )
 
 # Shapes of the subset and of its neighbours; A and B are subexpressions, `~` a blank of 0-2 spaces.
 # fmt: off
 INSIDE = ["A~+~B", "A~-~B", "A*B", "A\\cdot~B", "A\\times~B", "A/B", "-A", "+A", "AB", "A~B", "A^B", "A^{B}",
-          "(A)", "\\frac{A}{B}", "\\sqrt{A}"]
-OUTSIDE = ["A(B)", "A!", "A_B", "\\ln~A", "\\sqrt[A]{B}", "{A}", "A^T", "A,B", "A=B"]
+          "(A)", "\\frac{A}{B}", "\\sqrt{A}", "A!", "\\binom{A}{B}"]
+OUTSIDE = ["A(B)", "A!=B", "A_B", "\\ln~A", "\\sqrt[A]{B}", "{A}", "A^T", "A,B", "A=B"]
 TOKENS = [" ", "1", "2", "0", "12", ".5", "3.", "x", "y", "e", "d", "I", "T", "+", "-", "*", "/", "^",
           "(", ")", "{", "}", "\\frac", "\\sqrt", "\\pi", "\\cdot", "\\times", "!", "_", ",", "\\infty", "%",
           "\\%", "٣"]
@@ -118,6 +118,10 @@ COMMON = [
     "a^2+b^2",
     "1 - 2 - 3",
     "2 \\times 3 / 4",
+    "5!",
+    "\\binom{10}{3}",
+    "-\\infty",
+    "2^3!",
 ]
 
 
@@ -144,10 +148,10 @@ def test_common_answers_take_the_direct_path_and_match_the_library(text: str) ->
         "2^x^2",  # chained powers have two readings
         "1.2.3",
         "2.",
-        "5!",
         "x_1",
         "\\sqrt[3]{2}",
-        "\\infty",
+        "\\infty\\%",
+        "\\partial",
         "50\\%",
         "٣",  # a digit outside ASCII
         "x\u00a0+ 1",  # a blank the lexer does not skip

@@ -12,11 +12,11 @@ refused (None) and parsed by the library, so a refusal costs only time.
 The subset (on text `normalize_latex` has already cleaned): ASCII digits with at most one decimal point,
 single letters other than `d`, `e`, `E` (the lexer reads `dx` as a differential and `e`, `E` as
 the exponential and scientific notation) and not next to another letter (the lexer has multi-letter
-tokens: `tr`, `rank`, `eig`, ...), `\\pi`, `+ - * / ^`, `\\cdot`, `\\times`, parentheses, `\\frac{.}{.}`,
-`\\sqrt{.}`. Refused besides: a letter or `\\pi` followed by `(` (the grammar reads `f(x)` as a call), a
-whole text in one pair of parentheses (it may be a one-element tuple), chained powers (`2^x^2` has two
-readings), `^T` (a transpose), a power of `I` (the converter returns the unit and drops the exponent)
-and a power whose exponent is not a single atom or a braced expression.
+tokens: `tr`, `rank`, `eig`, ...), `\\pi`, `\\infty`, `+ - * / ^ !`, `\\cdot`, `\\times`, parentheses,
+`\\frac{.}{.}`, `\\binom{.}{.}`, `\\sqrt{.}`. Refused besides: a letter or `\\pi` followed by `(` (the
+grammar reads `f(x)` as a call), a whole text in one pair of parentheses (it may be a one-element tuple),
+chained powers (`2^x^2` has two readings), `^T` (a transpose), a power of `I` (the converter returns
+the unit and drops the exponent) and a power whose exponent is not a single atom or a braced expression.
 tests/verifiers/math/test_math_direct.py checks every reading against the library's own, tree for tree.
 """
 
@@ -27,10 +27,13 @@ from functools import lru_cache
 from typing import Any
 
 # The lexer skips exactly these blanks; `\d` and `\s` would also match other Unicode digits and spaces.
-_TOKEN_RE = re.compile(r"[ \t\r\n]*(?:([0-9]+(?:\.[0-9]+)?|\.[0-9]+)|([a-zA-Z])|\\([a-zA-Z]+)|([-+*/^(){}]))")
-_COMMANDS = {"frac", "sqrt", "pi", "cdot", "times"}
+_TOKEN_RE = re.compile(
+    r"[ \t\r\n]*(?:([0-9]+(?:\.[0-9]+)?|\.[0-9]+)|([a-zA-Z])|\\([a-zA-Z]+)|([-+*/^(){}!]))"
+)
+_COMMANDS = {"frac", "sqrt", "binom", "pi", "infty", "cdot", "times"}
 _REFUSED_LETTERS = set("deE")
-_STARTS_FACTOR = {"num", "letter", "pi", "frac", "sqrt", "("}
+_ATOMS = {"num", "letter", "pi", "infty"}
+_STARTS_FACTOR = {*_ATOMS, "frac", "sqrt", "binom", "("}
 
 
 class Refused(Exception):
@@ -153,7 +156,7 @@ class _Reader:
                 self.take("{")
                 exponent = self.expr()
                 self.take("}")
-            elif self.peek() in ("num", "letter", "pi"):
+            elif self.peek() in _ATOMS:
                 exponent = self.atom()
             else:
                 raise Refused("an exponent that is not an atom or a braced expression")
@@ -162,6 +165,9 @@ class _Reader:
             base = self.sympy.Pow(base, exponent, evaluate=False)
         if named and self.peek() == "(":
             raise Refused("a letter before a parenthesis reads as a function call")
+        while self.peek() == "!":  # a postfix factorial, of the power before it (`2^3!` is (2^3)!)
+            self.take("!")
+            base = self.sympy.factorial(base, evaluate=False)
         return base
 
     def comp(self) -> Any:
@@ -180,6 +186,10 @@ class _Reader:
         if kind == "sqrt":
             self.take("sqrt")
             return self.sympy.Pow(self.braced(), self.sympy.S.Half, evaluate=False)
+        if kind == "binom":
+            self.take("binom")
+            upper, lower = self.braced(), self.braced()
+            return self.sympy.binomial(upper, lower)
         return self.atom()
 
     def braced(self) -> Any:
@@ -197,6 +207,9 @@ class _Reader:
             return self.sympy.I if letter == "I" else self.get_symbol(letter, None, True)
         if kind == "pi":
             return self.get_symbol(self.take("pi"), None, True)
+        if kind == "infty":
+            self.take("infty")
+            return self.sympy.oo
         raise Refused(f"unexpected {kind or 'end'!r}")
 
 
@@ -222,5 +235,5 @@ def read(normalized: str) -> Any | None:
         reader = _Reader(tokens)
         tree = reader.expr()
         return tree if reader.pos == len(tokens) else None
-    except (Refused, RecursionError):
+    except Exception:  # Refused, RecursionError, or a constructor that raises: the library decides
         return None
