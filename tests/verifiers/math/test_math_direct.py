@@ -44,10 +44,11 @@ LEAVES = st.one_of(
     st.sampled_from([*"xyzabnkmtIidEeTXA", "\\pi", "\\pi ", "\\infty"]),
 )
 
-# Shapes of the subset and of its neighbours; A and B are subexpressions, `~` a blank of 0-2 spaces.
+# Shapes of the subset and of its neighbours; A and B are subexpressions, `~` a blank of 0-2 spaces, K a
+# small integer (sympy's binomial expands `\\binom{x}{9999}` into 9999 factors, in the library as here).
 # fmt: off
 INSIDE = ["A~+~B", "A~-~B", "A*B", "A\\cdot~B", "A\\times~B", "A/B", "-A", "+A", "AB", "A~B", "A^B", "A^{B}",
-          "(A)", "\\frac{A}{B}", "\\sqrt{A}", "A!", "\\binom{A}{B}"]
+          "(A)", "\\frac{A}{B}", "\\sqrt{A}", "A!", "\\binom{A}{K}"]
 OUTSIDE = ["A(B)", "A!=B", "A_B", "\\ln~A", "\\sqrt[A]{B}", "{A}", "A^T", "A,B", "A=B"]
 TOKENS = [" ", "1", "2", "0", "12", ".5", "3.", "x", "y", "e", "d", "I", "T", "+", "-", "*", "/", "^",
           "(", ")", "{", "}", "\\frac", "\\sqrt", "\\pi", "\\cdot", "\\times", "!", "_", ",", "\\infty", "%",
@@ -56,8 +57,9 @@ TOKENS = [" ", "1", "2", "0", "12", ".5", "3.", "x", "y", "e", "d", "I", "T", "+
 
 
 def _filled(draw: st.DrawFn, shape: str, a: str, b: str) -> str:
-    blank = st.sampled_from(["", " ", "  "])
-    return "".join(a if c == "A" else b if c == "B" else draw(blank) if c == "~" else c for c in shape)
+    blank, small = st.sampled_from(["", " ", "  "]), st.integers(0, 12).map(str)
+    fills = {"A": lambda: a, "B": lambda: b, "~": lambda: draw(blank), "K": lambda: draw(small)}
+    return "".join(fills[c]() if c in fills else c for c in shape)
 
 
 @st.composite
