@@ -150,6 +150,8 @@ class MathScorer(Scorer[MathOptions]):
         # and the LaTeX parser there, not inside the first item that needs them (a cold worker took
         # 3-4.6 s on such an item against a 5 s deadline).
         symbolic.warm_up()
+        # Likewise the extractor's one pattern for the answer cues of every language (50 ms to compile).
+        extract("答案: 1", settings.math.max_response_chars)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: MathOptions) -> float:

@@ -114,6 +114,14 @@ def _converter_class() -> Any:
     from latex2sympy2_extended.latex2sympy2 import _Latex2Sympy
 
     class Converter(_Latex2Sympy):
+        prediction_mode: int | None = None  # None: the library's (full LL)
+
+        def create_parser(self, latex_str: str) -> Any:
+            parser = super().create_parser(latex_str)
+            if self.prediction_mode is not None:
+                parser._interp.predictionMode = self.prediction_mode
+            return parser
+
         def parse_number(self, text: str) -> Any:
             plain = text.replace(",", "")
             if _PLAIN_INTEGER_RE.fullmatch(plain):
@@ -125,11 +133,53 @@ def _converter_class() -> Any:
     return Converter
 
 
-def _converter() -> Any:
+def _converter(sll: bool = False) -> Any:
     """A fresh converter per parse, as `latex2sympy` makes one (it keeps state while converting)."""
+    from antlr4.atn.PredictionMode import PredictionMode
     from latex2sympy2_extended.latex2sympy2 import ConversionConfig
 
-    return _converter_class()(None, None, False, config=ConversionConfig())
+    converter = _converter_class()(None, None, False, config=ConversionConfig())
+    if sll:
+        converter.prediction_mode = PredictionMode.SLL
+    return converter
+
+
+_SLL_FAILS_RE = re.compile(r"[a-zA-Z]\s*[_^]")
+
+
+def parse_latex(normalized: str, direct: bool = True) -> Any:
+    """latex2sympy's reading of normalised LaTeX (issue 30's speed target): the simplest shapes built
+    directly (direct.py; `direct=False` skips that), the rest parsed by ANTLR in two stages.
+
+    ANTLR's SLL prediction ignores the parser's call stack, so it never falls back to the full-context
+    LL prediction that took about a third of each parse. ANTLR documents that an SLL parse either
+    returns the parse tree LL would return or reports a syntax error; the library's error listener
+    raises on every syntax error, so any failure of the SLL stage is parsed again with full LL, and
+    the result is always the library's own (LL) reading. A letter with a sub- or superscript (`x^2`,
+    `a_{1}`) is a decision SLL always gets wrong in this grammar (measured: every SLL failure of a valid
+    input in 2,107 recorded answers had one), so such text goes to LL at once instead of being parsed twice.
+    """
+    from assay.verifiers.math.direct import read
+
+    if direct and (tree := read(normalized)) is not None:  # the simplest shapes, built without ANTLR
+        return tree
+    if not _SLL_FAILS_RE.search(normalized):
+        try:
+            return _converter(sll=True).parse(normalized)
+        except Exception:  # a syntax error under SLL may be an LL-only input: the LL parse decides
+            pass
+    return _converter().parse(normalized)
+
+
+def _normalised(text: str) -> str:
+    """The text as `latex2sympy(text, config)` hands it to its parser."""
+    from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
+
+    config = NormalizationConfig(
+        basic_latex=True, units=False, malformed_operators=True, nits=True, boxed=False, equations=False
+    )
+    text = _SCIENTIFIC_RE.sub(r"\1\\times 10^{\2}", text)  # 1e100000 is 10^100000, not 1 * e * 100000
+    return normalize_latex(text, config)
 
 
 @lru_cache(maxsize=4096)
@@ -139,14 +189,8 @@ def to_sympy(text: str) -> Any:
         raise TooCostly(f"longer than {MAX_CHARS} characters")
     if nesting(text) > MAX_NESTING:
         raise TooCostly(f"nested deeper than {MAX_NESTING}")
-    from latex2sympy2_extended.math_normalization import NormalizationConfig, normalize_latex
-
-    config = NormalizationConfig(
-        basic_latex=True, units=False, malformed_operators=True, nits=True, boxed=False, equations=False
-    )
-    text = _SCIENTIFIC_RE.sub(r"\1\\times 10^{\2}", text)  # 1e100000 is 10^100000, not 1 * e * 100000
     try:
-        expr = _converter().parse(normalize_latex(text, config))  # what `latex2sympy(text, config)` does
+        expr = parse_latex(_normalised(text))  # what `latex2sympy(text, config)` does
     except TooCostly:
         raise
     except Exception as exc:  # the parser raises many types (antlr, sympy, RecursionError)
@@ -174,7 +218,9 @@ def _evaluated(expr: Any) -> Any:
 
 
 # Typical answer shapes: the LaTeX parser (ANTLR) builds its prediction cache per shape on first sight,
-# which made the first real item after start-up take 4x longer than the next ones.
+# which made the first real item after start-up take 4x longer than the next ones. The shapes direct.py
+# builds without ANTLR are parsed by ANTLR here too, and so are shapes it leaves to ANTLR (calls, logs,
+# the exponential, factorials, subscripts, tuples, relations), each first seen costing 20-90 ms.
 _WARM_UP = (
     "\\frac{x}{2} + \\sqrt{2}",
     "\\sqrt{2}",
@@ -189,6 +235,21 @@ _WARM_UP = (
     "\\log_2 8",
     "\\sin(x)",
     "3.5",
+    "n(n+1)",
+    "\\frac{f(x)}{2}",
+    "\\ln 2",
+    "\\log_{2}{3}",
+    "e^{2}",
+    "\\binom{5}{2}",
+    "5!",
+    "-\\infty",
+    "\\sin^2 x",
+    "x_{1} + x_{2}",
+    "(1, 2)",
+    "x \\leq 3",
+    "2 \\times 10^{5}",
+    "\\sqrt[3]{2}",
+    "|x - 1|",
 )
 
 
@@ -197,6 +258,7 @@ def warm_up() -> None:
     for text in _WARM_UP:
         try:
             evaluate(to_sympy(text), {})
+            parse_latex(_normalised(text), direct=False)
         except (TooCostly, ValueError):  # pragma: no cover - fixed, known-good expressions
             log.warning("math: warming up the LaTeX parser on %r failed", text)
 
