@@ -119,6 +119,14 @@ def test_power_tower_is_refused_not_evaluated() -> None:
     assert result.status is Status.OK and result.correct is False
 
 
+@pytest.mark.parametrize("binomial", ["\\binom{x}{99999}", "\\binom{n}{5000}", "\\dbinom{2x+1}{1000}"])
+def test_a_huge_symbolic_binomial_is_refused_not_expanded(binomial: str) -> None:
+    """binomial(x, 99999) kept a worker busy past any deadline (sympy expands it when comparing)."""
+    result = score(f"\\boxed{{{binomial}}}", "x")
+    assert result.status is Status.OK and result.correct is False and "too costly" in result.reason
+    assert score("\\boxed{\\binom{x}{2}}", "\\frac{x(x-1)}{2}").correct  # a small one is still compared
+
+
 def test_boxes_of_every_solution_answer_a_list_gold() -> None:
     # R1-style "the solutions are $\boxed{2}$ and $\boxed{3}$": one answer in two boxes (it was a hedge)
     assert score("The solutions are $\\boxed{2}$ and $\\boxed{3}$.", "2, 3").correct
