@@ -89,7 +89,7 @@ def check_cost(expr: Any) -> None:
         if node.is_Pow and not node.is_number and node.exp.is_Integer and abs(int(node.exp)) > 200:
             raise TooCostly("a symbolic power above 200")
         if isinstance(node, sympy.binomial) and not node.is_number and _large_integer_arg(node):
-            raise TooCostly("a symbolic binomial above 200")  # binomial(x, 99999) is a degree-99999 polynomial
+            raise TooCostly("a symbolic binomial above 200")  # binomial(x, 99999): a degree-99999 polynomial
 
 
 def _large_integer_arg(node: Any) -> bool:
