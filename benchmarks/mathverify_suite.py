@@ -59,18 +59,24 @@ class Row:
     default: bool  # the test's settings are math-verify's defaults
 
 
-def fetch(cache: Path) -> Path:
-    """The unpacked sdist's tests/ folder (downloaded once into `cache`)."""
-    root = cache / f"math_verify-{VERSION}"
-    if not (root / "tests").is_dir():
+def unpacked_sdist(cache: Path, package: str, version: str) -> Path:
+    """The root folder of a package's unpacked source distribution (downloaded once into `cache`)."""
+    stem = f"{package.replace('-', '_')}-{version}"
+    root = cache / stem
+    if not root.is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         command = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps"]
-        command += [f"math-verify=={VERSION}", "-d", str(cache), "-q"]
+        command += [f"{package}=={version}", "-d", str(cache), "-q"]
         subprocess.run(command, check=True)
-        archive = next(cache.glob(f"math_verify-{VERSION}.tar.gz"))
+        archive = next(cache.glob(f"{stem}.tar.gz"))
         with tarfile.open(archive) as tar:
             tar.extractall(cache, filter="data")
-    return root / "tests"
+    return root
+
+
+def fetch(cache: Path) -> Path:
+    """math-verify's tests/ folder."""
+    return unpacked_sdist(cache, "math-verify", VERSION) / "tests"
 
 
 def _settings_of(function: ast.FunctionDef, argnames: list[str]) -> dict[str, object] | None:
