@@ -77,7 +77,7 @@ TOKEN_SOUP = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=12).map("".j
 @BOUNDED
 @given(st.one_of(expressions(), expressions(shapes=tuple(INSIDE)), TOKEN_SOUP))
 def test_a_direct_reading_is_the_librarys_tree(text: str) -> None:
-    built = direct.read(text)
+    built = direct.read(text, symbolic._converter())
     if built is not None:
         assert tree(built) == library_reading(text)
 
@@ -129,7 +129,7 @@ COMMON = [
 
 @pytest.mark.parametrize("text", COMMON)
 def test_common_answers_take_the_direct_path_and_match_the_library(text: str) -> None:
-    built = direct.read(text)
+    built = direct.read(text, symbolic._converter())
     assert built is not None
     assert tree(built) == library_reading(text)
 
@@ -164,7 +164,7 @@ def test_common_answers_take_the_direct_path_and_match_the_library(text: str) ->
     ],
 )
 def test_shapes_with_another_reading_are_left_to_the_library(text: str) -> None:
-    assert direct.read(text) is None
+    assert direct.read(text, symbolic._converter()) is None
 
 
 @pytest.mark.parametrize("text", ["x^2 + 1", "a_{1} + 2", "3 + \\sqrt{2}", "\\ln 2", "(1, 2)", "1 + "])

@@ -71,21 +71,19 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 
 @lru_cache(maxsize=1)
 def _library() -> Any:
-    """The library's pieces the converter calls: a converter (for its flattening helpers and our number
-    literals), `get_symbol` and sympy."""
+    """The library's pieces the converter calls: `get_symbol` and sympy."""
     import sympy
     from latex2sympy2_extended.symbols import get_symbol
 
-    from assay.verifiers.math import symbolic
-
-    return symbolic._converter(), get_symbol, sympy
+    return get_symbol, sympy
 
 
 class _Reader:
-    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+    def __init__(self, tokens: list[tuple[str, str]], converter: Any) -> None:
         self.tokens = tokens
         self.pos = 0
-        self.converter, self.get_symbol, self.sympy = _library()
+        self.converter = converter
+        self.get_symbol, self.sympy = _library()
 
     def peek(self) -> str:
         return self.tokens[self.pos][0] if self.pos < len(self.tokens) else ""
@@ -226,13 +224,14 @@ def _wrapped(tokens: list[tuple[str, str]]) -> bool:
     return False
 
 
-def read(normalized: str) -> Any | None:
-    """The tree latex2sympy's converter builds from `normalized`, or None outside the subset."""
+def read(normalized: str, converter: Any) -> Any | None:
+    """The tree latex2sympy's converter builds from `normalized`, or None outside the subset.
+    `converter`: symbolic.py's (its flattening helpers and number literals are the library's)."""
     try:
         tokens = _tokens(normalized)
         if not tokens or _wrapped(tokens):
             return None
-        reader = _Reader(tokens)
+        reader = _Reader(tokens, converter)
         tree = reader.expr()
         return tree if reader.pos == len(tokens) else None
     except Exception:  # Refused, RecursionError, or a constructor that raises: the library decides

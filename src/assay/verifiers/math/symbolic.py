@@ -167,7 +167,7 @@ def parse_latex(normalized: str, direct: bool = True) -> Any:
     """
     from assay.verifiers.math.direct import read
 
-    if direct and (tree := read(normalized)) is not None:  # the simplest shapes, built without ANTLR
+    if direct and (tree := read(normalized, _converter())) is not None:  # the simplest shapes: no ANTLR
         return tree
     if not _SLL_FAILS_RE.search(normalized):
         try:
