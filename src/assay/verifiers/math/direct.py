@@ -109,13 +109,14 @@ class _Reader:
         while self.peek() in ("*", "cdot", "times", "/"):
             op = self.take(self.peek())
             rh = self.unary()
-            if op != "/":
-                node = self.converter.mul_flat(node, rh)
-            elif node.is_Integer and rh.is_Integer:
-                node = self.sympy.Rational(node, rh)
-            else:
-                node = self.sympy.Mul(node, self.sympy.Pow(rh, -1, evaluate=False), evaluate=False)
+            node = self._ratio(node, rh) if op == "/" else self.converter.mul_flat(node, rh)
         return node
+
+    def _ratio(self, upper: Any, lower: Any) -> Any:
+        """`a / b` and `\\frac{a}{b}`: a Rational of two integers, else a * b^-1 left unevaluated."""
+        if upper.is_Integer and lower.is_Integer:
+            return self.sympy.Rational(upper, lower)
+        return self.sympy.Mul(upper, self.sympy.Pow(lower, -1, evaluate=False), evaluate=False)
 
     def unary(self) -> Any:
         if self.peek() in ("+", "-"):
@@ -151,9 +152,7 @@ class _Reader:
                 raise Refused("a power of I")
             self.take("^")
             if self.peek() == "{":
-                self.take("{")
-                exponent = self.expr()
-                self.take("}")
+                exponent = self.braced()
             elif self.peek() in _ATOMS:
                 exponent = self.atom()
             else:
@@ -177,10 +176,7 @@ class _Reader:
             return inner
         if kind == "frac":
             self.take("frac")
-            upper, lower = self.braced(), self.braced()
-            if upper.is_Integer and lower.is_Integer:
-                return self.sympy.Rational(upper, lower)
-            return self.sympy.Mul(upper, self.sympy.Pow(lower, -1, evaluate=False), evaluate=False)
+            return self._ratio(self.braced(), self.braced())
         if kind == "sqrt":
             self.take("sqrt")
             return self.sympy.Pow(self.braced(), self.sympy.S.Half, evaluate=False)

@@ -45,19 +45,28 @@ NUMBER_TOKEN_RE = re.compile(
 _LAST_SENTENCE_MAX_CHARS = 300
 
 
+_AND_WORDS = frozenset({"和", "与", "及", "と", "및"})
+
+
 @cache
-def _other_connectors() -> frozenset[str]:
-    """ "or" of every language of the cue table, and "and" in CJK scripts (no spaces around them)."""
-    return frozenset(w for language in LANGUAGES for w in language.or_words) | _AND_WORDS
+def _or_words() -> frozenset[str]:
+    """ "or" of every language of the cue table."""
+    return frozenset(w for language in LANGUAGES for w in language.or_words)
+
+
+def _joining_word(gap: str) -> str | None:
+    """ "or" / "and" when the text between two formulas is another language's word for it (CJK scripts
+    write "and" with no spaces around it), else None."""
+    word = gap.strip(" \t\n,;.:，、；：")
+    if word in _AND_WORDS:
+        return "and"
+    return "or" if word in _or_words() else None
 
 
 def is_connector(gap: str) -> bool:
     """Whether the text between two formulas only joins them ("$x=2$ or $x=3$", "$x=5$ 或 $x=6$"): the
     formulas are then one answer (a list, or a hedge the comparer rejects), never the last one alone."""
-    return bool(CONNECTOR_RE.match(gap)) or gap.strip(" \t\n,;.:，、；：") in _other_connectors()
-
-
-_AND_WORDS = frozenset({"和", "与", "及", "と", "및"})
+    return bool(CONNECTOR_RE.match(gap)) or _joining_word(gap) is not None
 
 
 def in_english(joined: str) -> str:
@@ -65,10 +74,8 @@ def in_english(joined: str) -> str:
     the comparer reads the list or the hedge ("$x=5$ or $x=6$")."""
 
     def word(match: re.Match[str]) -> str:
-        gap = match.group(0).strip(" \t\n,;.:，、；：")
-        if gap in _AND_WORDS:
-            return " and "
-        return " or " if gap in _other_connectors() else match.group(0)
+        joining = _joining_word(match.group(0))
+        return f" {joining} " if joining else match.group(0)
 
     return re.sub(r"(?<=\$)[^$]+(?=\$)", word, joined) if "$" in joined else joined
 
