@@ -101,17 +101,17 @@ def _starts_processes(item: pytest.Item) -> bool:
         return True
     if any(_fixture_starts_processes(fixture.func) for fixture in _fixtures(item)):
         return True
-    module = getattr(item, "module", None)
-    path = getattr(module, "__file__", None)
-    if path is None:
-        return False
-    source = _SOURCES.get(path)
-    if source is None:
-        source = _SOURCES[path] = Path(path).read_text(encoding="utf-8")
+    path = getattr(getattr(item, "module", None), "__file__", None)
+    return path is not None and _has_signs(_module_source(path))
+
+
+@functools.cache
+def _module_source(path: str) -> str:
+    return Path(path).read_text(encoding="utf-8")
+
+
+def _has_signs(source: str) -> bool:
     return any(sign in source for sign in INTEGRATION_SIGNS)
-
-
-_SOURCES: dict[str, str] = {}
 
 
 def _fixtures(item: pytest.Item) -> list[Any]:
@@ -123,10 +123,9 @@ def _fixtures(item: pytest.Item) -> list[Any]:
 def _fixture_starts_processes(func: Callable[..., Any]) -> bool:
     """A fixture whose own code builds an Engine, a server, a sandbox or a subprocess."""
     try:
-        source = inspect.getsource(func)
+        return _has_signs(inspect.getsource(func))
     except (OSError, TypeError):
         return False
-    return any(sign in source for sign in INTEGRATION_SIGNS)
 
 
 _MODULE_MARK_RE = re.compile(r"^pytestmark\s*=\s*(.+)$", re.MULTILINE)
@@ -134,13 +133,11 @@ _MODULE_MARK_RE = re.compile(r"^pytestmark\s*=\s*(.+)$", re.MULTILINE)
 
 def _module_marks(path: Path) -> set[str]:
     """The markers every test of a test module carries whatever it does: `pytestmark` and `integration`."""
-    source = _SOURCES.get(str(path))
-    if source is None:
-        source = _SOURCES[str(path)] = path.read_text(encoding="utf-8")
+    source = _module_source(str(path))
     marks = {
         name for line in _MODULE_MARK_RE.findall(source) for name in re.findall(r"pytest\.mark\.(\w+)", line)
     }
-    if any(sign in source for sign in INTEGRATION_SIGNS) or marks & INTEGRATION_REQUIREMENTS:
+    if _has_signs(source) or marks & INTEGRATION_REQUIREMENTS:
         marks.add("integration")
     return marks
 
@@ -218,7 +215,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.longrepr = (
                 f"{item.nodeid} started {', '.join(started)} during {report.when} but is not marked "
                 "`integration`: give it a fixture in INTEGRATION_FIXTURES or its module a sign in "
-                "INTEGRATION_SIGNS (tests/conftest.py)"
+                "INTEGRATION_SIGNS (tests/assay_tiers.py)"
             )
     return report
 
