@@ -25,7 +25,7 @@ def main() -> None:
 
     import torch
 
-    from assay.rl_client.demo_tools import ToolsDemoOptions, run_tools_demo
+    from assay.rl_client.runs.demo_tools import ToolsDemoOptions, run_tools_demo
 
     torch.set_num_threads(1)  # on a busy 2-core machine 2 threads ran 10x slower
     options = ToolsDemoOptions(seed=args.seed, time_budget_s=args.time_budget, progress=False)

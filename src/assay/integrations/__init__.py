@@ -2,7 +2,7 @@
 that trainer only when used (no torch needed). Each names the trainer version its tests ran (the tests run
 the trainers' own code) and the settings a user must match.
 
-Reward hooks (moved here from `assay.rl_client.integrations`, issue 24; the old paths still import):
+Reward hooks:
 - `trl.AssayReward`: a TRL `reward_funcs` callable; a non-ok result is None, which TRL skips.
 - `verl.compute_score`: verl 0.9's custom reward function (`naive` manager); `compute_score_batch` for the
   legacy batch manager.

@@ -6,7 +6,7 @@ method's signature and docstring, through transformers' `get_json_schema`). So t
 two public methods: `reset`, which opens a fresh Assay session on the row's item fields (and ends the
 previous one), and `python`, the session's tool. There is no `get_reward`: TRL calls it without the
 completion, and a verdict needs the final response; score with Assay's TRL reward function
-(`assay.rl_client.integrations.trl`), the same verdict path as `verify`. TRL ships no HTTP client for
+(`assay.integrations.trl`), the same verdict path as `verify`. TRL ships no HTTP client for
 OpenEnv servers in 1.16, so this speaks Assay's own session routes (with OpenEnv installed, its client
 drives the same sessions through `/openenv`: docs/sessions.md).
 

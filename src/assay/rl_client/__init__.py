@@ -23,8 +23,7 @@ The loop (this package) is a step of Generate -> Filter -> Control -> Replay -> 
 
 The configured-run product, `assay train` (`assay.rl_client.runs`): a validated run config, models and
 data files, one driver loop for GRPO and STaR, evaluation, demos and `--init`. Adapters that put Assay
-behind other trainers (TRL, verl, OpenRLHF, slime) live in `assay.integrations`; their old paths under
-`assay.rl_client.integrations` still import, with a DeprecationWarning. Imports point down only:
+behind other trainers (TRL, verl, OpenRLHF, slime) live in `assay.integrations`. Imports point down only:
 integrations and runs use the loop, the loop uses neither.
 
 Importing this package loads no torch; the modules that need it import it themselves.
