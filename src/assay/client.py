@@ -37,6 +37,7 @@ from assay.errors import (
     UnreachableError,
 )
 from assay.groups import GroupOutcome, group_rounds
+from assay.trees import TreeOutcome
 from assay.types import Item, Result
 
 T = TypeVar("T")
@@ -53,6 +54,23 @@ _SEND_ERRORS = (httpx.HTTPError, httpx.InvalidURL)
 
 def _as_json(item: Any) -> Any:
     return item.model_dump(mode="json", exclude_none=True) if isinstance(item, Item) else item
+
+
+def _tree_json(tree: Any) -> Any:
+    """A tree with its leaves' items as JSON (an `Item` becomes its dict); anything else is sent as
+    given, for the server to call `invalid`."""
+    if not isinstance(tree, dict) or not isinstance(tree.get("leaves"), list):
+        return tree
+    leaves = [
+        {**leaf, "item": _as_json(leaf["item"])} if isinstance(leaf, dict) and "item" in leaf else leaf
+        for leaf in tree["leaves"]
+    ]
+    return {**tree, "leaves": leaves}
+
+
+def _leaf_count(_: int, tree: Any) -> int:
+    leaves = tree.get("leaves") if isinstance(tree, dict) else None
+    return len(leaves) if isinstance(leaves, list) else 1
 
 
 def encode_json(payload: Any) -> bytes:
@@ -213,6 +231,18 @@ class AssayClient(SessionCalls):
         limit = min(self.batch_size, self.max_batch_items or self.batch_size)
         return list(group_rounds(wire, limit))
 
+    def _parse_trees(self, response: httpx.Response, sent: list[dict[str, Any]]) -> list[TreeOutcome]:
+        outcomes = _answer(response, "trees", lambda raw: [TreeOutcome.model_validate(t) for t in raw])
+        if len(outcomes) != len(sent):
+            raise ResponseError(f"Assay returned {len(outcomes)} trees for the {len(sent)} sent")
+        return outcomes
+
+    def tree_chunks(self, trees: Iterable[Any]) -> list[list[dict[str, Any]]]:
+        """Whole trees per request, at most `batch_size` leaves each (a larger tree goes alone)."""
+        wire = [_tree_json(tree) for tree in trees]
+        limit = min(self.batch_size, self.max_batch_items or self.batch_size)
+        return list(group_rounds(wire, limit, _leaf_count))
+
     def _chunks(self, items: Iterable[Any]) -> list[list[Any]]:
         return self._pack([_as_json(i) for i in items])
 
@@ -291,6 +321,14 @@ class AssayClient(SessionCalls):
         outcomes: list[GroupOutcome] = []
         for chunk in self.group_chunks(groups):
             outcomes.extend(self._parse_groups(self._send("POST", "/v1/groups", {"groups": chunk}), chunk))
+        return outcomes
+
+    def score_trees(self, trees: Iterable[Any]) -> list[TreeOutcome]:
+        """Score tree rollouts through POST /v1/trees (docs/trees.md); one outcome per tree, in order,
+        with its leaf results and every node's value and advantage."""
+        outcomes: list[TreeOutcome] = []
+        for chunk in self.tree_chunks(trees):
+            outcomes.extend(self._parse_trees(self._send("POST", "/v1/trees", {"trees": chunk}), chunk))
         return outcomes
 
     def tasks(self) -> list[dict[str, Any]]:
@@ -383,6 +421,17 @@ class AssayClient(SessionCalls):
 
         parts = await asyncio.gather(*(one(c) for c in self.group_chunks(groups)))
         return [g for part in parts for g in part]
+
+    async def ascore_trees(self, trees: Iterable[Any]) -> list[TreeOutcome]:
+        """Async `score_trees`: requests go out concurrently (at most `concurrency` at once)."""
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(chunk: list[dict[str, Any]]) -> list[TreeOutcome]:
+            async with gate:
+                return self._parse_trees(await self._asend("POST", "/v1/trees", {"trees": chunk}), chunk)
+
+        parts = await asyncio.gather(*(one(c) for c in self.tree_chunks(trees)))
+        return [t for part in parts for t in part]
 
     async def aclose(self) -> None:
         if self._coalescer is not None:

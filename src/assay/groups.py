@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from threading import Lock
 from typing import Any
 
@@ -184,13 +184,16 @@ def group_parts(index: int, group: Any) -> tuple[str | None, list[Any]]:
     raise ItemError(f'group {index} must be {{"id": ..., "items": [...]}} or a list of items')
 
 
-def group_rounds(groups: Sequence[Any], limit: int) -> Iterator[list[Any]]:
+def group_rounds(
+    groups: Sequence[Any], limit: int, count_of: Callable[[int, Any], int] | None = None
+) -> Iterator[list[Any]]:
     """Consecutive runs of whole groups holding at most `limit` items (a larger group goes alone): the
-    one way a batch of groups is cut, by the sync engine and by the HTTP client."""
+    one way a batch of groups (or of trees: `count_of` counts a tree's leaves) is cut, by the sync engine
+    and by the HTTP client."""
     chunk: list[Any] = []
     size = 0
     for index, group in enumerate(groups):
-        count = len(group_parts(index, group)[1])
+        count = count_of(index, group) if count_of else len(group_parts(index, group)[1])
         if chunk and size + count > limit:
             yield chunk
             chunk, size = [], 0

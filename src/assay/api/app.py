@@ -20,6 +20,7 @@ from assay.api import (
     run_code,
     schema,
     sessions,
+    trees,
     validate,
 )
 from assay.api.limits import BodyLimitMiddleware
@@ -78,6 +79,7 @@ def create_app(
     app.add_middleware(ObserveMiddleware, metrics=metrics, retry_after_s=settings.retry_after_s)
     app.include_router(rewards.router)
     app.include_router(groups.router)
+    app.include_router(trees.router)
     app.include_router(openrlhf.router)
     app.include_router(health.router)
     app.include_router(run_code.router)

@@ -56,6 +56,10 @@ SHAPES: dict[str, Shape] = {
         ("groups", "*", "items", "*"),
         ((("groups", "*"), "groups"), (("groups", "*", "items", "*"), "items")),
     ),
+    "/v1/trees": Shape(
+        ("trees", "*", "leaves", "*", "item"),
+        ((("trees", "*"), "trees"), (("trees", "*", "leaves", "*"), "leaves")),
+    ),
     "/get_reward": Shape(None, ((("query", "*"), "samples"),)),
     "/v1/validate": Shape(None, ((("tasks", "*"), "tasks"),)),
     "/v1/repo/preflight": Shape(None, ((("tasks", "*"), "tasks"),)),

@@ -21,6 +21,7 @@ _CAPPED: tuple[tuple[str, str], ...] = (
     ("RewardsRequest", "items"),
     ("GroupsRequest", "groups"),
     ("GroupIn", "items"),
+    ("TreesRequest", "trees"),
     ("OpenRLHFRequest", "query"),
 )
 
