@@ -67,16 +67,20 @@ def below(tree: Tree, rewards: Sequence[float | None]) -> dict[str, list[float]]
     return under
 
 
+def _means(under: Mapping[str, list[float]]) -> dict[str, float | None]:
+    return {n: (sum(r) / len(r) if r else None) for n, r in under.items()}
+
+
 def values(tree: Tree, rewards: Sequence[float | None]) -> dict[str, float | None]:
     """V(n) for every node."""
-    return {n: (sum(r) / len(r) if r else None) for n, r in below(tree, rewards).items()}
+    return _means(below(tree, rewards))
 
 
 def treerl(tree: Tree, rewards: Sequence[float | None]) -> dict[str, Credit]:
     _check_options(tree, {"reweight"})
     reweight = _option(tree.options, "reweight", "sqrt", lambda v: v in ("sqrt", "none"))
     under = below(tree, rewards)
-    value = {n: (sum(r) / len(r) if r else None) for n, r in under.items()}
+    value = _means(under)
     root = value[tree.root]
     out: dict[str, Credit] = {}
     for node in tree.order:
@@ -97,7 +101,7 @@ def treerpo(tree: Tree, rewards: Sequence[float | None]) -> dict[str, Credit]:
     scale_std = _option(tree.options, "scale_std", True, lambda v: isinstance(v, bool))
     eps = _option(tree.options, "eps", 1e-6, lambda v: isinstance(v, int | float) and v > 0)
     under = below(tree, rewards)
-    value = {n: (sum(r) / len(r) if r else None) for n, r in under.items()}
+    value = _means(under)
     advantage: dict[str, float | None] = {n: None for n in tree.order}
     if value[tree.root] is not None:
         advantage[tree.root] = 0.0
@@ -120,7 +124,7 @@ def treepo(tree: Tree, rewards: Sequence[float | None]) -> dict[str, Credit]:
     _check_options(tree, {"weighting"})
     weighting = _option(tree.options, "weighting", "average", lambda v: v in ("average", "group_size"))
     under = below(tree, rewards)
-    mean = {n: (sum(r) / len(r) if r else None) for n, r in under.items()}
+    mean = _means(under)
     leaf_advantage: dict[str, list[float]] = {n: [] for n in tree.order}
     for (node, _), reward in zip(tree.leaves, rewards, strict=True):
         if reward is None:
