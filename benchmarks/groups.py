@@ -31,8 +31,8 @@ from typing import Any
 
 import httpx
 
+from assay.api.local import local_service
 from assay.client import AssayClient
-from assay.rl_client.runs.service import local_service
 from assay.settings import Settings
 
 

@@ -77,11 +77,6 @@ class Scorer(Generic[OptionsT]):
         engine reads it without building the scorer (a process-run one lives in the worker processes)."""
         return settings.deadline_s
 
-    def deadline_s(self, item: Item, options: OptionsT) -> float:
-        """`deadline_for` under this scorer's settings. Scorers written before `deadline_for` override
-        this one; the engine still honours them, by building such a scorer where it runs."""
-        return self.deadline_for(self.settings, item, options)
-
     @classmethod
     def reviews(cls, settings: Settings) -> tuple[str, ...]:
         """The tasks whose verdicts this scorer takes a second look at (`review`) under `settings`."""

@@ -73,10 +73,7 @@ class Runner:
         self.threads = ThreadPoolExecutor(settings.threads, thread_name_prefix="assay-score")
 
     def deadline(self, scorer_cls: type[Scorer], item: Item, options: TaskOptions) -> float:
-        """The item's deadline, read from the class; a scorer that still overrides the instance form
-        (`deadline_s`) is built here to answer it."""
-        if scorer_cls.deadline_s is not Scorer.deadline_s:
-            return self.scorers(scorer_cls).deadline_s(item, options)
+        """The item's deadline, read from the class (a process-run scorer lives in the workers)."""
         return scorer_cls.deadline_for(self.settings, item, options)
 
     async def run(self, scorer_cls: type[Scorer], item: Item, options: TaskOptions, lane: Hashable) -> Result:

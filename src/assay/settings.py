@@ -165,11 +165,6 @@ class CodeSettings(_Section):
             data["wait_s"] = former
         return data
 
-    @property
-    def deadline_s(self) -> float:
-        """The former name of `wait_s`, kept for readers."""
-        return self.wait_s
-
 
 class JudgeSettings(_Section):
     """The LLM judge's backend: any OpenAI-compatible chat-completions server (vLLM `serve`, hosted APIs)."""

@@ -23,9 +23,6 @@ from assay.settings import Settings
 SRC = Path(__file__).resolve().parents[2] / "src" / "assay"
 SERVER_SIDE = [
     *sorted((SRC / "api").glob("*.py")),
-    SRC / "integrations" / "verl_tool_server.py",
-    SRC / "integrations" / "openenv_server.py",
-    SRC / "integrations" / "openenv_episode.py",
     SRC / "distributed" / "sessions.py",
     SRC / "sessions" / "store.py",
 ]

@@ -30,7 +30,7 @@ def assay_service() -> Iterator[str]:
     with the suite's misbehaving plugins; `live_server` remains for tests that need other settings."""
     from assay_test_plugins import PLUGINS
 
-    from assay.rl_client.runs.service import local_service
+    from assay.api.local import local_service
     from assay.settings import Settings
 
     with local_service(Settings(workers=1, plugins=PLUGINS, deadline_s=1.0)) as url:

@@ -14,6 +14,7 @@ from assay.api import (
     envelope,
     groups,
     health,
+    openenv,
     openrlhf,
     repo,
     rewards,
@@ -22,10 +23,10 @@ from assay.api import (
     sessions,
     trees,
     validate,
+    verl_tool,
 )
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
-from assay.integrations import openenv_server, verl_tool_server
 from assay.metrics import Metrics
 from assay.microbatch import MicroBatcher
 from assay.scoring import Engine
@@ -86,7 +87,7 @@ def create_app(
     app.include_router(validate.router)
     app.include_router(repo.router)
     app.include_router(sessions.router)
-    app.include_router(verl_tool_server.router)
-    app.include_router(openenv_server.router)
+    app.include_router(verl_tool.router)
+    app.include_router(openenv.router)
     schema.install(app, settings)
     return app

@@ -11,5 +11,6 @@ Reward hooks:
 - `clients`: the URL, the per-process clients and the "no reward" rule the hooks share.
 
 Tools and environments over Assay sessions (issue 25): `verl_tools` (verl `BaseTool` subclasses),
-`verl_tool_server`, `trl_env`.
+`trl_env`. The server side of verl-tool's and OpenEnv's protocols is routes, so it lives in `assay.api`
+(`verl_tool`, `openenv`).
 """

@@ -23,7 +23,6 @@ from typing import Any, Protocol
 from assay.client import AssayClient
 from assay.groups import GroupOutcome, group_stats
 from assay.rl_client.generate import Group, Sample
-from assay.scoring import Engine
 from assay.types import Result, Status
 
 
@@ -60,10 +59,19 @@ class ServiceRewards:
         await self.client.aclose()
 
 
+class InProcessScorer(Protocol):
+    """What `EngineRewards` needs of an in-process scorer: `assay.Engine` is one. The trainer names the
+    shape, not the engine, so it never imports the server side (layers.toml)."""
+
+    def score(self, raw_items: list[dict[str, Any]]) -> list[Result]: ...
+
+    def score_groups(self, groups: list[dict[str, Any]]) -> list[GroupOutcome]: ...
+
+
 class EngineRewards:
     """Rewards from an in-process `assay.Engine` (no server; the engine's worker pool does the work)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: InProcessScorer) -> None:
         self.engine = engine
         self.requests = 0
 

@@ -32,7 +32,6 @@ from assay.sessions.tools import (
     SessionContext,
     Tool,
     ToolRegistry,
-    ToolUnavailable,
 )
 
 if TYPE_CHECKING:
@@ -371,9 +370,3 @@ def count_step(metrics: Metrics, tool_name: str, status: str, reason: str | None
 
 def _cause(observation: Observation) -> str:
     return "max_steps" if observation.reason == "max_steps" else "lost"
-
-
-def parse_tools(raw: Any) -> list[str]:
-    if not isinstance(raw, list) or not raw or not all(isinstance(t, str) for t in raw):
-        raise ToolUnavailable('"tools" must be a non-empty list of tool names')
-    return raw

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "assay.tools"
 BUILTIN_TOOLS: dict[str, str] = {
     "python": "assay.sessions.python_tool:PythonTool",
-    "sql": "assay.sessions.sql_tool:SqlTool",
-    "run_tests": "assay.sessions.tests_tool:RunTestsTool",
+    "sql": "assay.verifiers.sql.tool:SqlTool",
+    "run_tests": "assay.verifiers.code_tool:RunTestsTool",
     "repo": "assay.verifiers.repo.tools:RepoTool",
 }
 

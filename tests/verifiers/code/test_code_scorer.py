@@ -234,8 +234,12 @@ def test_deadline_grows_with_tests_and_limits(scorer: CodeScorer) -> None:
     small = Item(task="code", response="", tests=SUM)
     big = Item(task="code", response="", tests=SUM * 10)
     opts = CodeOptions()
-    assert scorer.deadline_s(big, opts) > scorer.deadline_s(small, opts)
-    assert scorer.deadline_s(small, CodeOptions(time_limit_s=10)) > scorer.deadline_s(small, opts)
+
+    def deadline(item: Item, options: CodeOptions) -> float:
+        return CodeScorer.deadline_for(scorer.settings, item, options)
+
+    assert deadline(big, opts) > deadline(small, opts)
+    assert deadline(small, CodeOptions(time_limit_s=10)) > deadline(small, opts)
 
 
 @pytest.mark.parametrize(

@@ -433,19 +433,6 @@ def proportional(gold: Any, answer: Any, positive: bool) -> tuple[bool | None, s
     return True, f"numeric: proportional at {len(ratios)} points"
 
 
-def equal_to_number(text: str, number: Fraction) -> tuple[bool | None, str]:
-    """An expression with symbols that may cancel (`1 + x - x`) against an exact number."""
-    import sympy
-
-    try:
-        expr = to_sympy(text)
-    except (TooCostly, ValueError) as exc:
-        return False, f"answer cannot be evaluated ({exc})"
-    if not isinstance(expr, sympy.Expr):
-        return False, "answer is not a number"
-    return equal(sympy.Rational(number.numerator, number.denominator), expr)
-
-
 def constant_value(text: str) -> complex | None:
     """Numeric value of a constant expression (no free symbols), or None."""
     expr = to_sympy(text)

@@ -35,8 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay import __version__
 from assay.api.body import BoundedRoute
 from assay.api.codes import Refusal, refuse
-from assay.api.protocol import error_responses
-from assay.integrations.openenv_episode import (
+from assay.api.openenv_episode import (
     AssayAction,
     AssayObservation,
     AssayState,
@@ -46,6 +45,7 @@ from assay.integrations.openenv_episode import (
     TaskFile,
     parse,
 )
+from assay.api.protocol import error_responses
 from assay.service import Service
 
 log = logging.getLogger("assay.openenv")

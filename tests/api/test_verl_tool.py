@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from session_testing import session_settings
 
 from assay.api import create_app
-from assay.integrations.verl_tool_server import code_of
+from assay.api.verl_tool import code_of
 
 
 @pytest.fixture(scope="module")

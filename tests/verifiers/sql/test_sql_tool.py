@@ -11,9 +11,9 @@ from session_testing import session_settings
 
 from assay.errors import ItemError
 from assay.sessions import SessionLimits, SessionManager
-from assay.sessions.sql_tool import render
 from assay.types import Item
 from assay.verifiers.sql import devdata
+from assay.verifiers.sql.tool import render
 
 ITEM = Item(task="sql", db_id="school", reference="SELECT count(*) FROM students")
 
