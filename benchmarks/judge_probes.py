@@ -43,9 +43,9 @@ from vllm_process import VLLM_PYTHON, VllmProcess
 
 from assay.audit.judge import QUESTIONS, judge_probes
 from assay.audit.probes import Probe, rewarded
+from assay.engine.scoring import Engine
 from assay.judges import prompts, scorer, second_opinion
 from assay.judges.guard import Guarded
-from assay.scoring import Engine
 from assay.settings import Settings
 from assay.types import Item, Result
 

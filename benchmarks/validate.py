@@ -26,7 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 from assay.validate import validate
 

@@ -55,6 +55,7 @@ INTEGRATION_SIGNS = (
     "bwrap",
     "main([",
     "make_repo(",  # a git repository for repository tasks
+    "local_service(",  # an Assay service, in this process or a child
 )
 # Needing one of these is needing a server or an engine's processes.
 INTEGRATION_REQUIREMENTS = frozenset({"requires_postgres", "requires_vllm", "requires_ray"})

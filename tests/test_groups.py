@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from assay.api import create_app
 from assay.client import AssayClient
+from assay.engine.scoring import Engine
 from assay.groups import GroupStats, group_stats, learning_value, pass_at_k
-from assay.scoring import Engine
 from assay.settings import Settings
 from assay.types import Result
 

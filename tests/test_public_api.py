@@ -26,7 +26,7 @@ def test_public_names_are_pinned() -> None:
 
 def test_importing_assay_and_the_api_loads_no_heavy_dependency() -> None:
     code = (
-        "import sys, assay, assay.api, assay.client, assay.cli, assay.scoring\n"
+        "import sys, assay, assay.api, assay.client, assay.cli, assay.engine.scoring\n"
         "from assay.registry import Registry\n"
         "from assay.settings import Settings\n"
         "Registry.from_settings(Settings())\n"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -41,7 +41,7 @@ print(cfg.algorithm.adv_estimator, cfg.data.train_batch_size)
 """
 SCORE = """
 import json, sys
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 cases = [json.loads(line) for path in sys.argv[1:] for line in open(path) if line.strip()]
 items = [{k: c[k] for k in ("id", "task", "response", "reference")} for c in cases]

@@ -7,8 +7,8 @@
 The public names are pinned by a test; everything else is an implementation module.
 """
 
+from assay.engine.scoring import Engine, score
 from assay.registry import Scorer
-from assay.scoring import Engine, score
 from assay.settings import Settings
 from assay.types import Item, Result, Status, TaskOptions
 

@@ -1,4 +1,4 @@
-"""One retry policy for Assay's HTTP clients: the service client (client.py) and the judge client.
+"""One retry policy for Assay's HTTP clients: the service client (client/http.py) and the judge client.
 
 - What is retried is the caller's call (429/5xx and refused connections for both clients).
 - The wait before retry `attempt` (0-based) is full-jitter exponential back-off, uniform in

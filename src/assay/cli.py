@@ -47,7 +47,7 @@ def _score(args: argparse.Namespace) -> int:
         return _score_grouped(args)
     from tqdm import tqdm
 
-    from assay.scoring import Engine
+    from assay.engine.scoring import Engine
 
     settings = Settings()
     counts: Counter[str] = Counter()
@@ -97,7 +97,7 @@ def _group_key(raw: Any, field: str) -> tuple[Any, Any]:
 def _score_grouped(args: argparse.Namespace) -> int:
     """`assay score --group-by FIELD`: results in input order, one statistics line per group. A line
     that is not JSON keeps its own `invalid` result and belongs to no group."""
-    from assay.scoring import Engine
+    from assay.engine.scoring import Engine
 
     with ExitStack() as stack:
         source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))

@@ -62,7 +62,7 @@ class Scorer(Generic[OptionsT]):
     item_fields: ClassVar[tuple[str, ...]] = ("response",)  # fields the task reads, for /v1/tasks
     runs_in: ClassVar[Runner] = "process"
     # The kind of slot a thread-run item waits for first ("sandbox"), fairly across requests, at the
-    # engine's gate (assay.scheduling); None: it needs none. The gate is the only wait for that slot.
+    # engine's gate (assay.engine.scheduling); None: it needs none. The gate is the only wait for that slot.
     gate: ClassVar[str | None] = None
     # Loggers of libraries that warn on every input they cannot read (a verdict here, not news): quieted
     # to ERROR in Assay's own worker processes only, never where a user builds the scorer (issue 24).

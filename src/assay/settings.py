@@ -272,7 +272,7 @@ def _max_ongoing(default: int) -> Any:
 
 
 class MicrobatchSettings(_Section):
-    """Server-side micro-batching of concurrent small requests (assay.microbatch)."""
+    """Server-side micro-batching of concurrent small requests (assay.engine.microbatch)."""
 
     enabled: bool = Field(True, description="Merge concurrent small /v1/rewards and /get_reward requests.")
     window_ms: float = Field(

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.api import create_app
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 
 

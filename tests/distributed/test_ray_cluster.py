@@ -35,7 +35,7 @@ except ImportError:
 
 from assay.distributed import reward_handle
 from assay.distributed.deployments import deploy
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import RaySettings, Settings
 from assay.types import Result, Status
 from assay.verifiers.sql import devdata

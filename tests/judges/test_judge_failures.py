@@ -6,8 +6,8 @@ import subprocess
 import sys
 from typing import Any
 
+from assay.engine.scoring import Engine
 from assay.registry import BUILTIN_TASKS
-from assay.scoring import Engine
 from assay.settings import Settings
 from assay.types import Result, Status
 from judges.judge_harness import Harness, closed_port_url

@@ -20,9 +20,9 @@ import pytest
 
 from assay.audit.judge import judge_probes
 from assay.audit.probes import Probe
+from assay.engine.scoring import Engine
 from assay.judges.client import ChatRequest, JudgeClient
 from assay.judges.guard import REDACTED
-from assay.scoring import Engine
 from assay.settings import Settings
 from judges import obedient
 from judges.conftest import VLLM_PYTHON, serve_vllm

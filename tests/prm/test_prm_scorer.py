@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from assay.engine.scoring import Engine
 from assay.prm.backends.transformers_backend import TransformersBackend
 from assay.prm.scorer import PrmScorer
-from assay.scoring import Engine
 from assay.settings import Settings
 from assay.types import Status
 

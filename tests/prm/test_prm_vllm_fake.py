@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from prm_fake_vllm import MARKER_ID, FakeVllm, probability
 
+from assay.engine.scoring import Engine
 from assay.prm.backends.base import PrmBadInput, PrmTimeout, PrmUnavailable, StepRequest, StepScores
 from assay.prm.backends.vllm_pooling import VllmPoolingBackend
 from assay.prm.formats import QWEN_SYSTEM, make_format
-from assay.scoring import Engine
 from assay.settings import PrmSettings, Settings
 from assay.types import Status
 

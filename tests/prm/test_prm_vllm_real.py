@@ -21,11 +21,11 @@ import pytest
 from prm_vllm_server import HEALTH_WAIT_S, VLLM_PYTHON, VllmServer
 from tokenizers import Tokenizer
 
+from assay.engine.scoring import Engine
 from assay.prm.backends.base import PrmBadInput, PrmUnavailable, StepRequest, StepScores
 from assay.prm.backends.transformers_backend import TransformersBackend
 from assay.prm.backends.vllm_pooling import VllmPoolingBackend
 from assay.prm.formats import make_format
-from assay.scoring import Engine
 from assay.settings import PrmSettings, Settings
 from assay.types import Status
 

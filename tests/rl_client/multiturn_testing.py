@@ -7,7 +7,7 @@ import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from assay.client_sessions import OpenedSession, SessionStep, ToolCall
+from assay.client.sessions import OpenedSession, SessionStep, ToolCall
 from assay.rl_client.generate import Completion, SamplingParams
 from assay.rl_client.runs.demo import CharTokenizer
 from assay.types import Result

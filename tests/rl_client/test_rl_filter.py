@@ -106,8 +106,8 @@ def test_live_service_errors_are_masked(live_server: Callable[..., Any]) -> None
 
 
 def test_in_process_engine_is_a_reward_source() -> None:
+    from assay.engine.scoring import Engine
     from assay.rl_client.filter import EngineRewards
-    from assay.scoring import Engine
     from assay.settings import Settings
 
     group = _group(["\\boxed{4}", "5"])

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from assay.client_sessions import SessionStep
+from assay.client.sessions import SessionStep
 from assay.errors import SessionGoneError, UnreachableError
 from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Problem

@@ -170,7 +170,7 @@ def test_a_trainer_step_with_real_python_sessions(server: LiveServer) -> None:
 
 
 def test_dynamic_sampling_and_replay_work_on_multi_turn_groups() -> None:
-    from assay.client_sessions import SessionStep
+    from assay.client.sessions import SessionStep
     from assay.rl_client.replay import ReplayBuffer
     from rl_client.multiturn_testing import FakeSessions
 

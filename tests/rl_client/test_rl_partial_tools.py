@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from assay.client_sessions import SessionStep
+from assay.client.sessions import SessionStep
 from assay.errors import SessionGoneError
 from assay.rl_client.config import ControlConfig, GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Problem

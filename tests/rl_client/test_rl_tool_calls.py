@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.client_sessions import SessionStep
+from assay.client.sessions import SessionStep
 from assay.errors import ConfigError
 from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Problem

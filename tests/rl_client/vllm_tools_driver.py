@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from assay.client_sessions import OpenedSession, SessionStep
+from assay.client.sessions import OpenedSession, SessionStep
 from assay.rl_client.backends.vllm import VLLMBackend
 from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Completion, Problem, SamplingParams

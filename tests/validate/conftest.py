@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 
 PEOPLE = [("Dana", 25), ("Eli", 40), ("Fay", 40), ("Gus", 19), ("Hal", 33)]

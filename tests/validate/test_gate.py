@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 from assay.validate.gate import Run, gate_code, gate_math, sandbox_runner
 

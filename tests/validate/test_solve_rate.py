@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from assay.engine.scoring import Engine
 from assay.errors import ConfigError
-from assay.scoring import Engine
 from assay.validate.solve_rate import (
     BackendSampler,
     OpenAISampler,

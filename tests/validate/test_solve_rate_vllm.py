@@ -16,7 +16,7 @@ import pytest
 from tiny_models import build_chat_model
 from vllm_process import VLLM_PYTHON, run_driver
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.validate.solve_rate import solve_rates
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires_vllm, pytest.mark.timeout(600)]

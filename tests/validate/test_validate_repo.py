@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from assay_testing import bwrap_works
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import RepoSettings, Settings
 from assay.validate import validate
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.validate import validate
 from assay.validate.report import BadRow, TaskReport
 from assay.validate.validator import PACK

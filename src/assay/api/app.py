@@ -27,10 +27,10 @@ from assay.api import (
 )
 from assay.api.limits import BodyLimitMiddleware
 from assay.api.middleware import ObserveMiddleware
+from assay.engine.microbatch import MicroBatcher
+from assay.engine.scoring import Engine
+from assay.engine.service import Service
 from assay.metrics import Metrics
-from assay.microbatch import MicroBatcher
-from assay.scoring import Engine
-from assay.service import Service
 from assay.settings import Settings
 
 _DESCRIPTION = """
@@ -46,7 +46,7 @@ def create_app(
 ) -> FastAPI:
     """Build the service. The engine (worker processes) starts with the app and stops after in-flight
     requests finish (uvicorn drains connections on SIGTERM, for `drain_s`, before the lifespan ends).
-    `engine_factory` swaps in another implementation of `assay.service.Service` (`assay.distributed`
+    `engine_factory` swaps in another implementation of `assay.engine.service.Service` (`assay.distributed`
     scores on Ray Serve deployments)."""
     settings = settings if settings is not None else Settings()
     metrics = Metrics()

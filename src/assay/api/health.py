@@ -11,7 +11,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from assay.api.codes import OK, Refusal, ready_code
 from assay.api.protocol import error_responses
 from assay.api.state import engine_of
-from assay.service import Service
+from assay.engine.service import Service
 
 router = APIRouter(tags=["operations"])
 log = logging.getLogger(__name__)

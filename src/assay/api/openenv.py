@@ -46,7 +46,7 @@ from assay.api.openenv_episode import (
     parse,
 )
 from assay.api.protocol import error_responses
-from assay.service import Service
+from assay.engine.service import Service
 
 log = logging.getLogger("assay.openenv")
 router = APIRouter(prefix="/openenv", tags=["trainers"], route_class=BoundedRoute)

@@ -31,10 +31,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from assay.api.codes import Refusal
+from assay.engine.service import Service
 from assay.errors import ItemError, QueueFullError
 from assay.items import parse_item
 from assay.sandbox import SandboxError
-from assay.service import Service
 from assay.sessions import SessionGone, SessionLimits, SessionsFull
 from assay.types import Item
 

@@ -30,10 +30,10 @@ from assay.api.codes import Refusal
 from assay.api.envelope import refusal_response
 from assay.api.protocol import POST_ERRORS, error_responses
 from assay.api.state import admitted, engine_of
+from assay.engine.scheduling import SlotWaitTimeout
 from assay.errors import QueueFullError
 from assay.sandbox import TIME_LIMIT, Execution, Program, RunOutcome, SandboxError, lookup
 from assay.sandbox.languages import language_names, language_pattern
-from assay.scheduling import SlotWaitTimeout
 from assay.types import find_surrogate
 
 router = APIRouter(tags=["compat"], route_class=BoundedRoute)

@@ -1,7 +1,7 @@
 """The session routes (issue 25): create, step (one or a batch), verify, delete.
 
 Sessions are the one stateful surface; the state lives in the sandbox the session's tools hold, and the
-engine keeps only handles (the session methods of `assay.service.Service`). `verify` scores through the
+engine keeps only handles (the session methods of `assay.engine.service.Service`). `verify` scores through the
 engine exactly as `/v1/rewards` does (one verdict path) and adds the session's trace summary to
 `details`.
 """

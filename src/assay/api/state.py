@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 from fastapi import Request
 
 from assay.api.codes import Refusal, refuse
-from assay.microbatch import MicroBatcher
-from assay.service import Service
+from assay.engine.microbatch import MicroBatcher
+from assay.engine.service import Service
 
 T = TypeVar("T")
 

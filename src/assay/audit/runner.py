@@ -25,7 +25,7 @@ from assay.audit.judge import judge_probes
 from assay.audit.math import math_probes
 from assay.audit.probes import Probe, rewarded
 from assay.audit.sql import sql_probes, write_database
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 from assay.types import Result
 

@@ -28,9 +28,9 @@ from assay.bench.dataset import Row, load, parse_mapping
 from assay.bench.runner import ASSAY, Run, run_assay, run_baseline
 from assay.cli_args import positive_int
 from assay.cli_messages import os_error, settings_error
+from assay.engine.scoring import Engine
 from assay.errors import AssayError
 from assay.registry import Registry
-from assay.scoring import Engine
 from assay.settings import Settings
 
 

@@ -1,6 +1,6 @@
 """Run Assay and the baselines over the same rows, one verifier after the other.
 
-Assay goes through `assay.scoring.Engine`, the real pipeline (worker pool, deadlines), in chunks so a
+Assay goes through `assay.engine.scoring.Engine`, the real pipeline (worker pool, deadlines), in chunks so a
 progress bar can move; its latency is the engine's per-item `elapsed_ms`. Baselines run one item at a
 time in the calling (main) thread: math-verify's SIGALRM timeouts work only there (its issues #11, #50), and
 it is how verl's default reward manager calls them. A baseline that raises is an `error` for that item
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.bench.dataset import Row
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.types import Result, Status
 
 ASSAY = "assay"

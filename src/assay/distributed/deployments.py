@@ -23,7 +23,7 @@ class ScorerReplica:
     """The body of every per-kind deployment: one Engine, so a replica answers as `assay serve` would."""
 
     def __init__(self, settings: Settings, kind: str) -> None:
-        from assay.scoring import Engine
+        from assay.engine.scoring import Engine
 
         workers = getattr(getattr(settings.ray, kind), "workers", 1)  # math and sql run on scorers only
         self._engine = Engine(settings.model_copy(update={"workers": workers}))

@@ -2,10 +2,11 @@
 
 `create_app(settings, engine_factory=...)` puts a `RayEngine` on `app.state.engine` in the ingress
 replica, so every route, the contract, the error envelope and the admission bound (429 + Retry-After) are
-those of `assay serve`: both engines implement `assay.service.Service`. Scoring differs: items travel to
-the per-kind deployments through the `Dispatcher`, and `run_program` (`/run_code`) to a code replica,
-whose own engine takes the slot at its fair gate. Sessions are held by session-holder actors, and each of
-a session's calls is sent to the actor that holds it (`assay.distributed.sessions` says how and why);
+those of `assay serve`: both engines implement `assay.engine.service.Service`. Scoring differs: items
+travel to the per-kind deployments through the `Dispatcher`, and `run_program` (`/run_code`) to a code
+replica, whose own engine takes the slot at its fair gate. Sessions are held by session-holder actors, and
+each of a session's calls is sent to the actor that holds it (`assay.distributed.sessions` says how and
+why);
 `verify` scores the session's item through the same deployments as `/v1/rewards`.
 """
 
@@ -15,9 +16,9 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assay import items as item_io
-from assay.admission import Admission
 from assay.distributed.dispatch import Dispatcher
 from assay.distributed.sessions import RaySessions
+from assay.engine.admission import Admission
 from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry
@@ -28,7 +29,7 @@ from assay.settings import Settings
 from assay.types import Item, Result
 
 if TYPE_CHECKING:
-    from assay.service import Service
+    from assay.engine.service import Service
 
 
 class RayEngine:

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from assay.client_sessions import SessionStep, ToolCall
+from assay.client.sessions import SessionStep, ToolCall
 from assay.errors import ClientError, ConfigError
 from assay.groups import group_stats
 from assay.rl_client.config import TrainConfig

@@ -4,8 +4,8 @@ Slots start lazily. A submission holds one slot for all its tests (so it compile
 slot is wiped (its /tmp emptied) and reused, or closed and replaced when it crashed, saw an OOM kill, or
 served `recycle_after` submissions.
 
-The pool has no queue: the engine's fair gate (`assay.scheduling`, kind "sandbox", `code.slots` wide) is
-the one wait for a slot, so a caller reaches the pool only when a slot is its own. More callers than
+The pool has no queue: the engine's fair gate (`assay.engine.scheduling`, kind "sandbox", `code.slots`
+wide) is the one wait for a slot, so a caller reaches the pool only when a slot is its own. More callers than
 slots is a caller's bug, answered at once with `SandboxError` (status `error`), never a wait (issue 24:
 a code item used to wait in two queues, with two "busy" errors).
 """

@@ -88,7 +88,7 @@ def summary(reports: Sequence[TaskReport]) -> str:
 def _validate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskReport], list[dict[str, Any]]]:
     from tqdm import tqdm
 
-    from assay.scoring import Engine
+    from assay.engine.scoring import Engine
     from assay.validate import solve_rate
     from assay.validate.validator import validate
 
@@ -123,7 +123,7 @@ def _validate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskRepor
 
 
 def _gate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskReport], list[dict[str, Any]]]:
-    from assay.scoring import Engine
+    from assay.engine.scoring import Engine
     from assay.validate import gate
 
     proposals = [r if isinstance(r, dict) else {} for r in rows]

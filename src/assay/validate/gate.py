@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.types import Status
 from assay.validate.report import TaskReport
 from assay.validate.validator import task_id

@@ -23,7 +23,7 @@ from assay.types import Result, Status
 from assay.validate.report import META_FIELDS
 
 if TYPE_CHECKING:
-    from assay.scoring import Engine
+    from assay.engine.scoring import Engine
 
 
 class Sampler(Protocol):

@@ -12,12 +12,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from assay.engine.scoring import Engine
+from assay.engine.service import Service
 from assay.errors import ItemError, MissingExtraError
 from assay.groups import GroupOutcome
 from assay.items import parse_item
 from assay.registry import Registry
-from assay.scoring import Engine
-from assay.service import Service
 from assay.settings import Settings
 from assay.types import Item, Result, id_text
 from assay.validate.probes import Probe, probes_for, read_probes

@@ -332,7 +332,8 @@ class CodeScorer(Scorer[CodeOptions]):
     Options: ClassVar[type[TaskOptions]] = CodeOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests", "hidden_tests")
     runs_in = "thread"
-    gate: ClassVar[str | None] = "sandbox"  # the engine hands out sandbox slots fairly (assay.scheduling)
+    # the engine hands out sandbox slots fairly (assay.engine.scheduling)
+    gate: ClassVar[str | None] = "sandbox"
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

@@ -9,9 +9,9 @@ import pytest
 from assay_testing import bwrap_works
 from session_testing import session_settings
 
+from assay.engine.scoring import Engine
 from assay.errors import ItemError
 from assay.registry import Scorer
-from assay.scoring import Engine
 from assay.sessions import SessionLimits
 from assay.types import Item, Result, TaskOptions
 

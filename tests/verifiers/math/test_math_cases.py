@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings
 
 CASES_DIR = Path(__file__).resolve().parents[2] / "cases"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sql_helpers import as_item, escaped_files, file_hashes, load_cases
 
-from assay.scoring import parse_item
+from assay.engine.scoring import parse_item
 from assay.types import Status
 from assay.verifiers.sql import SqlScorer
 

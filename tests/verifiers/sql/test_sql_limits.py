@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from assay.engine.workers import WorkerPool
 from assay.registry import Registry
 from assay.settings import Settings, SqlSettings
 from assay.types import Status
 from assay.verifiers.sql.engines import TOO_LARGE, QueryError, QueryLimits, SqliteEngine, collect, value_size
-from assay.workers import WorkerPool
 
 MB = 1 << 20
 HUGE_ROW = (b"x" * (12 * MB),) * 4  # 48 MB of values; one object shared, so the test itself stays small

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from sql_helpers import as_item, load_cases, table_digests
 
-from assay.scoring import parse_item
+from assay.engine.scoring import parse_item
 from assay.settings import Settings
 from assay.types import Status
 from assay.verifiers.sql import SqlScorer

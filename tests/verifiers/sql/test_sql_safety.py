@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sql_helpers import escaped_files, file_hashes, load_cases
 
-from assay.scoring import Engine
+from assay.engine.scoring import Engine
 from assay.settings import Settings, SqlSettings
 from assay.types import Status
 from assay.verifiers.sql.engines import (

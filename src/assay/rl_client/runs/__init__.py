@@ -9,7 +9,7 @@
     models.py       transformers models and tokenizers (GGUF too);  data.py: data files -> `Problem`s
     mix.py          per-task reward weights and combined rewards;  evaluate.py: greedy held-out accuracy
     vllm_server.py  the `vllm_server` backend (a vLLM server in another process)
-    service.py      an Assay service in this process, for runs and demos that bring none
+    service.py      `assay serve` as a child process, for runs and demos that bring none
     demo.py, demo_tools.py, example.py, example_tools.py   `--demo`, `--demo tools`, `--init DIR [--tools]`
 
 Imports point down only: this package uses the loop (`assay.rl_client.*`); the loop never imports it.

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from assay import workers
+from assay.engine import workers
+from assay.engine.workers import WorkerPool
 from assay.registry import Registry
 from assay.settings import Settings
 from assay.types import Result, Status
-from assay.workers import WorkerPool
 
 ITEM = {"task": "math", "response": "\\boxed{4}", "reference": "4"}
 

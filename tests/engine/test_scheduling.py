@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from assay.scheduling import FairGate, GateFull, Gates, SlotWaitTimeout
+from assay.engine.scheduling import FairGate, GateFull, Gates, SlotWaitTimeout
 
 
 def test_slots_go_round_robin_across_lanes() -> None:

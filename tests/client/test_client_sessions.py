@@ -14,7 +14,7 @@ from assay_testing import LiveServer, bwrap_works
 from session_testing import session_settings
 
 from assay.client import AssayClient
-from assay.client_sessions import SessionStep, ToolCall
+from assay.client.sessions import SessionStep, ToolCall
 from assay.errors import ResponseError, ServiceError, SessionGoneError, UnreachableError
 from assay.types import Item
 

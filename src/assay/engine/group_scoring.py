@@ -12,11 +12,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
+from assay.engine.running import Job, Runner
 from assay.errors import ItemError
 from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
 from assay.items import prepare
 from assay.registry import Registry
-from assay.running import Job, Runner
 from assay.types import Item, Result
 
 ScoreItems = Callable[[Sequence[Any], Hashable], Awaitable[list[Result]]]

@@ -1,7 +1,7 @@
 """The service interface: what the HTTP routes (and any other front end) may ask of an engine.
 
-Two engines implement it: `assay.scoring.Engine` (in-process: worker pools, sandboxes, judge clients) and
-`assay.distributed.engine.RayEngine` (the same work done by Ray Serve deployments). The routes in
+Two engines implement it: `assay.engine.scoring.Engine` (in-process: worker pools, sandboxes, judge
+clients) and `assay.distributed.engine.RayEngine` (the same work done by Ray Serve deployments). The routes in
 `assay.api` call only these names (a test reads the routers and checks it), never a scorer or a pool,
 so a new engine, or a new kind of work, is one implementation of this protocol. mypy checks both engines
 against it (see the `_implements` functions beside them).

@@ -1,4 +1,4 @@
-"""Server-side micro-batching (assay.microbatch): concurrent single-item requests reach the workers in
+"""Server-side micro-batching (assay.engine.microbatch): concurrent single-item requests reach the workers in
 batches, each answered with its own result, and turning it off gives the same answers one by one."""
 
 from __future__ import annotations

@@ -25,11 +25,11 @@ from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
 
+from assay.engine.worker_processes import WorkerContext, die_with_parent, limit_memory
 from assay.errors import AssayError
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result
-from assay.worker_processes import WorkerContext, die_with_parent, limit_memory
 
 # pebble's timeout starts when a worker takes the task; a task handed to a pool in the instant it broke
 # (every worker gone with the forkserver) is neither taken nor failed. Past its deadline plus this grace
@@ -112,7 +112,7 @@ class WorkerPool:
         self._context = WorkerContext()  # forkserver, without the caller's __main__ (see its module)
         # Preloading makes each (re)started worker cheap: the heavy imports happen once.
         modules = {cls.__module__ for cls in registry.values() if cls.runs_in == "process"}
-        self._context.set_forkserver_preload(["assay.workers", *sorted(modules)])
+        self._context.set_forkserver_preload(["assay.engine.workers", *sorted(modules)])
         self._on_restart = on_restart
         self._lock = threading.Lock()  # guards swapping `_pool`; never held while calling out
         self._count_lock = threading.Lock()

@@ -1,4 +1,4 @@
-"""Concurrent small calls merged into batches (assay.coalescing): each caller gets its own results in
+"""Concurrent small calls merged into batches (assay.client.coalescing): each caller gets its own results in
 order, a failed batch fails each of its callers with that error, a cancelled caller drops out alone,
 and nothing waits longer than the window."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.coalescing import Coalescer
+from assay.client.coalescing import Coalescer
 
 
 class Recorder:

@@ -11,7 +11,7 @@ Streaming (one call per rollout, thousands at once): every request of a client p
 of `max_in_flight` slots, sync and async alike. httpx's connection pool degrades with many waiters (2,000
 concurrent single-item calls spent 106 s of client CPU in it; capped at 16 in flight, 5.6 s; issue 31).
 With `coalesce_s`, concurrent small `ascore` calls are merged into batches for at most that many seconds
-(assay.coalescing), so 2,000 single-item calls cost about what 8 batches of 250 do.
+(assay.client.coalescing), so 2,000 single-item calls cost about what 8 batches of 250 do.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 import httpx
 
 from assay.backoff import Backoff, parse_retry_after
-from assay.client_sessions import SessionCalls
-from assay.coalescing import Coalescer
+from assay.client.coalescing import Coalescer
+from assay.client.sessions import SessionCalls
 from assay.errors import (
     ClientError,
     PayloadError,
@@ -110,7 +110,7 @@ def _answer(response: httpx.Response, key: str, parse: Callable[[Any], T]) -> T:
 class AssayClient(SessionCalls):
     """Talks to `assay serve`. Use as a context manager (sync or async) or call `close()`/`aclose()`.
     The session calls (open_session, step, step_many, verify_session, close_session and their `a`
-    forms) come from `assay.client_sessions`."""
+    forms) come from `assay.client.sessions`."""
 
     def __init__(
         self,

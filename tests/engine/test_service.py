@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from assay.distributed.engine import RayEngine
+from assay.engine.scoring import Engine
+from assay.engine.service import Service
 from assay.metrics import Metrics
 from assay.sandbox import Program
-from assay.scoring import Engine
-from assay.service import Service
 from assay.settings import Settings
 
 API = Path(__file__).resolve().parents[1] / "src" / "assay" / "api"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 
+from assay.engine.running import Runner
 from assay.registry import Registry, Scorer
-from assay.running import Runner
 from assay.settings import Settings
 from assay.types import Item, Result
 

@@ -4,7 +4,7 @@ With per-rollout streaming (verl's reward loop, slime, OpenRLHF: one sample per 
 thousands of single-item requests at once. Scored one by one, each item costs its own worker round trip
 (a thread hop to schedule it, one process-pool task, one result message). A `MicroBatcher` holds a small
 request for at most `microbatch.window_ms` (the bound on added latency), merges every small request that
-arrived in that window (assay.coalescing), and scores the merged items through the engine's group path
+arrived in that window (assay.client.coalescing), and scores the merged items through the engine's group path
 in pieces of `microbatch.worker_items`: the process-run items of a piece go to a worker as one task
 (one round trip), and pieces spread over the workers. The group path guarantees each item the result it
 would get alone (a piece that times out or loses its worker is rescored item by item), so batching
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from assay.coalescing import Coalescer
-from assay.service import Service
+from assay.client.coalescing import Coalescer
+from assay.engine.service import Service
 from assay.types import Result
 
 

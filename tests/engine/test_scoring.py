@@ -10,8 +10,8 @@ import pytest
 from assay_test_plugins import PLUGINS
 
 import assay
+from assay.engine.scoring import Engine
 from assay.errors import QueueFullError
-from assay.scoring import Engine
 from assay.settings import Settings
 from assay.types import Status
 

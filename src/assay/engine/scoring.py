@@ -1,15 +1,15 @@
 """The Engine: the one scoring pipeline behind every surface (library, CLI, HTTP, bench).
 
 raw item -> validate (`invalid` with a reason; `assay.items`) -> look up task and options ("did you mean")
-         -> wait for a worker process or sandbox slot, fairly across requests (`assay.scheduling`)
+         -> wait for a worker process or sandbox slot, fairly across requests (`assay.engine.scheduling`)
          -> run where the task says (killable process pool / thread / event loop) under a deadline
-            that starts when the item starts running (`assay.running`)
-         -> a second look by a scorer that reviews the task (`assay.reviews`), under its deadline
+            that starts when the item starts running (`assay.engine.running`)
+         -> a second look by a scorer that reviews the task (`assay.engine.reviews`), under its deadline
          -> a `Result` with id, task and elapsed time filled in, in input order.
 
-Groups take `assay.group_scoring`; the synchronous methods run on `assay.background`. The Engine
-implements `assay.service.Service`, the surface the HTTP routes use. Nothing here turns a failure into a
-reward: a deadline is `timeout`, a crash is `error`.
+Groups take `assay.engine.group_scoring`; the synchronous methods run on `assay.engine.background`. The
+Engine implements `assay.engine.service.Service`, the surface the HTTP routes use. Nothing here turns a
+failure into a reward: a deadline is `timeout`, a crash is `error`.
 """
 
 from __future__ import annotations
@@ -21,25 +21,25 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from assay import items as item_io
-from assay.admission import Admission
-from assay.background import BackgroundLoop
+from assay.engine.admission import Admission
+from assay.engine.background import BackgroundLoop
+from assay.engine.group_scoring import GroupPath
+from assay.engine.reviews import Reviews
+from assay.engine.running import Runner, Scorers
+from assay.engine.workers import WorkerPool
 from assay.errors import ItemError
-from assay.group_scoring import GroupPath
 from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_rounds
 from assay.items import parse_item, prepare
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
-from assay.reviews import Reviews
-from assay.running import Runner, Scorers
 from assay.sandbox import Execution, Program
 from assay.sandbox.runtime import note_missing_module
 from assay.sessions.service import SessionHost
 from assay.settings import Settings
 from assay.types import Result
-from assay.workers import WorkerPool
 
 if TYPE_CHECKING:
-    from assay.service import Service
+    from assay.engine.service import Service
 
 __all__ = ["Engine", "parse_item", "score"]
 

@@ -3,7 +3,7 @@
 A task's `runs_in` picks the mode (see `assay.registry`):
 
 - "process": the item waits its turn at the "workers" gate, then runs in the killable worker pool
-  (`assay.workers`), which starts the deadline when a worker picks it up and kills the worker past it.
+  (`assay.engine.workers`), which starts the deadline when a worker picks it up and kills the worker past it.
 - "thread": the scorer's `score` runs in a thread; a scorer that declares a `gate` ("sandbox") first waits
   its turn there, and keeps the slot until the thread really returns.
 - "async": the scorer's `ascore` runs on the event loop.
@@ -23,12 +23,12 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
+from assay.engine.scheduling import Gates, SlotWaitTimeout
+from assay.engine.workers import WorkerPool
 from assay.errors import AssayError
 from assay.registry import Scorer
-from assay.scheduling import Gates, SlotWaitTimeout
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-from assay.workers import WorkerPool
 
 # A thread cannot be killed; a thread-run scorer enforces its own deadline (the sandbox kills the
 # program). The pipeline waits this much longer before it answers `timeout` on the scorer's behalf.
