@@ -16,7 +16,7 @@ from assay.metrics import Metrics
 from assay.sandbox import Program
 from assay.settings import Settings
 
-API = Path(__file__).resolve().parents[1] / "src" / "assay" / "api"
+API = Path(__file__).resolve().parents[2] / "src" / "assay" / "api"
 ATTRIBUTES = set(Service.__annotations__)  # settings, metrics, registry
 METHODS = {name for name in vars(Service) if not name.startswith("_")}
 MEMBERS = ATTRIBUTES | METHODS

@@ -34,7 +34,7 @@ if __name__ == "__main__":
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     env.update({"ASSAY_WORKERS": "2", "PYTHONPATH": os.pathsep.join([src, str(TESTS)]), **extra})
     return env
 
