@@ -28,7 +28,7 @@ def client() -> Iterator[TestClient]:
 @pytest.fixture(autouse=True)
 def _no_session_left(client: TestClient) -> Iterator[None]:
     yield
-    manager = client.app.state.engine.sessions  # type: ignore[attr-defined]
+    manager = client.app.state.engine.sessions.manager  # type: ignore[attr-defined]
     for sid in list(manager._sessions):  # tests may look inside: a failed test must not fill the cap
         manager.delete(sid)
 

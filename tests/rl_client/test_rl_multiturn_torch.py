@@ -166,7 +166,7 @@ def test_a_trainer_step_with_real_python_sessions(server: LiveServer) -> None:
         assert sample.completion.tool_errors == 1 and sample.reward == 1.0  # verify after the death
     assert record["turns"] == 2.0 and record["tool_calls"] == 8.0 and record["session_failures"] == 0.0
     assert record["tool_errors"] in (0.0, 4.0, 8.0) and math.isfinite(record["loss"])
-    assert not server.engine.sessions._sessions  # every rollout's session was deleted
+    assert not server.engine.sessions.manager._sessions  # every rollout's session was deleted
 
 
 def test_dynamic_sampling_and_replay_work_on_multi_turn_groups() -> None:

@@ -43,7 +43,7 @@ def test_a_configured_run_with_tools_uses_sessions_and_closes_them(tmp_path: Pat
             }
         )  # fmt: skip
         summary = run(cfg, tmp_path, progress=False)
-        assert not live.engine.sessions._sessions  # every rollout's and eval's session was deleted
+        assert not live.engine.sessions.manager._sessions  # every rollout's and eval's session was deleted
     finally:
         live.stop()
     records = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]

@@ -1,7 +1,7 @@
 """Sessions under `assay serve --ray`: held by session-holder actors; each call goes to its holder by name.
 
     ingress replica (RayEngine) ── open: round-robin over its holders
-      ├── holder assay-sessions-1f2e3d4c   a SessionManager; sessions' sandboxes on the holder's node
+      ├── holder assay-sessions-1f2e3d4c   a SessionHost; sessions' sandboxes on the holder's node
       └── holder assay-sessions-9a8b7c6d   ...
     step / verify / DELETE of s-1f2e3d4c-<24 hex>  ->  ray.get_actor("assay-sessions-1f2e3d4c")
 
@@ -46,8 +46,8 @@ from assay.errors import ItemError
 from assay.metrics import Metrics
 from assay.sandbox.base import SandboxError
 from assay.sessions.limits import SessionLimits
-from assay.sessions.service import SessionInfo, StepCall, session_info, verify_item
-from assay.sessions.store import SessionGone, SessionManager, SessionsFull, StepResult, count_step
+from assay.sessions.service import SessionHost, SessionInfo, StepCall, step_each
+from assay.sessions.store import SessionGone, SessionsFull, StepResult, count_step
 from assay.sessions.tools import ToolRegistry
 from assay.settings import Settings
 from assay.types import Item
@@ -76,35 +76,34 @@ class SessionHolder:
     It returns Assay's own failures as values, not raised: Ray would wrap a raised one in `RayTaskError`."""
 
     def __init__(self, settings: Settings, token: str) -> None:
-        self.manager = SessionManager(settings, Metrics(), id_prefix=f"s-{token}-")
+        self.host = SessionHost(settings, Metrics(), id_prefix=f"s-{token}-")  # the engine's kind of host
 
     def open(self, item: Item, tools: list[str], limits: SessionLimits) -> tuple[Any, int]:
         """(SessionInfo or the failure, sessions open here now)."""
         try:
-            info: Any = session_info(self.manager.create(item, tools, limits))
+            info: Any = self.host.open_now(item, tools, limits)
         except (SessionsFull, SandboxError) as exc:
             info = exc
         except ItemError as exc:  # its subclasses map to 422 alike; a plain ItemError always pickles
             info = ItemError(str(exc))
-        return info, self.manager.open_count
+        return info, self.host.open_count
 
     def step(self, session_id: str, tool: str, arguments: Any) -> StepResult | SessionGone:
         try:
-            return self.manager.step(session_id, tool, arguments)
+            return self.host.step_now(session_id, tool, arguments)
         except SessionGone as exc:
             return exc
 
     def record(self, session_id: str, response: str) -> tuple[dict[str, Any], dict[str, Any]] | SessionGone:
         """What verify needs: the item with the response, and the session's trace summary."""
         try:
-            session = self.manager.get(session_id)
+            return self.host.record_now(session_id, response)
         except SessionGone as exc:
             return exc
-        return verify_item(session, response), session.summary()
 
     def close(self, session_id: str) -> int:
-        self.manager.delete(session_id)
-        return self.manager.open_count
+        self.host.close_now(session_id)
+        return self.host.open_count
 
     def where(self) -> tuple[int, str]:
         """This holder's process id and Ray node id (what a test kills or removes)."""
@@ -113,7 +112,7 @@ class SessionHolder:
         return os.getpid(), ray.get_runtime_context().get_node_id()
 
     def shutdown(self) -> None:
-        self.manager.close()
+        self.host.shutdown()
 
 
 class RaySessions:
@@ -253,13 +252,7 @@ class RaySessions:
         return result
 
     async def steps(self, calls: Sequence[StepCall]) -> list[StepResult | SessionGone]:
-        async def one(call: StepCall) -> StepResult | SessionGone:
-            try:
-                return await self.step(call.session_id, call.tool, call.arguments)
-            except SessionGone as exc:
-                return exc
-
-        return list(await asyncio.gather(*(one(call) for call in calls)))
+        return await step_each(self.step, calls)
 
     async def record(self, session_id: str, response: str) -> tuple[dict[str, Any], dict[str, Any]]:
         wait = _START_S + self.config.reply_margin_s

@@ -34,9 +34,10 @@ from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.sandbox import Execution, Program
 from assay.sandbox.runtime import note_missing_module
-from assay.sessions.service import SessionHost
+from assay.sessions import SessionGone, SessionLimits, StepResult
+from assay.sessions.service import SessionHost, SessionInfo, StepCall, with_trace
 from assay.settings import Settings
-from assay.types import Result
+from assay.types import Item, Result
 
 if TYPE_CHECKING:
     from assay.engine.service import Service
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["Engine", "parse_item", "score"]
 
 
-class Engine(SessionHost):
+class Engine:
     """Owns the registry, the worker pool, the thread pool and the admission count of one deployment.
 
     Use as a context manager, or call `close()`: worker processes outlive a forgotten engine otherwise.
@@ -54,7 +55,7 @@ class Engine(SessionHost):
         self.settings = settings if settings is not None else Settings()
         self.metrics = metrics if metrics is not None else Metrics()
         self.registry = Registry.from_settings(self.settings)
-        self._start_sessions(self.settings, self.metrics)
+        self.sessions = SessionHost(self.settings, self.metrics)  # a Ray session holder has one too
         self._scorers = Scorers(self.settings)
         pool = None
         if any(cls.runs_in == "process" for cls in self.registry.values()):
@@ -177,6 +178,32 @@ class Engine(SessionHost):
         if self._runner.pool is not None:
             await self._runner.pool.start()
 
+    # -- sessions: the host's, and verify scores here, as /v1/rewards does ----------------------------
+    def session_tools(self) -> list[dict[str, Any]]:
+        return self.sessions.tools()
+
+    async def open_session(self, item: Item, tools: list[str], limits: SessionLimits) -> SessionInfo:
+        """ItemError (unknown task or tool, a tool that cannot serve the item, limits past the maximum),
+        SessionsFull, SandboxError."""
+        self.registry.lookup(item.task)  # UnknownTaskError now, not at verify
+        return await self.sessions.open(item, tools, limits)
+
+    async def session_step(self, session_id: str, tool: str, arguments: Any) -> StepResult:
+        return await self.sessions.step(session_id, tool, arguments)
+
+    async def session_steps(self, calls: Sequence[StepCall]) -> list[StepResult | SessionGone]:
+        return await self.sessions.steps(calls)
+
+    async def verify_session(self, session_id: str, response: str) -> Result:
+        """The session's item with `response`, scored as `/v1/rewards` would, plus the session's trace
+        summary in `details["session"]`. Admission is the caller's (one item)."""
+        item, summary = await self.sessions.record(session_id, response)
+        (result,) = await self.score_async([item])
+        return with_trace(result, summary)
+
+    async def close_session(self, session_id: str) -> None:
+        await self.sessions.close(session_id)
+
     async def aclose(self, wait: bool = True) -> None:
         """`close` from inside a running event loop: loop-bound clients (judges) close on it first."""
         for scorer in self._scorers.all():
@@ -188,7 +215,7 @@ class Engine(SessionHost):
         if self._closed:
             return
         self._closed = True
-        self._close_sessions()
+        self.sessions.shutdown()
         self._runner.close(wait)
         for scorer in self._scorers.all():
             scorer.close()

@@ -19,8 +19,9 @@ The surface, by concern:
   id, the tools' schemas, an expiry), `session_step` / `session_steps` (tool calls; the policy's failures
   are observations), `verify_session` (the item with the final response, scored by `score_async`: one
   verdict path), `close_session`. A session lost with its holder ends as `SessionGone`. `Engine`
-  takes these from `assay.sessions.service.SessionHost` (sessions in this process); `RayEngine` sends
-  each call to the session-holder actor named in the id (`assay.distributed.sessions`).
+  has a `assay.sessions.service.SessionHost` (sessions in this process); `RayEngine` sends each call to
+  the session-holder actor named in the id, which has a `SessionHost` of its own
+  (`assay.distributed.sessions`).
 """
 
 from __future__ import annotations

@@ -1,16 +1,15 @@
-"""The session part of the service protocol: the in-process host (`Engine`), and the pieces a Ray session
-holder shares with it (`session_info`, `verify_item`, `with_trace`; see `assay.distributed.sessions`).
+"""The session part of the service protocol: `SessionHost`, the sessions of one process, which the
+in-process `Engine` has and each Ray session-holder actor has too (`assay.distributed.sessions`).
 
-An engine holds one `SessionManager` (its sessions live in sandboxes this process started) and answers
-the protocol's session methods from it. Blocking work (starting a sandbox, running a cell) runs on the
-engine's session threads, never on the event loop. `verify_session` scores through the engine's own
-`score_async`, so a session's verdict and `/v1/rewards`' are one path.
+Blocking work (starting a sandbox, running a cell) runs on the host's threads, never on the event loop.
+`verify_session` scores through the owning engine's own `score_async`, so a session's verdict and
+`/v1/rewards`' are one path.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,7 +19,6 @@ from assay.sessions.store import Session, SessionGone, SessionManager, StepResul
 
 if TYPE_CHECKING:
     from assay.metrics import Metrics
-    from assay.registry import Registry
     from assay.settings import Settings
     from assay.types import Item, Result
 
@@ -62,62 +60,76 @@ def with_trace(result: Result, summary: dict[str, Any]) -> Result:
     return result.model_copy(update={"details": {**result.details, "session": summary}})
 
 
+async def step_each(
+    step: Callable[[str, str, Any], Awaitable[StepResult]], calls: Sequence[StepCall]
+) -> list[StepResult | SessionGone]:
+    """Many sessions stepped at once through `step`; a gone session is its SessionGone in its place."""
+
+    async def one(call: StepCall) -> StepResult | SessionGone:
+        try:
+            return await step(call.session_id, call.tool, call.arguments)
+        except SessionGone as exc:
+            return exc
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
+
+
 class SessionHost:
-    """Mixin: the protocol's session methods over `self.sessions`. The engine calls `_start_sessions`
-    in its constructor and `_close_sessions` when it closes."""
+    """The sessions of one process: a `SessionManager` (its sessions live in sandboxes this process
+    started) and the threads its blocking work runs on. The engine has one; so does each Ray
+    session-holder actor, which calls the synchronous forms from its own threads. Scoring is not the
+    host's: `record` gives what verify scores, and the engine that owns the host scores it."""
 
-    settings: Settings
-    registry: Registry
-    sessions: SessionManager
-    _session_threads: ThreadPoolExecutor
+    def __init__(self, settings: Settings, metrics: Metrics, id_prefix: str = "s-") -> None:
+        self.manager = SessionManager(settings, metrics, id_prefix=id_prefix)
+        self._threads = ThreadPoolExecutor(settings.threads, thread_name_prefix="assay-session")
 
-    async def score_async(self, raw_items: Sequence[Any], lane: Hashable | None = None) -> list[Result]:
-        raise NotImplementedError
+    @property
+    def open_count(self) -> int:
+        return self.manager.open_count
 
-    def _start_sessions(self, settings: Settings, metrics: Metrics) -> None:
-        self.sessions = SessionManager(settings, metrics)
-        self._session_threads = ThreadPoolExecutor(settings.threads, thread_name_prefix="assay-session")
-
-    def _close_sessions(self) -> None:
-        self.sessions.close()
-        self._session_threads.shutdown(wait=False, cancel_futures=True)
-
-    async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._session_threads, fn, *args)
-
-    def session_tools(self) -> list[dict[str, Any]]:
+    def tools(self) -> list[dict[str, Any]]:
         """Every tool sessions may ask for, as OpenAI function-tool schemas."""
-        return self.sessions.registry.info()
+        return self.manager.registry.info()
 
-    async def open_session(self, item: Item, tools: list[str], limits: SessionLimits) -> SessionInfo:
-        """Open a session on `item` (no response) with `tools`. Raises ItemError (unknown tool, a tool
-        that cannot serve the item, limits past the maximum), SessionsFull, SandboxError."""
-        self.registry.lookup(item.task)  # UnknownTaskError now, not at verify
-        session = await self._blocking(self.sessions.create, item, tools, limits)
-        return session_info(session)
+    # -- synchronous: blocking, for a caller on its own thread (a threaded Ray actor) -------------------
+    def open_now(self, item: Item, tools: list[str], limits: SessionLimits) -> SessionInfo:
+        """Raises ItemError (unknown tool, a tool that cannot serve the item, limits past the maximum),
+        SessionsFull, SandboxError."""
+        return session_info(self.manager.create(item, tools, limits))
 
-    async def session_step(self, session_id: str, tool: str, arguments: Any) -> StepResult:
+    def step_now(self, session_id: str, tool: str, arguments: Any) -> StepResult:
         """One tool call; SessionGone (404/410) when the session is not there to take it."""
-        return await self._blocking(self.sessions.step, session_id, tool, arguments)
+        return self.manager.step(session_id, tool, arguments)
 
-    async def session_steps(self, calls: Sequence[StepCall]) -> list[StepResult | SessionGone]:
-        """Many sessions stepped at once; a gone session is its SessionGone in its place."""
+    def record_now(self, session_id: str, response: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What verify needs: the item with the response, and the session's trace summary."""
+        session = self.manager.get(session_id)
+        return verify_item(session, response), session.summary()
 
-        async def one(call: StepCall) -> StepResult | SessionGone:
-            try:
-                return await self.session_step(call.session_id, call.tool, call.arguments)
-            except SessionGone as exc:
-                return exc
-
-        return list(await asyncio.gather(*(one(call) for call in calls)))
-
-    async def verify_session(self, session_id: str, response: str) -> Result:
-        """The session's item with `response`, scored as `/v1/rewards` would, plus the session's trace
-        summary in `details["session"]`. Admission is the caller's (one item)."""
-        session = self.sessions.get(session_id)
-        (result,) = await self.score_async([verify_item(session, response)])
-        return with_trace(result, session.summary())
-
-    async def close_session(self, session_id: str) -> None:
+    def close_now(self, session_id: str) -> None:
         """End a session and free its sandbox; idempotent."""
-        await self._blocking(self.sessions.delete, session_id)
+        self.manager.delete(session_id)
+
+    def shutdown(self) -> None:
+        self.manager.close()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    # -- asynchronous: the same calls on the host's threads, never on the event loop ---------------------
+    async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._threads, fn, *args)
+
+    async def open(self, item: Item, tools: list[str], limits: SessionLimits) -> SessionInfo:
+        return await self._blocking(self.open_now, item, tools, limits)
+
+    async def step(self, session_id: str, tool: str, arguments: Any) -> StepResult:
+        return await self._blocking(self.step_now, session_id, tool, arguments)
+
+    async def steps(self, calls: Sequence[StepCall]) -> list[StepResult | SessionGone]:
+        return await step_each(self.step, calls)
+
+    async def record(self, session_id: str, response: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self.record_now(session_id, response)  # a lookup: no blocking work
+
+    async def close(self, session_id: str) -> None:
+        await self._blocking(self.close_now, session_id)
