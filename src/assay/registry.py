@@ -64,6 +64,9 @@ class Scorer(Generic[OptionsT]):
     # The kind of slot a thread-run item waits for first ("sandbox"), fairly across requests, at the
     # engine's gate (assay.engine.scheduling); None: it needs none. The gate is the only wait for that slot.
     gate: ClassVar[str | None] = None
+    # The Ray deployment that runs this task's items under `assay serve --ray` (assay.distributed.dispatch):
+    # "scorers" (CPU), "code" (sandbox slots: a task that waits at the sandbox gate), "judge", "prm".
+    work: ClassVar[str] = "scorers"
     # Loggers of libraries that warn on every input they cannot read (a verdict here, not news): quieted
     # to ERROR in Assay's own worker processes only, never where a user builds the scorer (issue 24).
     quiet_loggers: ClassVar[tuple[str, ...]] = ()

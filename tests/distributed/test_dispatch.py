@@ -11,7 +11,11 @@ import pytest
 
 from assay.distributed.dispatch import Dispatcher, kind_of
 from assay.errors import QueueFullError
+from assay.registry import Registry, Scorer
+from assay.settings import Settings
 from assay.types import Result, Status
+
+REGISTRY = Registry.from_settings(Settings())  # the built-in tasks: each declares its kind of work
 
 
 def _echo(kind: str, items: list[Any]) -> list[Result]:
@@ -40,29 +44,42 @@ def _items(tasks: str) -> list[dict[str, Any]]:
 
 
 def test_each_item_goes_to_the_deployment_of_its_kind() -> None:
-    assert [kind_of(i) for i in _items("math sql code judge prm hang")] == [
+    assert [kind_of(i, REGISTRY) for i in _items("math sql code repo judge prm hang")] == [
         "scorers",
         "scorers",
         "code",
+        "code",  # git and the tests run in sandboxes (it was sent to the CPU scorers; issue 36)
         "judge",
         "prm",
         "scorers",
     ]
-    assert kind_of(7) == kind_of({"task": 3}) == kind_of({}) == "scorers"  # malformed: scorers say invalid
+    assert (
+        kind_of(7, REGISTRY) == kind_of({"task": 3}, REGISTRY) == kind_of({}, REGISTRY) == "scorers"
+    )  # malformed: scorers say invalid
+
+
+def test_a_plugin_task_is_routed_by_the_kind_it_declares() -> None:
+    class Graded(Scorer):
+        name = "graded"
+        work = "judge"
+
+    registry = Registry({**REGISTRY, "graded": Graded})
+    assert kind_of({"task": "graded"}, registry) == "judge"
+    assert kind_of({"task": "graded"}, REGISTRY) == "scorers"  # unknown here: the scorers say so
 
 
 def test_results_come_back_in_input_order_across_kinds_and_chunks() -> None:
     calls = FakeDeployments()
     items = _items("math code math judge math code math math")
-    results = asyncio.run(Dispatcher(calls, chunk_size=2, retries=1).score(items))
+    results = asyncio.run(Dispatcher(calls, chunk_size=2, retries=1, registry=REGISTRY).score(items))
     assert [r.id for r in results] == [i["id"] for i in items]
-    assert [r.reason for r in results] == [kind_of(i) for i in items]
+    assert [r.reason for r in results] == [kind_of(i, REGISTRY) for i in items]
     assert sorted(len(ids) for _, ids in calls.calls) == [1, 1, 2, 2, 2]  # scorers 5 -> 2+2+1
 
 
 def test_a_chunk_whose_replica_died_is_sent_once_more() -> None:
     calls = FakeDeployments(failures={"scorers": 1})
-    dispatcher = Dispatcher(calls, chunk_size=8, retries=1)
+    dispatcher = Dispatcher(calls, chunk_size=8, retries=1, registry=REGISTRY)
     results = asyncio.run(dispatcher.score(_items("math math code")))
     assert [r.status for r in results] == [Status.OK] * 3
     assert dispatcher.stats.retried == 1 and dispatcher.stats.lost_items == 0
@@ -70,7 +87,7 @@ def test_a_chunk_whose_replica_died_is_sent_once_more() -> None:
 
 def test_a_chunk_that_fails_again_comes_back_as_error_with_the_reason() -> None:
     calls = FakeDeployments(failures={"code": 2})
-    dispatcher = Dispatcher(calls, chunk_size=8, retries=1)
+    dispatcher = Dispatcher(calls, chunk_size=8, retries=1, registry=REGISTRY)
     results = asyncio.run(dispatcher.score(_items("code math code")))
     assert [r.status for r in results] == [Status.ERROR, Status.OK, Status.ERROR]
     assert [r.id for r in results] == ["0", "1", "2"]
@@ -84,13 +101,15 @@ def test_a_short_answer_from_a_replica_is_a_failure_not_a_shifted_batch() -> Non
     async def short(kind: str, items: list[Any]) -> list[Result]:
         return _echo(kind, items)[:-1]
 
-    results = asyncio.run(Dispatcher(short, chunk_size=4, retries=1).score(_items("math math")))
+    results = asyncio.run(
+        Dispatcher(short, chunk_size=4, retries=1, registry=REGISTRY).score(_items("math math"))
+    )
     assert all(r.status is Status.ERROR and "returned 1 results for 2 items" in r.reason for r in results)
 
 
 def test_items_of_a_kind_without_deployment_are_errors_that_say_so() -> None:
     calls = FakeDeployments()
-    dispatcher = Dispatcher(calls, chunk_size=4, retries=1, kinds=["scorers"])
+    dispatcher = Dispatcher(calls, chunk_size=4, retries=1, registry=REGISTRY, kinds=["scorers"])
     results = asyncio.run(dispatcher.score(_items("prm math")))
     assert results[0].status is Status.ERROR and results[0].id == "0"
     assert "no prm deployment on this cluster (ASSAY_RAY__PRM__REPLICAS is 0)" in results[0].reason
@@ -118,7 +137,11 @@ def test_a_full_deployment_queue_is_queue_full_and_not_retried() -> None:
     full = QueueFullError(5, 5, 2.0)
     calls = FakeDeployments(failures={"judge": 5}, error=RuntimeError("backpressure"))
     dispatcher = Dispatcher(
-        calls, chunk_size=1, retries=3, backpressure=lambda exc: full if "backpressure" in str(exc) else None
+        calls,
+        chunk_size=1,
+        retries=3,
+        registry=REGISTRY,
+        backpressure=lambda exc: full if "backpressure" in str(exc) else None,
     )
     with pytest.raises(QueueFullError) as raised:
         asyncio.run(dispatcher.score(_items("judge math")))

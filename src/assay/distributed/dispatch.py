@@ -1,7 +1,8 @@
 """Spread a batch over per-kind deployments in chunks; a chunk whose replica died is sent again; input order.
 
-Every item goes to the deployment of its kind of work (`kind_of`): code to the sandbox slots, judge to the
-judge clients, prm to the PRM, and everything else (math, sql, plugins, malformed items) to the CPU
+Every item goes to the deployment of its kind of work (`kind_of`), which its task declares
+(`Scorer.work`): code and repository tasks to the sandbox slots, judge to the judge clients, prm to the
+PRM, everything else (math, sql, plugins without a kind, unknown tasks, malformed items) to the CPU
 scorers, whose Engine answers exactly as a single-process Engine would. A batch is cut into chunks of
 `chunk_size` items so that it spreads over a deployment's replicas.
 
@@ -17,26 +18,28 @@ Nothing here imports Ray: the call is injected, so this logic is tested without 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from assay.distributed.faults import queue_full
 from assay.errors import QueueFullError
 from assay.items import raw_id, raw_task
+from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.types import Result
 
 KINDS = ("scorers", "code", "judge", "prm")
-_TASK_KINDS = {"code": "code", "judge": "judge", "prm": "prm"}
 
 Call = Callable[[str, list[Any]], Awaitable[list[Result]]]
 
 
-def kind_of(raw: Any) -> str:
-    """The deployment an item goes to; anything not code, judge or prm is the CPU scorers' work."""
+def kind_of(raw: Any, registry: Mapping[str, type[Scorer]]) -> str:
+    """The deployment an item goes to: its task's `work`; an unknown task or a malformed item goes to
+    the CPU scorers, which answer it as the single-process engine does (`unknown_task`, `invalid`)."""
     task = raw.get("task") if isinstance(raw, dict) else getattr(raw, "task", None)
-    return _TASK_KINDS.get(task, "scorers") if isinstance(task, str) else "scorers"
+    scorer = registry.get(task) if isinstance(task, str) else None
+    return scorer.work if scorer is not None else "scorers"
 
 
 @dataclass
@@ -73,8 +76,11 @@ class Dispatcher:
         retries: int,
         backpressure: Callable[[BaseException], QueueFullError | None] = lambda exc: None,
         kinds: Collection[str] = KINDS,
+        *,
+        registry: Mapping[str, type[Scorer]],
     ) -> None:
         self._call = call
+        self._registry = registry
         self._kinds = frozenset(kinds)
         self._chunk_size = chunk_size
         self._retries = retries
@@ -91,13 +97,14 @@ class Dispatcher:
             settings.ray.retries,
             lambda exc: queue_full(exc, settings.retry_after_s),
             kinds=kinds,
+            registry=Registry.from_settings(settings),
         )
 
     async def score(self, raw_items: Sequence[Any]) -> list[Result]:
         """One Result per item, in input order."""
         by_kind: dict[str, list[int]] = {}
         for index, raw in enumerate(raw_items):
-            by_kind.setdefault(kind_of(raw), []).append(index)
+            by_kind.setdefault(kind_of(raw, self._registry), []).append(index)
         chunks = [
             (kind, indices[start : start + self._chunk_size])
             for kind, indices in by_kind.items()

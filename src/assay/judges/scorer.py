@@ -129,6 +129,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
         "response_b",
     )
     runs_in = "async"
+    work: ClassVar[str] = "judge"
 
     def __init__(self, settings: Settings, on_cache_event: Callable[[str], None] | None = None) -> None:
         super().__init__(settings)

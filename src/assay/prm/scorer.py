@@ -72,6 +72,7 @@ class PrmScorer(Scorer[PrmOptions]):
     Options: ClassVar[type[TaskOptions]] = PrmOptions
     item_fields: ClassVar[tuple[str, ...]] = ("prompt", "steps", "response")
     runs_in = "async"
+    work: ClassVar[str] = "prm"
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

@@ -334,6 +334,7 @@ class CodeScorer(Scorer[CodeOptions]):
     runs_in = "thread"
     # the engine hands out sandbox slots fairly (assay.engine.scheduling)
     gate: ClassVar[str | None] = "sandbox"
+    work: ClassVar[str] = "code"
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

@@ -73,6 +73,7 @@ class RepoScorer(Scorer[RepoOptions]):
     )
     runs_in = "thread"
     gate: ClassVar[str] = "sandbox"
+    work: ClassVar[str] = "code"  # git and the tests run in sandboxes: the code deployment has the slots
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
