@@ -33,7 +33,6 @@ from assay.items import parse_item, prepare
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.sandbox import Execution, Program
-from assay.sandbox.runtime import note_missing_module
 from assay.sessions import SessionGone, SessionLimits, StepResult
 from assay.sessions.service import SessionHost, SessionInfo, StepCall, with_trace
 from assay.settings import Settings
@@ -115,7 +114,7 @@ class Engine:
 
     def _finish(self, raw: Any, result: Result, elapsed_ms: float) -> Result:
         """Fill id, task and elapsed time (escaping what the item echoes back) and count the item."""
-        result = note_missing_module(item_io.labelled(raw, result, elapsed_ms))
+        result = item_io.labelled(raw, result, elapsed_ms)
         item_io.count(self.metrics, self.registry, result)
         return result
 

@@ -23,7 +23,6 @@ from typing import Any
 
 from assay.sandbox import _harness, _runner
 from assay.sandbox.languages import LANGUAGES
-from assay.types import Result
 
 RUNNER_MOUNT = "/opt/assay/runner.py"
 HARNESS_MOUNT = _runner.HARNESS  # the assert-test harness, loaded by the runner (`_harness`)
@@ -163,14 +162,3 @@ def missing_module(details: dict[str, Any], prefix_holds: Iterable[str] = ()) ->
         if top not in sys.stdlib_module_names and top.lower() not in have:
             return top
     return None
-
-
-def note_missing_module(result: Result) -> Result:
-    """`result` with `details.missing_module` set when its program failed importing a package the
-    runtime lacks (counted on /metrics where items are counted); otherwise `result` itself."""
-    if result.task != "code" or not result.details.get("tests"):
-        return result
-    module = missing_module(result.details)
-    if module is None:
-        return result
-    return result.model_copy(update={"details": {**result.details, "missing_module": module}})

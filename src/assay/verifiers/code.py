@@ -62,7 +62,7 @@ from assay.sandbox import (
     lookup,
 )
 from assay.sandbox.languages import language_names
-from assay.sandbox.runtime import offered
+from assay.sandbox.runtime import missing_module, offered
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
@@ -461,6 +461,8 @@ class CodeScorer(Scorer[CodeOptions]):
         )
         if execution.cached_build:
             details["cached_build"] = True
+        if (module := missing_module(details)) is not None:  # a package the runtime lacks: on /metrics
+            details["missing_module"] = module
         return Result.partial(correct, reward, reason, extracted=source, details=details)
 
     @classmethod
