@@ -18,7 +18,8 @@ entry-point group; `Settings.plugins` adds "module:Class" paths (tests, private 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from prometheus_client.registry import Collector
 
 Runner = Literal["process", "thread", "async"]
+Expect = Literal["accepted", "rejected"]
 
 OptionsT = TypeVar("OptionsT", bound=TaskOptions)
 
@@ -48,6 +50,37 @@ BUILTIN_TASKS: dict[str, str] = {
     "sql": "assay.verifiers.sql:SqlScorer",
     "repo": "assay.verifiers.repo:RepoScorer",
 }
+
+
+@dataclass(frozen=True)
+class ValidationProbe:
+    """One answer whose verdict a well-posed task fixes in advance (`assay validate`): scored as an
+    ordinary item through the engine, so validation never disagrees with the reward a trainer gets."""
+
+    task: int  # index of the task in the input
+    item: dict[str, Any]
+    expect: Expect  # accepted: judged correct; rejected: earns no reward
+    label: str  # what the response is, in words, for the report
+    run: int = 0  # which repeat of a determinism probe
+
+    @classmethod
+    def answer(
+        cls, index: int, item: Item, response: str, expect: Expect, label: str, run: int = 0
+    ) -> ValidationProbe:
+        """The probe that scores `item` with `response` in place of its own."""
+        raw = item.model_dump(exclude_none=True)
+        raw["response"] = response
+        raw.pop("id", None)
+        return cls(index, raw, expect, label, run)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a task reads in its probes' results beyond accepted/rejected, for the task's report."""
+
+    check: str  # a problem name of `assay validate` (reference_rejected, nondeterministic, ...)
+    reason: str
+    severity: Literal["error", "warning"] = "error"
 
 
 class Scorer(Generic[OptionsT]):
@@ -141,6 +174,30 @@ class Scorer(Generic[OptionsT]):
     def runtime_info(cls, settings: Settings) -> dict[str, Any] | None:
         """What the task's execution environment offers under `settings`; None when it has none."""
         return None
+
+    # -- validation (`assay validate`, POST /v1/validate): a task's own probes and how to read them --------
+    @classmethod
+    def most_validation_probes(cls, repeats: int) -> int:
+        """The most `validation_probes` one item can need (sizes a request's budget)."""
+        return 0
+
+    @classmethod
+    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        """Answers whose verdict a well-posed task fixes: its reference (accepted; `repeats` runs where
+        the verdict could vary) and trivial answers (rejected). None: the task is not probed (a judge
+        has no verdict of its own to check). At most `most_validation_probes(repeats)` of them."""
+        return []
+
+    @classmethod
+    def read_reference(cls, result: Result) -> list[Finding]:
+        """Findings on the first run of an accepted probe the task judged correct (a reference read as
+        words, a gold query returning no rows)."""
+        return []
+
+    @classmethod
+    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
+        """Findings across two or more `ok` runs of the same accepted probe (a test that ends differently)."""
+        return []
 
 
 def load_object(path: str, what: str = "plugin") -> Any:

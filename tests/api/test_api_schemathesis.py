@@ -31,6 +31,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from assay.api.openrlhf import strip_prompt
+from assay.registry import Registry
 from assay.settings import Settings
 from assay.types import Item
 from assay.validate.probes import most_probes
@@ -69,7 +70,8 @@ def _openrlhf_unscorable(body: dict[str, Any], http: httpx.Client) -> int | None
 
 def _validate_budget(body: dict[str, Any], http: httpx.Client) -> int | None:
     """A /v1/validate request is admitted for the most probes its tasks can need; past the queue: 413."""
-    return 413 if len(body["tasks"]) * most_probes(body.get("repeats", 3)) > QUEUE else None
+    most = most_probes(Registry.from_settings(Settings()), body.get("repeats", 3))
+    return 413 if len(body["tasks"]) * most > QUEUE else None
 
 
 def _observation_lists(body: dict[str, Any], http: httpx.Client) -> int | None:

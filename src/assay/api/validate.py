@@ -46,7 +46,7 @@ async def validate_tasks(body: ValidateRequest, request: Request) -> ValidateRes
             'or send "near_duplicates": false',
         )
     engine = engine_of(request)
-    budget = len(body.tasks) * most_probes(body.repeats)
+    budget = len(body.tasks) * most_probes(engine.registry, body.repeats)
     work = validate_async(body.tasks, engine, repeats=body.repeats, near_duplicates=body.near_duplicates)
     what = f"{len(body.tasks)} tasks (up to {budget} probes; for larger sets run `assay validate FILE`)"
     return ValidateResponse(reports=await admitted(request, budget, work, what))

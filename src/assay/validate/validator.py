@@ -17,10 +17,10 @@ from assay.engine.service import Service
 from assay.errors import ItemError, MissingExtraError
 from assay.groups import GroupOutcome
 from assay.items import parse_item
-from assay.registry import Registry
+from assay.registry import Registry, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, id_text
-from assay.validate.probes import Probe, probes_for, read_probes
+from assay.validate.probes import probes_for, read_probes
 from assay.validate.prompts import check_answer_in_prompt, check_duplicates, check_near_duplicates
 from assay.validate.report import META_FIELDS, BadRow, TaskReport
 from assay.validate.sql_order import OrderCheck
@@ -71,7 +71,7 @@ def _parse(raw: Any, report: TaskReport, registry: Registry, task: str | None = 
     return item
 
 
-def _packs(tasks: Sequence[int], by_task: dict[int, list[Probe]]) -> list[list[int]]:
+def _packs(tasks: Sequence[int], by_task: dict[int, list[ValidationProbe]]) -> list[list[int]]:
     """Consecutive tasks whose probes together hold at most PACK items (a larger task goes alone)."""
     packs: list[list[int]] = []
     size = PACK
@@ -85,7 +85,7 @@ def _packs(tasks: Sequence[int], by_task: dict[int, list[Probe]]) -> list[list[i
 
 
 async def _score_by_task(
-    score_groups: GroupScorer, by_task: dict[int, list[Probe]], progress: Any
+    score_groups: GroupScorer, by_task: dict[int, list[ValidationProbe]], progress: Any
 ) -> dict[int, list[Result]]:
     """The probes of a pack of tasks as one engine group: its process-run items go to a worker in one
     round trip and share the worker's caches (a math gold is parsed once, also where it is scored as an
@@ -107,36 +107,38 @@ async def _score_by_task(
 
 def _prepare(
     tasks: Sequence[Any], registry: Registry, repeats: int, near_duplicates: bool, task: str | None
-) -> tuple[list[TaskReport], list[Item | None], dict[int, list[Probe]]]:
+) -> tuple[list[TaskReport], list[Item | None], dict[int, list[ValidationProbe]]]:
     """Reports with the prompt checks done, the parsed items, and each task's probes (CPU work only)."""
     reports = [TaskReport(id=task_id(raw, i)) for i, raw in enumerate(tasks)]
     items = [_parse(raw, report, registry, task) for raw, report in zip(tasks, reports, strict=True)]
     check_duplicates(reports, items)
     if near_duplicates and not check_near_duplicates(reports, items):
         raise MissingExtraError("datasketch (near-duplicate prompts)", "validate")
-    by_task: dict[int, list[Probe]] = {}
+    by_task: dict[int, list[ValidationProbe]] = {}
     for index, item in enumerate(items):
         if item is not None:
             check_answer_in_prompt(reports[index], item)
-            if probes := probes_for(index, item, repeats):
+            if probes := probes_for(registry, index, item, repeats):
                 by_task[index] = probes
     return reports, items, by_task
 
 
 def _finish(
     settings: Settings,
+    registry: Registry,
     reports: list[TaskReport],
     items: list[Item | None],
-    by_task: dict[int, list[Probe]],
+    by_task: dict[int, list[ValidationProbe]],
     scored: dict[int, list[Result]],
 ) -> list[TaskReport]:
     """Probe results into problems, then the storage-order check of SQL golds that passed the rest."""
     order = OrderCheck(settings)
     try:
         for index, task_probes in by_task.items():
-            read_probes(reports[index], task_probes, scored[index])
             item = items[index]
-            if item is not None and item.task == "sql" and reports[index].valid:
+            assert item is not None, "a task with probes parsed"
+            read_probes(reports[index], registry[item.task], task_probes, scored[index])
+            if item.task == "sql" and reports[index].valid:
                 why = order.why(item)
                 if why is not None:
                     reports[index].add("order_dependent", why)
@@ -160,7 +162,7 @@ async def _validate(
         _prepare, tasks, registry, repeats, near_duplicates, task
     )
     scored = await _score_by_task(score_groups, by_task, progress)
-    return await asyncio.to_thread(_finish, settings, reports, items, by_task, scored)
+    return await asyncio.to_thread(_finish, settings, registry, reports, items, by_task, scored)
 
 
 async def validate_async(

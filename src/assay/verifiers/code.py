@@ -35,12 +35,13 @@ import dataclasses
 import json
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from assay.registry import Scorer
+from assay.registry import Finding, Scorer, ValidationProbe
 from assay.sandbox import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
@@ -65,6 +66,7 @@ from assay.sandbox.languages import language_names
 from assay.sandbox.runtime import missing_module, offered
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
+from assay.verifiers import code_probes
 from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
 from assay.verifiers.code_flags import hardcoded_visible_outputs
 
@@ -348,6 +350,18 @@ class CodeScorer(Scorer[CodeOptions]):
             if self._executor is None:
                 self._executor = create_executor(self.settings.code)
             return self._executor
+
+    @classmethod
+    def most_validation_probes(cls, repeats: int) -> int:
+        return code_probes.most(repeats)
+
+    @classmethod
+    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return code_probes.probes(index, item, repeats)
+
+    @classmethod
+    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
+        return code_probes.read_repeats(runs)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: CodeOptions) -> float:

@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from assay.registry import Scorer
+from assay.registry import Finding, Scorer, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers.math import symbolic
+from assay.verifiers.math import probes, symbolic
 from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
 from assay.verifiers.math.extract import Extraction, NoAnswer, extract, opens_with_cue
@@ -152,6 +152,18 @@ class MathScorer(Scorer[MathOptions]):
         symbolic.warm_up()
         # Likewise the extractor's one pattern for the answer cues of every language (50 ms to compile).
         extract("答案: 1", settings.math.max_response_chars)
+
+    @classmethod
+    def most_validation_probes(cls, repeats: int) -> int:
+        return probes.MOST
+
+    @classmethod
+    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return probes.probes(index, item)
+
+    @classmethod
+    def read_reference(cls, result: Result) -> list[Finding]:
+        return probes.read_reference(result)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: MathOptions) -> float:

@@ -11,16 +11,18 @@ patch on top, so it overrides the change; add a canary test that must fail; run 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from assay.registry import Scorer
+from assay.registry import Finding, Scorer, ValidationProbe
 from assay.sandbox.base import Limits, SandboxError
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.repo import patch as patching
+from assay.verifiers.repo import probes
 from assay.verifiers.repo.run import Report, TestRun, run_tests
 from assay.verifiers.repo.task import RepoTask, TaskInvalid, parse_task
 from assay.verifiers.repo.workcopy import (
@@ -77,6 +79,18 @@ class RepoScorer(Scorer[RepoOptions]):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
+
+    @classmethod
+    def most_validation_probes(cls, repeats: int) -> int:
+        return probes.most(repeats)
+
+    @classmethod
+    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return probes.probes(index, item, repeats)
+
+    @classmethod
+    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
+        return probes.read_repeats(runs)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: RepoOptions) -> float:

@@ -25,10 +25,10 @@ from typing import Any, ClassVar, Literal
 from cachetools import LRUCache
 from pydantic import Field
 
-from assay.registry import Scorer
+from assay.registry import Finding, Scorer, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers.sql import catalog
+from assay.verifiers.sql import catalog, probes
 from assay.verifiers.sql.compare import (
     Blocks,
     Comparison,
@@ -146,6 +146,18 @@ class SqlScorer(Scorer[SqlOptions]):
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
         self._data_check = DataCheck(settings.sql)
+
+    @classmethod
+    def most_validation_probes(cls, repeats: int) -> int:
+        return probes.MOST
+
+    @classmethod
+    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return probes.probes(index, item)
+
+    @classmethod
+    def read_reference(cls, result: Result) -> list[Finding]:
+        return probes.read_reference(result)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: SqlOptions) -> float:

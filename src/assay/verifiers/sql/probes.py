@@ -1,0 +1,26 @@
+"""The sql task's validation probes: the gold query must be accepted (and return rows, or any query that
+returns nothing is rewarded); an empty response and `SELECT 1` must earn nothing."""
+
+from __future__ import annotations
+
+from assay.registry import Finding, ValidationProbe
+from assay.types import Item, Result
+
+MOST = 3
+
+
+def probes(index: int, item: Item) -> list[ValidationProbe]:
+    found = []
+    if item.reference:
+        gold = f"```sql\n{item.reference.strip()}\n```"
+        found.append(ValidationProbe.answer(index, item, gold, "accepted", "the gold query"))
+    trivial = (("an empty response", ""), ("SELECT 1", "```sql\nSELECT 1\n```"))
+    return found + [ValidationProbe.answer(index, item, text, "rejected", label) for label, text in trivial]
+
+
+def read_reference(result: Result) -> list[Finding]:
+    rows = [i.get("reference_rows") for i in result.details.get("instances", [])]
+    if rows and all(n == 0 for n in rows):
+        reason = "the gold query returns no rows, so any query that returns nothing is rewarded"
+        return [Finding("empty_result", reason)]
+    return []

@@ -1,0 +1,59 @@
+"""A task owns its validation probes (issue 36): `assay validate` asks the task through the registry, so
+a plugin task is probed and read exactly as a built-in one, with no edit to the validator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from assay.engine.scoring import Engine
+from assay.registry import Finding, Scorer, ValidationProbe
+from assay.settings import Settings
+from assay.types import Item, Result, TaskOptions
+from assay.validate import validate
+
+
+class Echo(Scorer[TaskOptions]):
+    """Rewards a response equal to the reference, and (its bug) also the word "pass"."""
+
+    name: ClassVar[str] = "echo"
+    runs_in = "async"
+
+    @classmethod
+    def most_validation_probes(cls, repeats: int) -> int:
+        return 3
+
+    @classmethod
+    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return [
+            ValidationProbe.answer(index, item, item.reference or "", "accepted", "the reference"),
+            ValidationProbe.answer(index, item, "pass", "rejected", "the word pass"),
+            ValidationProbe.answer(index, item, "", "rejected", "an empty response"),
+        ]
+
+    @classmethod
+    def read_reference(cls, result: Result) -> list[Finding]:
+        short = len(result.extracted or "") < 3
+        return [Finding("short_reference", "a reference this short is guessed", "warning")] if short else []
+
+    @classmethod
+    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
+        raise AssertionError("one accepted probe: never two runs to compare")
+
+    async def ascore(self, item: Item, options: TaskOptions) -> Result:
+        response = item.response or ""
+        return Result.verdict(response in (item.reference, "pass"), "echo", extracted=response)
+
+
+def test_a_plugin_task_is_probed_and_read_through_the_registry() -> None:
+    with Engine(Settings(workers=1, plugins=[f"{__name__}:Echo"])) as engine:
+        good, short = validate(
+            [{"task": "echo", "reference": "hello"}, {"task": "echo", "reference": "hi"}], engine
+        )
+    assert [(p.check, p.severity) for p in good.problems] == [("trivial_rewarded", "error")]
+    assert "the word pass earns reward 1" in good.problems[0].reason
+    assert not good.valid
+    assert {(p.check, p.severity) for p in short.problems} == {
+        ("trivial_rewarded", "error"),
+        ("short_reference", "warning"),
+    }
