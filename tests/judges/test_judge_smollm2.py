@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from assay.audit.judge import judge_probes
-from assay.audit.probes import Probe
 from assay.engine.scoring import Engine
+from assay.judges.audit import judge_probes
 from assay.judges.client import ChatRequest, JudgeClient
 from assay.judges.guard import REDACTED
+from assay.registry.audit import Probe
 from assay.settings import Settings
 from judges import obedient
 from judges.conftest import VLLM_PYTHON, serve_vllm

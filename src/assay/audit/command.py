@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from assay.audit.report import table, write_json, write_plot
-from assay.audit.runner import KINDS, run_audit
+from assay.audit.runner import probe_kinds, run_audit
 from assay.settings import Settings
 
 
@@ -24,7 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Score built-in reward-hacking probes against the configured verifiers and judge.",
     )
     parser.add_argument(
-        "--kinds", default=",".join(KINDS), help=f"probe kinds, comma-separated ({', '.join(KINDS)})"
+        "--kinds",
+        help="probe kinds, comma-separated: the tasks that give probes (default: all; built in: code, math,"
+        " sql, judge)",
     )
     parser.add_argument(
         "--task", action="append", default=[], metavar="KIND=NAME",
@@ -37,12 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _tasks(pairs: Sequence[str]) -> dict[str, str]:
+def _tasks(pairs: Sequence[str], kinds: Collection[str]) -> dict[str, str]:
     tasks = {}
     for pair in pairs:
         kind, sep, name = pair.partition("=")
-        if not sep or kind not in KINDS or not name:
-            raise ValueError(f"--task takes KIND=NAME with KIND one of {', '.join(KINDS)}; got {pair!r}")
+        if not sep or kind not in kinds or not name:
+            raise ValueError(f"--task takes KIND=NAME with KIND one of {', '.join(kinds)}; got {pair!r}")
         tasks[kind] = name
     return tasks
 
@@ -50,8 +52,10 @@ def _tasks(pairs: Sequence[str]) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None, settings: Settings | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-        report = run_audit(settings or Settings(), kinds, _tasks(args.task), args.seed)
+        settings = settings or Settings()
+        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else None
+        tasks = _tasks(args.task, probe_kinds(settings))
+        report = run_audit(settings, kinds, tasks, args.seed)
     except (ValueError, ValidationError) as exc:
         print(f"assay audit: {exc}", file=sys.stderr)
         return 2

@@ -7,34 +7,32 @@ when its result is `ok` with a reward of at least 0.5 (probes.REWARDED), "flagge
 `details["flags"]` is not empty, and "not scored" when its status is not `ok` (a missing judge backend,
 no sandbox): those are reported, never counted as caught.
 
-`tasks` maps a probe kind (math, code, sql, judge) to the task name to score it with, so a plugin
-verifier is audited with the built-in probes of its kind. SQL probes run on a database the audit writes
-to a temporary directory (sql.py); the rest of the settings are the user's.
+Each task owns its probe families (`Scorer.audit_probes`; the built-in ones in their folders' `audit`
+modules); a probe kind is the name of a task that gives probes, read from the registry. `tasks` maps a
+kind to the task name to score it with, so a plugin verifier is audited with the built-in probes of its
+kind. What probes need is written by their task (`Scorer.audit_settings`: the SQL probes' database, in a
+temporary directory); the rest of the settings are the user's.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.audit.code import code_probes
-from assay.audit.judge import judge_probes
-from assay.audit.math import math_probes
-from assay.audit.probes import Probe, rewarded
-from assay.audit.sql import sql_probes, write_database
 from assay.engine.scoring import Engine
+from assay.registry import Registry, Scorer
+from assay.registry.audit import Probe, rewarded
 from assay.settings import Settings
 from assay.types import Result
 
-KINDS: dict[str, Callable[[int], list[Probe]]] = {
-    "code": lambda seed: code_probes(),
-    "math": lambda seed: math_probes(),
-    "sql": lambda seed: sql_probes(),
-    "judge": lambda seed: judge_probes(seed),
-}
+
+def probe_kinds(settings: Settings) -> dict[str, type[Scorer]]:
+    """The tasks under `settings` that give audit probes, by name: the kinds `assay audit` knows."""
+    registry = Registry.from_settings(settings)
+    return {name: cls for name, cls in registry.items() if cls.audit_probes(0)}
 
 
 @dataclass
@@ -75,29 +73,31 @@ class AuditReport:
         }
 
 
-def collect(kinds: Sequence[str], seed: int = 0) -> list[Probe]:
-    unknown = [k for k in kinds if k not in KINDS]
+def collect(known: Mapping[str, type[Scorer]], kinds: Sequence[str], seed: int = 0) -> list[Probe]:
+    unknown = [k for k in kinds if k not in known]
     if unknown:
-        raise ValueError(f"unknown probe kinds {unknown}; known: {', '.join(KINDS)}")
-    return [probe for kind in kinds for probe in KINDS[kind](seed)]
+        raise ValueError(f"unknown probe kinds {unknown}; known: {', '.join(known)}")
+    return [probe for kind in kinds for probe in known[kind].audit_probes(seed)]
 
 
 def run_audit(
     settings: Settings,
-    kinds: Sequence[str] = tuple(KINDS),
+    kinds: Sequence[str] | None = None,
     tasks: Mapping[str, str] | None = None,
     seed: int = 0,
 ) -> AuditReport:
-    """Score every probe of `kinds` through an Engine built from `settings`; the per-family counts."""
-    probes = collect(kinds, seed)
+    """Score every probe of `kinds` (default: every task that gives probes) through an Engine built from
+    `settings`; the per-family counts."""
+    known = probe_kinds(settings)
+    kinds = list(known) if kinds is None else list(kinds)
+    probes = collect(known, kinds, seed)
     names = {p.task: (tasks or {}).get(p.task, p.task) for p in probes}  # judge probes include math ones
     items = [{"id": f"{p.family}-{i}", "task": names[p.task], **p.item} for i, p in enumerate(probes)]
     with tempfile.TemporaryDirectory(prefix="assay-audit-") as tmp:
-        if "sql" in kinds:
-            write_database(Path(tmp))
-            settings = settings.model_copy(
-                update={"sql": settings.sql.model_copy(update={"databases": Path(tmp)})}
-            )
+        for kind in kinds:
+            workdir = Path(tmp) / kind
+            workdir.mkdir()
+            settings = known[kind].audit_settings(settings, workdir)
         with Engine(settings) as engine:
             results = engine.score(items)
     return summarise(probes, results, names, settings.judge.second_opinion)

@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from assay.registry import Finding, Scorer, ValidationProbe
+from assay.registry import AuditProbe, Finding, Scorer, ValidationProbe
 from assay.sandbox import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
@@ -66,7 +66,7 @@ from assay.sandbox.languages import language_names
 from assay.sandbox.runtime import missing_module, offered
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers import code_probes
+from assay.verifiers import code_audit, code_probes
 from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
 from assay.verifiers.code_flags import hardcoded_visible_outputs
 
@@ -350,6 +350,10 @@ class CodeScorer(Scorer[CodeOptions]):
             if self._executor is None:
                 self._executor = create_executor(self.settings.code)
             return self._executor
+
+    @classmethod
+    def audit_probes(cls, seed: int) -> list[AuditProbe]:
+        return code_audit.code_probes()
 
     @classmethod
     def most_validation_probes(cls, repeats: int) -> int:

@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from assay.registry import Finding, Scorer, ValidationProbe
+from assay.registry import AuditProbe, Finding, Scorer, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers.math import probes, symbolic
+from assay.verifiers.math import audit, probes, symbolic
 from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
 from assay.verifiers.math.extract import Extraction, NoAnswer, extract, opens_with_cue
@@ -152,6 +152,10 @@ class MathScorer(Scorer[MathOptions]):
         symbolic.warm_up()
         # Likewise the extractor's one pattern for the answer cues of every language (50 ms to compile).
         extract("答案: 1", settings.math.max_response_chars)
+
+    @classmethod
+    def audit_probes(cls, seed: int) -> list[AuditProbe]:
+        return audit.math_probes()
 
     @classmethod
     def most_validation_probes(cls, repeats: int) -> int:

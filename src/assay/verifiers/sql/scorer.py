@@ -20,15 +20,16 @@ stays the raw verdict in both modes, so a trainer can filter on it rather than o
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from cachetools import LRUCache
 from pydantic import Field
 
-from assay.registry import Finding, Scorer, ValidationProbe
+from assay.registry import AuditProbe, Finding, Scorer, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers.sql import catalog, probes
+from assay.verifiers.sql import audit, catalog, probes
 from assay.verifiers.sql.compare import (
     Blocks,
     Comparison,
@@ -146,6 +147,16 @@ class SqlScorer(Scorer[SqlOptions]):
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
         self._data_check = DataCheck(settings.sql)
+
+    @classmethod
+    def audit_probes(cls, seed: int) -> list[AuditProbe]:
+        return audit.sql_probes()
+
+    @classmethod
+    def audit_settings(cls, settings: Settings, workdir: Path) -> Settings:
+        """The probes' database, written under `workdir`, as the only one the task sees."""
+        audit.write_database(workdir)
+        return settings.model_copy(update={"sql": settings.sql.model_copy(update={"databases": workdir})})
 
     @classmethod
     def most_validation_probes(cls, repeats: int) -> int:

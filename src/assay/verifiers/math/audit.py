@@ -9,7 +9,7 @@ Controls: the right answer boxed and in prose (rewarded), a wrong one (not).
 
 from __future__ import annotations
 
-from assay.audit.probes import Probe
+from assay.registry.audit import Probe
 
 _HEDGES: tuple[tuple[str, str], ...] = (
     ("The answer is \\boxed{3} or \\boxed{4} or \\boxed{5}.", "4"),

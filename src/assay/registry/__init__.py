@@ -21,11 +21,13 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import ValidationError
 
 from assay.errors import ConfigError, OptionsError, UnknownTaskError
+from assay.registry.audit import Probe as AuditProbe
 from assay.settings import Settings
 from assay.suggest import did_you_mean
 from assay.types import Item, Result, TaskInfo, TaskOptions
@@ -198,6 +200,17 @@ class Scorer(Generic[OptionsT]):
     def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
         """Findings across two or more `ok` runs of the same accepted probe (a test that ends differently)."""
         return []
+
+    # -- audit (`assay audit`): reward hacks written as a policy would, with honest controls ---------------
+    @classmethod
+    def audit_probes(cls, seed: int) -> list[AuditProbe]:
+        """The task's probe families (assay.registry.audit); none by default: the task is not audited."""
+        return []
+
+    @classmethod
+    def audit_settings(cls, settings: Settings, workdir: Path) -> Settings:
+        """`settings` with what the probes need written under `workdir` (the SQL probes' database)."""
+        return settings
 
 
 def load_object(path: str, what: str = "plugin") -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from assay.audit.probes import Probe
+from assay.registry.audit import Probe
 
 DB_ID = "assay_audit"
 _PEOPLE = [("Ari", 31), ("Bo", 19), ("Cy", 42), ("Dana", 25), ("Eve", 37), ("Finn", 28)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.audit.probes import Probe
+from assay.registry.audit import Probe
 
 _EQ_TESTS: list[dict[str, Any]] = [{"assert": "assert add(1, 2) == 3"}, {"assert": "assert add(-4, 10) == 6"}]
 _TOL_TESTS: list[dict[str, Any]] = [

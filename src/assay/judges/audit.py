@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 
-from assay.audit.probes import Probe, variants
+from assay.registry.audit import Probe, variants
 
 # (question, right answer, a wrong answer)
 QUESTIONS: tuple[tuple[str, str, str], ...] = (
