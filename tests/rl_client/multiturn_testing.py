@@ -19,6 +19,15 @@ def tokenizer() -> CharTokenizer:
     return CharTokenizer(PRINTABLE)
 
 
+def tool_schema(name: str, argument: str = "code") -> dict[str, Any]:
+    """A one-argument tool as a session describes it when it opens (OpenAI function-tool form)."""
+    parameters = {"type": "object", "properties": {argument: {"type": "string"}}, "required": [argument]}
+    return {"type": "function", "function": {"name": name, "description": name, "parameters": parameters}}
+
+
+ARGUMENTS = {"python": "code", "sql": "query", "run_tests": "code"}  # what the server's tools take
+
+
 class TurnBackend:
     """Plays `scripts[prompt][turn]` for each row (turn: observations seen so far), honouring stop
         strings and the token limit as a real backend does; a script entry may be a function of the text so
@@ -83,7 +92,8 @@ class FakeSessions:
         if self.open_error is not None:
             raise self.open_error
         self.opened.append(item)
-        return OpenedSession(session_id=f"s{len(self.opened)}", expires_at=0.0)
+        schemas = [tool_schema(t, ARGUMENTS.get(t, "code")) for t in tools]
+        return OpenedSession(session_id=f"s{len(self.opened)}", expires_at=0.0, tools=schemas)
 
     def step_many(self, calls: Sequence[Any]) -> list[Any]:
         self.batches.append(list(calls))

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from assay.client.sessions import SessionStep
-from assay.errors import SessionGoneError, UnreachableError
+from assay.errors import ConfigError, SessionGoneError, UnreachableError
 from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Problem
 from assay.rl_client.multiturn import ToolRollouts, parse_call
+from assay.rl_client.tool_calls import BadCall
 from assay.rl_client.trainer import tool_signals
 from assay.types import Status
-from rl_client.multiturn_testing import FakeSessions, TurnBackend
+from rl_client.multiturn_testing import FakeSessions, TurnBackend, tool_schema
 from rl_client.multiturn_testing import tokenizer as printable_tokenizer
 
 CALL = "Let me compute. <python>print(6*7)</python>"
@@ -45,12 +46,25 @@ def _run(
 
 
 def test_parse_call_takes_the_last_closed_block() -> None:
-    assert parse_call("<python>a</python> then <python>\nb\n</python>", ["python"]) == (
+    schemas = [tool_schema("python"), tool_schema("sql", "query")]
+    assert parse_call("<python>a</python> then <python>\nb\n</python>", ["python"], schemas) == (
         "python",
         {"code": "b"},
     )
-    assert parse_call("x <sql>SELECT 1</sql>", ["python", "sql"]) == ("sql", {"query": "SELECT 1"})
-    assert parse_call("no opening </python>", ["python"]) is None
+    assert parse_call("x <sql>SELECT 1</sql>", ["python", "sql"], schemas) == ("sql", {"query": "SELECT 1"})
+    assert parse_call("no opening </python>", ["python"], schemas) is None
+
+
+def test_a_tag_takes_the_argument_its_tool_schema_names() -> None:
+    """Any one-argument tool a task offers is callable in tags, its argument named by its schema."""
+    schemas = [tool_schema("lean", "proof"), tool_schema("python")]
+    assert parse_call("<lean>rfl</lean>", ["lean"], schemas) == ("lean", {"proof": "rfl"})
+    unknown = parse_call("<lean>rfl</lean>", ["lean"], [])
+    assert isinstance(unknown, BadCall) and "not known" in unknown.reason
+    several = tool_schema("repo", "command")
+    several["function"]["parameters"]["required"] = ["command", "path"]
+    with pytest.raises(ConfigError, match="use call_format: hermes"):
+        parse_call("<repo>x</repo>", ["repo"], [several])
 
 
 def test_a_tool_call_is_run_and_its_observation_masked_out_of_the_loss() -> None:

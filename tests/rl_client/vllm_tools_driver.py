@@ -49,7 +49,9 @@ class Sessions:
 
     def open_session(self, item: Any, tools: Sequence[str], limits: Any = None) -> OpenedSession:
         self.opened += 1
-        return OpenedSession(session_id=f"s{self.opened}", expires_at=0.0)
+        parameters = {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}
+        schemas = [{"type": "function", "function": {"name": t, "parameters": parameters}} for t in tools]
+        return OpenedSession(session_id=f"s{self.opened}", expires_at=0.0, tools=schemas)
 
     def step_many(self, calls: Sequence[Any]) -> list[SessionStep]:
         self.calls += [{"session": c.session_id, "tool": c.tool, "arguments": c.arguments} for c in calls]

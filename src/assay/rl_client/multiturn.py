@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -62,10 +62,15 @@ def stop_strings(tools: Sequence[str]) -> tuple[str, ...]:
     return TagCalls(tools).stop
 
 
-def parse_call(text: str, tools: Sequence[str]) -> tuple[str, dict[str, Any]] | None:
+def parse_call(
+    text: str, tools: Sequence[str], schemas: Sequence[Mapping[str, Any]]
+) -> tuple[str, dict[str, Any]] | BadCall | None:
     """The "tags" call a turn ends with: the body of the last `<tool>...</tool>` whose closing tag is
-    the last one in `text`; None when there is none (a closing tag without its opening)."""
-    return TagCalls(tools).parse(text)
+    the last one in `text`, as the argument the tool's schema names; None when there is none (a
+    closing tag without its opening). `schemas`: the tools as a session (or GET /v1/tasks) gives them."""
+    calls = TagCalls(tools)
+    calls.learn(schemas)
+    return calls.parse(text)
 
 
 def plain_ids(tokenizer: Any, text: str) -> list[int]:
@@ -229,6 +234,7 @@ class ToolRollouts:
         try:
             opened = self.client.open_session(item, list(self.tools.tools), dict(self.tools.limits))
             rollout.session_id = opened.session_id
+            self.format.learn(opened.tools)  # the argument each tool's schema names (tags format)
         except ClientError as exc:
             rollout.fail(f"session could not be opened: {exc}")
 

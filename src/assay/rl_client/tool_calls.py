@@ -1,7 +1,9 @@
 """Call formats of multi-turn tool use (issue 26): where a call ends, what it asks, how the answer shows.
 
 - `tags`: `<python>code</python>` (`<sql>query</sql>`, `<run_tests>code</run_tests>`). The closing tag
-  is the stop string; the body is the tool's one argument. The observation is `observation_template`.
+  is the stop string; the body is the tool's one argument, named by the tool's own schema (the tools a
+  session answers with when it opens), so any one-argument tool a task offers works without an edit
+  here. The observation is `observation_template`.
 - `hermes`: the tool-call markup of the Hermes, Qwen2.5 and Qwen3 chat templates,
   `<tool_call>\\n{"name": "python", "arguments": {"code": "print(1)"}}\\n</tool_call>`. `</tool_call>`
   is the stop string; the JSON names the tool and its arguments. The observation is the tokenizer's own
@@ -18,14 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from assay.errors import ConfigError
 
-# The argument a tag's body is, per tool of the "tags" format.
-TAG_ARGUMENT = {"python": "code", "sql": "query", "run_tests": "code"}
 HERMES_OPEN, HERMES_CLOSE = "<tool_call>", "</tool_call>"
 # Markers no chat template writes: where the call ends and the observation goes in a rendered tool turn.
 _CALL_MARK, _SEEN_MARK = "ASSAY-CALL-5f0c1e", "ASSAY-OBSERVATION-9b2d47"
@@ -43,19 +43,45 @@ class BadCall:
 class CallFormat(Protocol):
     stop: tuple[str, ...]  # generation stops once one of these is written
 
+    def learn(self, schemas: Sequence[Mapping[str, Any]]) -> None:
+        """Take what the format needs from the tools' schemas (OpenAI function-tool form)."""
+        ...
+
     def parse(self, text: str) -> Call | BadCall | None:
         """The call a turn ends with; None: the turn wrote no call (it is the answer)."""
         ...
 
 
-class TagCalls:
-    """`<tool>body</tool>`: the body is the tool's one argument (`TAG_ARGUMENT`)."""
+def tag_argument(schema: Mapping[str, Any]) -> str | None:
+    """The argument a tag's body can be: the tool's one required parameter (its one parameter when none
+    is required); None when it takes more than one."""
+    parameters = schema.get("function", schema).get("parameters") or {}
+    names = list(parameters.get("required") or parameters.get("properties") or ())
+    return str(names[0]) if len(names) == 1 else None
 
-    def __init__(self, tools: Sequence[str]) -> None:
+
+class TagCalls:
+    """`<tool>body</tool>`: the body is the tool's one argument, named by its schema (`learn`)."""
+
+    def __init__(self, tools: Sequence[str], arguments: Mapping[str, str] | None = None) -> None:
         self.tools = tuple(tools)
+        self.arguments = dict(arguments or {})
         self.stop = tuple(f"</{tool}>" for tool in self.tools)
 
-    def parse(self, text: str) -> Call | None:
+    def learn(self, schemas: Sequence[Mapping[str, Any]]) -> None:
+        """Each tool's argument from its schema; a tool of several arguments cannot be a tag."""
+        for schema in schemas:
+            name = schema.get("function", schema).get("name")
+            if name not in self.tools or name in self.arguments:
+                continue
+            argument = tag_argument(schema)
+            if argument is None:
+                raise ConfigError(
+                    f"tool {name!r} takes several arguments and a tag passes one: use call_format: hermes"
+                )
+            self.arguments[name] = argument
+
+    def parse(self, text: str) -> Call | BadCall | None:
         """The body of the last `<tool>...</tool>` block (the one whose closing tag comes last)."""
         found: tuple[int, str, str] | None = None
         for tool in self.tools:
@@ -65,7 +91,9 @@ class TagCalls:
         if found is None:
             return None
         _, tool, body = found
-        return tool, {TAG_ARGUMENT.get(tool, "code"): body.strip("\n")}
+        if tool not in self.arguments:
+            return BadCall(f"the {tool} tool's arguments are not known: no session has described it")
+        return tool, {self.arguments[tool]: body.strip("\n")}
 
 
 class HermesCalls:
@@ -73,6 +101,9 @@ class HermesCalls:
     holding the object (the OpenAI wire form), and may be left out (no arguments)."""
 
     stop: tuple[str, ...] = (HERMES_CLOSE,)
+
+    def learn(self, schemas: Sequence[Mapping[str, Any]]) -> None:
+        """Nothing to learn: the call names its arguments itself."""
 
     def parse(self, text: str) -> Call | BadCall | None:
         end = text.rfind(HERMES_CLOSE)
