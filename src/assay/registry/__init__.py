@@ -11,13 +11,16 @@ where the pipeline runs it:
 A scorer may also review other tasks' verdicts (`reviews`, `review`): the judge's second opinion on math
 answers the rules rejected is one, registered by the judges package through its scorer.
 
-Built-in tasks are listed in `BUILTIN_TASKS`; third-party tasks register through the `assay.tasks`
-entry-point group; `Settings.plugins` adds "module:Class" paths (tests, private deployments).
+Built-in tasks are the task folders under `assay/verifiers/` (a package whose `__init__` sets
+`TASK = "module:Class"`; `assay new-task NAME` writes one) and those listed in `BUILTIN_TASKS`;
+third-party tasks register through the `assay.tasks` entry-point group; `Settings.plugins` adds
+"module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`).
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -45,13 +48,24 @@ ENTRY_POINT_GROUP = "assay.tasks"
 # The tasks that ship with Assay. A task whose extra is missing still registers: its scorer reports the
 # missing extra per item instead of breaking start-up.
 BUILTIN_TASKS: dict[str, str] = {
-    "math": "assay.verifiers.math:MathScorer",
     "judge": "assay.judges.scorer:JudgeScorer",
     "code": "assay.verifiers.code:CodeScorer",
     "prm": "assay.prm.scorer:PrmScorer",
-    "sql": "assay.verifiers.sql:SqlScorer",
-    "repo": "assay.verifiers.repo:RepoScorer",
 }
+TASK_FOLDERS = "assay.verifiers"  # each sub-package that sets TASK = "module:Class" is a built-in task
+
+
+def folder_tasks() -> dict[str, str]:
+    """The task folders under `TASK_FOLDERS`, by folder name: what a task folder declares in its
+    `__init__` (`TASK`), so a new folder is a new task with no edit anywhere else."""
+    home = importlib.import_module(TASK_FOLDERS)
+    found = {}
+    for info in pkgutil.iter_modules(home.__path__):
+        if info.ispkg:
+            path = getattr(importlib.import_module(f"{TASK_FOLDERS}.{info.name}"), "TASK", None)
+            if isinstance(path, str):
+                found[info.name] = path
+    return found
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,8 @@ class Scorer(Generic[OptionsT]):
     # The kind of slot a thread-run item waits for first ("sandbox"), fairly across requests, at the
     # engine's gate (assay.engine.scheduling); None: it needs none. The gate is the only wait for that slot.
     gate: ClassVar[str | None] = None
+    # The session tools the task brings, by name: "module:Class" of `assay.sessions.Tool` subclasses.
+    tools: ClassVar[Mapping[str, str]] = {}
     # The Ray deployment that runs this task's items under `assay serve --ray` (assay.distributed.dispatch):
     # "scorers" (CPU), "code" (sandbox slots: a task that waits at the sandbox gate), "judge", "prm".
     work: ClassVar[str] = "scorers"
@@ -240,7 +256,7 @@ class Registry(Mapping[str, type[Scorer]]):
     @classmethod
     def from_settings(cls, settings: Settings) -> Registry:
         """Built-in tasks and entry-point plugins, then `settings.plugins` (which may override)."""
-        found = {name: _load(path) for name, path in BUILTIN_TASKS.items()}
+        found = {name: _load(path) for name, path in {**folder_tasks(), **BUILTIN_TASKS}.items()}
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             found[ep.name] = _load(ep.value)
         for path in settings.plugins:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from assay.errors import ConfigError, ItemError
-from assay.registry import load_object
+from assay.registry import Registry, load_object
 from assay.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -38,12 +38,8 @@ if TYPE_CHECKING:
     from assay.types import Item
 
 ENTRY_POINT_GROUP = "assay.tools"
-BUILTIN_TOOLS: dict[str, str] = {
-    "python": "assay.sessions.python_tool:PythonTool",
-    "sql": "assay.verifiers.sql.tool:SqlTool",
-    "run_tests": "assay.verifiers.code_tool:RunTestsTool",
-    "repo": "assay.verifiers.repo.tools:RepoTool",
-}
+# The tools of no one task; every other tool comes with the task that offers it (`Scorer.tools`).
+BUILTIN_TOOLS: dict[str, str] = {"python": "assay.sessions.python_tool:PythonTool"}
 
 OK, TOOL_ERROR, INVALID_CALL, SESSION_ENDED = "ok", "tool_error", "invalid_call", "session_ended"
 ERROR = "error"  # our side failed during the call (not the policy's doing); the session goes on
@@ -136,14 +132,18 @@ def _load(path: str) -> type[Tool[Any]]:
 
 
 class ToolRegistry(Mapping[str, type[Tool[Any]]]):
-    """The tools one server offers: built-ins, `assay.tools` entry points, then `sessions.plugins`."""
+    """The tools one server offers: built-ins, its tasks' tools, `assay.tools` entry points, then
+    `sessions.plugins`."""
 
     def __init__(self, tools: Mapping[str, type[Tool[Any]]]) -> None:
         self._tools = dict(tools)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ToolRegistry:
-        found = {name: _load(path) for name, path in BUILTIN_TOOLS.items()}
+        offered = dict(BUILTIN_TOOLS)
+        for task in Registry.from_settings(settings).values():
+            offered.update(task.tools)
+        found = {name: _load(path) for name, path in offered.items()}
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             found[ep.name] = _load(ep.value)
         for path in settings.sessions.plugins:

@@ -35,7 +35,7 @@ import dataclasses
 import json
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -337,6 +337,7 @@ class CodeScorer(Scorer[CodeOptions]):
     # the engine hands out sandbox slots fairly (assay.engine.scheduling)
     gate: ClassVar[str | None] = "sandbox"
     work: ClassVar[str] = "code"
+    tools: ClassVar[Mapping[str, str]] = {"run_tests": "assay.verifiers.code_tool:RunTestsTool"}
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

@@ -37,4 +37,6 @@ rendering) and benchmarks/mathverify_suite.py (math-verify's own test suite) pri
 
 from assay.verifiers.math.scorer import MathOptions, MathScorer
 
+TASK = "assay.verifiers.math:MathScorer"  # this folder is the `math` task (assay.registry)
+
 __all__ = ["MathOptions", "MathScorer"]

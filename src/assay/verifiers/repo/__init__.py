@@ -9,4 +9,6 @@ How the verdict is protected, and what it does not cover: docs/repo.md.
 
 from assay.verifiers.repo.scorer import RepoOptions, RepoScorer
 
+TASK = "assay.verifiers.repo:RepoScorer"  # this folder is the `repo` task (assay.registry)
+
 __all__ = ["RepoOptions", "RepoScorer"]

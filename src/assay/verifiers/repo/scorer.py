@@ -11,7 +11,7 @@ patch on top, so it overrides the change; add a canary test that must fail; run 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -75,7 +75,10 @@ class RepoScorer(Scorer[RepoOptions]):
     )
     runs_in = "thread"
     gate: ClassVar[str] = "sandbox"
-    work: ClassVar[str] = "code"  # git and the tests run in sandboxes: the code deployment has the slots
+    work: ClassVar[str] = "code"
+    tools: ClassVar[Mapping[str, str]] = {
+        "repo": "assay.verifiers.repo.tools:RepoTool"
+    }  # git and the tests run in sandboxes: the code deployment has the slots
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

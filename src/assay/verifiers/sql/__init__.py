@@ -6,4 +6,6 @@ Modules: statement (find the SQL, sqlglot checks), engines / postgres (guarded e
 
 from assay.verifiers.sql.scorer import SqlOptions, SqlScorer
 
+TASK = "assay.verifiers.sql:SqlScorer"  # this folder is the `sql` task (assay.registry)
+
 __all__ = ["SqlOptions", "SqlScorer"]

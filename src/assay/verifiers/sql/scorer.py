@@ -20,6 +20,7 @@ stays the raw verdict in both modes, so a trainer can filter on it rather than o
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -130,6 +131,7 @@ def open_engine(instance: catalog.Instance, settings: Settings) -> SqlEngine:
 
 class SqlScorer(Scorer[SqlOptions]):
     name: ClassVar[str] = "sql"
+    tools: ClassVar[Mapping[str, str]] = {"sql": "assay.verifiers.sql.tool:SqlTool"}
     description: ClassVar[str] = (
         "Execution equivalence of a predicted SQL query and a gold query on a named database "
         "(SQLite, DuckDB, PostgreSQL), read-only and bounded."
