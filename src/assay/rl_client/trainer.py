@@ -118,6 +118,10 @@ class Trainer:
         samples: list[Sample] = []
         advantages: list[float] = []
         for group in groups:
+            if group.tree_rows is not None:  # the server's node credit, each segment once
+                samples.extend(group.tree_rows)
+                advantages.extend(s.advantage or 0.0 for s in group.tree_rows)
+                continue
             rewards = [s.reward if s.weight > 0 else None for s in group.samples]
             advantages.extend(group_advantages(rewards, self.cfg.loss.scale_std))
             samples.extend(group.samples)
@@ -183,6 +187,8 @@ class Trainer:
             "partial_resumed": stats.resumed,
             "partial_pending": len(self.rollout.partial.pending) if self.rollout.partial else 0,
             "reward_requests": self.reward_requests,
+            "generated_tokens": stats.generated_tokens,
+            "tokens_per_group": stats.generated_tokens / stats.groups if stats.groups else 0.0,
             **(tool_signals(own) if self.cfg.tools.tools else {}),
             **update,
         }
