@@ -14,7 +14,8 @@ from assay.client import AssayClient
 from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, TrainConfig, TreeConfig
 from assay.rl_client.filter import RewardPipe, ServiceRewards
-from assay.rl_client.generate import Completion, Problem, SamplingParams
+from assay.rl_client.generate import Completion, Problem, Sample, SamplingParams
+from assay.rl_client.loss import group_advantages
 from assay.rl_client.policy import collate
 from assay.rl_client.runs.config import apply_override, validate
 from assay.rl_client.runs.demo import EOS, PAD, CharTokenizer, addition_problems, build_model
@@ -28,6 +29,7 @@ from assay.rl_client.tree_rollout import (
     leaf_completion,
     node_rows,
     tree_payload,
+    whiten,
 )
 from assay.trees import TreeOutcome
 
@@ -246,3 +248,56 @@ def test_a_short_training_run_with_tree_rollouts_takes_steps(assay_service: str)
     assert rewards.requests >= 2
     assert sum(r["reward"] for r in records) > 0  # some leaves were right: the loss had credit to use
     assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+class SameAnswerBackend:
+    """Every continuation is "5" and the end token: every sibling duplicates every other."""
+
+    tokenizer = CharTokenizer()
+
+    def fork(self, prefixes: Sequence[list[int]], counts: Sequence[int], params: SamplingParams) -> Any:
+        five = self.tokenizer.encode_plain("5")[0]
+        return [
+            [Completion(list(p), [five, EOS], "5", [-0.1, -0.1], False) for _ in range(c)]
+            for p, c in zip(prefixes, counts, strict=True)
+        ]
+
+
+def test_pruning_drops_an_ended_duplicate_only_when_asked() -> None:
+    backend = SameAnswerBackend()
+    kept, pruned = Tree([1]), Tree([1])
+    grow_segments(backend, [kept], 8, TreeConfig(roots=2), 4, 1.0)
+    grow_segments(backend, [pruned], 8, TreeConfig(roots=2, prune_duplicates=True), 4, 1.0)
+    assert len(kept.leaves()) == 2
+    assert len(pruned.leaves()) == 1
+
+
+def test_treepo_whitening_is_token_weighted_and_skips_masked_rows() -> None:
+    def row(advantage: float, tokens: int, weight: float = 1.0) -> Sample:
+        return Sample(
+            Completion([1], [3] * tokens, "", [0.0] * tokens, False), 0, weight=weight, advantage=advantage
+        )
+
+    rows = [row(1.0, 1), row(-1.0, 3), row(5.0, 2, weight=0.0)]
+    mean = (1.0 * 1 - 1.0 * 3) / 4
+    std = math.sqrt((1 * (1.0 - mean) ** 2 + 3 * (-1.0 - mean) ** 2) / 4)
+    assert whiten(rows) == pytest.approx([(1.0 - mean) / std, (-1.0 - mean) / std, 0.0], rel=1e-6)
+
+
+@pytest.mark.slow
+def test_a_flat_tree_credited_by_treerpo_gets_grpos_advantages(assay_service: str) -> None:
+    tokenizer = CharTokenizer()
+    t = Tree(tokenizer.encode("05+07="))
+    for text in ("12", "13", "12", "7", "12"):
+        ids = [tokenizer.encode_plain(ch)[0] for ch in text] + [EOS]
+        t.add(t.root, Completion([], ids, "", [-0.5] * len(ids), truncated=False))
+    problem = Problem("q", "05+07=", "12")
+    texts = [leaf_completion(t, leaf, tokenizer).text for leaf in t.leaves()]
+    pipe = RewardPipe(ServiceRewards(AssayClient(assay_service)))
+    try:
+        (outcome,) = pipe.submit_trees([tree_payload(problem, t, texts, "treerpo", problem.prompt)]).result()
+    finally:
+        pipe.close()
+    rows = node_rows(t, outcome, version=0)
+    expected = group_advantages([1.0, 0.0, 1.0, 0.0, 1.0], scale_std=True)
+    assert [r.advantage for r in rows] == pytest.approx(expected, abs=1e-5)

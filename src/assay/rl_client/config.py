@@ -184,6 +184,10 @@ class TreeConfig:
     iterations: int = 1
     answer_cue: str = ""
     answer_tokens: int = 8
+    # TreePO's pruning of dead branches: a child that ended exactly as an ended sibling did is dropped.
+    # Off by default: on the demo, where short answers repeat often, it under-credits the likeliest
+    # (often right) answer, and greedy accuracy fell (benchmarks/rollouts.py; docs/trees.md).
+    prune_duplicates: bool = False
 
     def __post_init__(self) -> None:
         _need(

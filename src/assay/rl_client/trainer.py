@@ -29,6 +29,7 @@ from assay.rl_client.observe import StepLog, group_signals
 from assay.rl_client.policy import collate, token_logprobs
 from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.rollout import Rollout, RoundStats
+from assay.rl_client.tree_rollout import whiten
 
 
 class Trainer:
@@ -125,6 +126,8 @@ class Trainer:
             rewards = [s.reward if s.weight > 0 else None for s in group.samples]
             advantages.extend(group_advantages(rewards, self.cfg.loss.scale_std))
             samples.extend(group.samples)
+        if self.cfg.rollout == "tree" and self.cfg.tree.method == "treepo":  # the recipe's batch step
+            advantages = whiten(samples)
         if not samples:
             return {"loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0, "kl": 0.0, "grad_norm": 0.0}
         batch = collate(samples, advantages, self.pad_id)

@@ -5,8 +5,8 @@ Growing (`grow`), every tree of a round together, one backend call per level:
 - `segment` (TreePO: Li et al. 2025, *TreePO*, multimodal-art-projection/TreePO `recipe/treepo/`): the
   prompt forks into `roots` chains; a node generates `segment_tokens` tokens and forks into `fan_out`
   children, for `depth` levels, splitting the group's `group_size` leaves among its children; a node left
-  with one leaf runs on to the budget. Dead branches are pruned: a child that ended exactly as an ended
-  sibling did (a duplicate) is dropped and its leaves go to a sibling still growing.
+  with one leaf runs on to the budget. With `prune_duplicates`, dead branches are pruned: a child that
+  ended exactly as an ended sibling did is dropped and its leaves go to a sibling still growing.
 - `entropy` (TreeRL's EPTree: Hou et al. 2025, *TreeRL*, THUDM/TreeRL): `roots` whole chains; then,
   `iterations` times, every leaf's `forks` most uncertain tokens are forking points, and `fan_out` new
   chains grow from the prefix just before each (they re-draw the uncertain token). Uncertainty is the
@@ -193,7 +193,9 @@ def grow_segments(
             growing = [
                 (child, q) for child, q in grown if forks_again and not child.ended and used(child) < budget
             ]
-            orphaned = _prune(node, [child for child, _ in grown], dict((id(c), q) for c, q in grown))
+            orphaned = 0
+            if tree.prune_duplicates:
+                orphaned = _prune(node, [child for child, _ in grown], {id(c): q for c, q in grown})
             if growing and orphaned:  # a pruned duplicate's leaves go to a sibling still growing
                 growing[0] = (growing[0][0], growing[0][1] + orphaned)
             pending.extend((t, child, q) for child, q in growing)
@@ -322,6 +324,18 @@ def node_rows(t: Tree, outcome: TreeOutcome, version: int) -> list[Sample]:
         weight = 0.0 if advantage is None else 1.0  # unassigned credit is null: no gradient
         rows.append(Sample(completion, version, weight=weight, advantage=advantage or 0.0))
     return rows
+
+
+def whiten(rows: Sequence[Sample]) -> list[float]:
+    """TreePO's batch step (its recipe whitens advantages over the batch's response tokens): the rows'
+    advantages minus their token-weighted mean, over their token-weighted std; masked rows stay 0."""
+    live = [(r.advantage or 0.0, len(r.completion.token_ids)) for r in rows if r.weight > 0]
+    tokens = sum(n for _, n in live)
+    if tokens < 2:
+        return [r.advantage or 0.0 if r.weight > 0 else 0.0 for r in rows]
+    mean = sum(a * n for a, n in live) / tokens
+    std = (sum(n * (a - mean) ** 2 for a, n in live) / tokens) ** 0.5
+    return [((r.advantage or 0.0) - mean) / (std + 1e-8) if r.weight > 0 else 0.0 for r in rows]
 
 
 class TreeRollouts:
