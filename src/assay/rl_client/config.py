@@ -174,7 +174,7 @@ class TreeConfig:
 
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    method: TreeMethod = "treepo"
+    method: TreeMethod = "treerl"  # measured best of the three on the demo (docs/trees.md)
     branching: Branching = "segment"
     roots: int = 2
     fan_out: int = 2
