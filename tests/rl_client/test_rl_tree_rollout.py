@@ -24,6 +24,7 @@ from assay.rl_client.trainer import Trainer
 from assay.rl_client.tree_rollout import (
     Node,
     Tree,
+    force_answers,
     grow_entropy,
     grow_segments,
     leaf_completion,
@@ -301,3 +302,20 @@ def test_a_flat_tree_credited_by_treerpo_gets_grpos_advantages(assay_service: st
     rows = node_rows(t, outcome, version=0)
     expected = group_advantages([1.0, 0.0, 1.0, 0.0, 1.0], scale_std=True)
     assert [r.advantage for r in rows] == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_leaf_at_the_budget_is_forced_to_answer_after_the_cue() -> None:
+    backend = SameAnswerBackend()
+    tokenizer = backend.tokenizer
+    t = Tree(tokenizer.encode("05+07="))
+    one = tokenizer.encode_plain("1")[0]
+    t.add(t.root, Completion([], [one, one], "", [-0.2, -0.2], truncated=True))  # used the budget of 2
+    t.add(t.root, Completion([], [one, EOS], "", [-0.2, -0.2], truncated=False))  # ended: left alone
+    force_answers(backend, tokenizer, [t], TreeConfig(answer_cue="=", answer_tokens=3), 2, 1.0)
+    forced, ended = t.leaves()
+    done = leaf_completion(t, forced, tokenizer)
+    assert done.text == "11=5" and not done.truncated
+    assert done.action_mask == [1, 1, 0, 1, 1]  # the cue is not the policy's
+    assert leaf_completion(t, ended, tokenizer).text == "1"
+    rows = node_rows(t, TreeOutcome.model_validate({"nodes": []}), version=0)
+    assert [r.completion.action_mask for r in rows] == [None, [0, 1, 1], None]
