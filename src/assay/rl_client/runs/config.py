@@ -125,6 +125,25 @@ class RunConfig(_Section):
     threads: int = Field(default=1, gt=0, description="torch threads (1 was fastest on a busy 2-core box)")
     time_budget_s: float | None = Field(default=None, gt=0, description="stop training past this")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _algorithm_section(cls, data: Any) -> Any:
+        """`algorithm: {name: grpo, rollout: tree, tree: {...}}` (issue 41's `algorithm.rollout`) reads as
+        `algorithm: grpo` with `train.rollout` and `train.tree`: one setting, two spellings of where."""
+        if not isinstance(data, dict) or not isinstance(data.get("algorithm"), dict):
+            return data
+        section = dict(data["algorithm"])
+        unknown = sorted(set(section) - {"name", "rollout", "tree"})
+        if unknown:
+            raise ValueError(f"algorithm: unknown field(s) {unknown} (known: name, rollout, tree)")
+        train = dict(data.get("train") or {})
+        for key in ("rollout", "tree"):
+            if key in section:
+                if key in train:
+                    raise ValueError(f"algorithm.{key} and train.{key} are both set; keep one")
+                train[key] = section[key]
+        return {**data, "algorithm": section.get("name", "grpo"), "train": train}
+
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:
         if self.model.gguf_file and self.backend.kind != "hf":
@@ -138,6 +157,8 @@ class RunConfig(_Section):
             raise ValueError("reward.task_weights do not apply to tool rollouts (their session verifies)")
         if self.train.tools.tools and self.algorithm != "grpo":
             raise ValueError("train.tools works with algorithm grpo")
+        if self.train.rollout == "tree" and (self.algorithm != "grpo" or self.reward.task_weights):
+            raise ValueError("algorithm.rollout tree works with algorithm grpo and no reward.task_weights")
         return self
 
 
@@ -177,6 +198,8 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     parts = key.strip().split(".")
     for part in parts[:-1]:
         child = node.setdefault(part, {})
+        if part == "algorithm" and node is data and isinstance(child, str):  # algorithm.rollout=tree
+            child = node[part] = {"name": child}
         if not isinstance(child, dict):
             raise ConfigError(f"--set {key}: {part} is a value, not a section")
         node = child

@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,7 +25,7 @@ import torch
 
 from assay.client import AssayClient
 from assay.rl_client.backends.hf import HFBackend
-from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, TrainConfig
+from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, TrainConfig, TreeConfig
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.observe import plot_curves
@@ -151,6 +151,8 @@ class DemoOptions:
     prompts_per_step: int = 32
     dynamic_sampling: bool = True
     aggregation: str = "token"
+    rollout: str = "group"  # "tree": responses sampled as a tree (train.tree's defaults fit this task)
+    tree: TreeConfig = field(default_factory=TreeConfig)
     sft_target: float = 0.35
     time_budget_s: float = 165.0  # RL stops past this (whole run): the demo ends within 3 minutes
     server: str | None = None  # an Assay URL; None starts one in-process
@@ -202,6 +204,8 @@ def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> di
             oversample=2.0,  # a refill round is mostly latency: ask for twice the missing groups
         ),
         loss=LossConfig(aggregation=options.aggregation),  # type: ignore[arg-type]
+        rollout=options.rollout,  # type: ignore[arg-type]
+        tree=options.tree,
     )
     rewards = ServiceRewards(AssayClient(url, timeout_s=60.0))
     trainer = Trainer(

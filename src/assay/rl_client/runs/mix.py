@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from assay.errors import ConfigError
 from assay.rl_client.filter import RewardSource
 from assay.types import Result
 
@@ -28,6 +29,13 @@ class TaskMix:
     @requests.setter
     def requests(self, value: int) -> None:
         self.inner.requests = value
+
+    async def ascore_trees(self, trees: list[dict[str, Any]]) -> list[Any]:
+        """Tree rollouts go to the inner source as they are (a tree's leaves are not mixed)."""
+        inner = getattr(self.inner, "ascore_trees", None)
+        if inner is None or self.task_weights:
+            raise ConfigError("tree rollouts need the Assay service as reward source and no task_weights")
+        return list(await inner(trees))
 
     async def ascore(self, items: list[dict[str, Any]]) -> list[Result]:
         flat: list[dict[str, Any]] = []
