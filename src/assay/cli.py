@@ -1,5 +1,5 @@
 """The `assay` command: serve | score | bench | train | doctor | validate | audit | repo-preflight |
-sandbox-runtime.
+sandbox-runtime | new-task.
 
 `assay score` reads JSON Lines items (a file or `-`), writes JSON Lines results in the same order, shows
 progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
@@ -255,6 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     sub.add_parser(
+        "new-task",
+        help="write a working task folder: scorer, tool, probes, tests, page (assay new-task -h)",
+        add_help=False,
+    )
+    sub.add_parser(
         "sandbox-runtime",
         help="build the packages sandboxed Python may import: numpy, scipy, pandas, ... (-h)",
         add_help=False,
@@ -270,6 +275,7 @@ _DELEGATED = {
     "audit": "assay.audit.command",
     "repo-preflight": "assay.verifiers.repo.command",
     "sandbox-runtime": "assay.sandbox.runtime_build",
+    "new-task": "assay.registry.scaffold",
 }
 
 
