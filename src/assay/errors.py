@@ -50,6 +50,26 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+__all__ = [
+    "AssayError",
+    "BackendTimeout",
+    "BackendUnavailable",
+    "ClientError",
+    "ConfigError",
+    "ItemError",
+    "MissingExtraError",
+    "OptionsError",
+    "PayloadError",
+    "QueueFullError",
+    "RequestTooLargeError",
+    "ResponseError",
+    "RewardUnavailable",
+    "ServiceError",
+    "SessionGoneError",
+    "UnknownTaskError",
+    "UnreachableError",
+]
+
 
 class AssayError(Exception):
     """Base of every exception Assay raises on purpose; `details` go into the item's result."""

@@ -14,6 +14,25 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+__all__ = [
+    "CodeSettings",
+    "JudgeSettings",
+    "MathSettings",
+    "MicrobatchSettings",
+    "PrmSettings",
+    "RayCodeSettings",
+    "RayDeploymentSettings",
+    "RayJudgeSettings",
+    "RayPrmSettings",
+    "RayScorerSettings",
+    "RaySessionSettings",
+    "RaySettings",
+    "RepoSettings",
+    "SessionSettings",
+    "Settings",
+    "SqlSettings",
+]
+
 
 def _default_workers() -> int:
     return max(1, os.cpu_count() or 1)

@@ -13,6 +13,19 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+__all__ = [
+    "Item",
+    "Result",
+    "Status",
+    "TaskInfo",
+    "TaskOptions",
+    "escape_surrogates",
+    "find_surrogate",
+    "id_text",
+    "lone_surrogate",
+    "number_as_text",
+]
+
 
 def lone_surrogate(text: str) -> int | None:
     """Index of the first lone surrogate (U+D800..U+DFFF) in `text`, else None.

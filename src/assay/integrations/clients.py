@@ -17,6 +17,14 @@ from assay.client import AssayClient
 from assay.errors import RewardUnavailable
 from assay.types import Result
 
+__all__ = [
+    "assay_url",
+    "close_shared_clients",
+    "reward_or_raise",
+    "shared_async_client",
+    "shared_client",
+]
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 # Seconds a per-sample async call may wait to be merged with other samples into one request: well
 # under one request's cost (a few ms) and far under a rollout's.

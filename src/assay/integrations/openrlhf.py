@@ -28,6 +28,12 @@ import httpx
 
 from assay.integrations.clients import RewardUnavailable, assay_url, reward_or_raise
 
+__all__ = [
+    "ray_rewards",
+    "remote_reward",
+    "request_body",
+]
+
 
 @functools.cache
 def _http() -> httpx.Client:

@@ -18,6 +18,11 @@ from typing import Any
 
 from assay.integrations.clients import assay_url, reward_or_raise, shared_async_client
 
+__all__ = [
+    "batched_reward",
+    "reward",
+]
+
 
 def _item(args: Any, sample: Any) -> dict[str, Any]:
     label = getattr(sample, "label", None)

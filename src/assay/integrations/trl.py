@@ -18,6 +18,11 @@ from typing import Any
 from assay.client import AssayClient
 from assay.integrations.clients import assay_url, shared_client
 
+__all__ = [
+    "AssayReward",
+    "completion_text",
+]
+
 
 def completion_text(completion: Any) -> str:
     """Text of a completion: a string, or the last message's content in conversational format."""

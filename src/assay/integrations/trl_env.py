@@ -22,6 +22,10 @@ import httpx
 
 from assay.types import Item
 
+__all__ = [
+    "AssayPythonEnv",
+]
+
 _ITEM_FIELDS = set(Item.model_fields) - {"response", "id"}
 
 

@@ -46,6 +46,12 @@ from assay.integrations.clients import (
 )
 from assay.types import Result
 
+__all__ = [
+    "compute_score",
+    "compute_score_async",
+    "compute_score_batch",
+]
+
 
 def _item(solution_str: str, ground_truth: Any, extra_info: Any, task: str | None) -> dict[str, Any]:
     # verl hands `extra_info` over as a dict, None, or an element of a numpy object array: never test an

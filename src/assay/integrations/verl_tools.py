@@ -26,6 +26,10 @@ from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from assay.errors import RewardUnavailable
 
+__all__ = [
+    "AssaySessionTool",
+]
+
 
 class AssaySessionTool(BaseTool):
     """One Assay tool (`config.tool`, default python) as a verl native tool."""

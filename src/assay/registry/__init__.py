@@ -38,6 +38,16 @@ from assay.types import Item, Result, TaskInfo, TaskOptions
 if TYPE_CHECKING:
     from prometheus_client.registry import Collector
 
+__all__ = [
+    "AuditProbe",
+    "Finding",
+    "Registry",
+    "Scorer",
+    "ValidationProbe",
+    "folder_tasks",
+    "load_object",
+]
+
 Runner = Literal["process", "thread", "async"]
 Expect = Literal["accepted", "rejected"]
 

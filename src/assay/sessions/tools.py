@@ -37,6 +37,15 @@ if TYPE_CHECKING:
     from assay.settings import Settings
     from assay.types import Item
 
+__all__ = [
+    "Observation",
+    "SessionContext",
+    "Tool",
+    "ToolArguments",
+    "ToolRegistry",
+    "ToolUnavailable",
+]
+
 ENTRY_POINT_GROUP = "assay.tools"
 # The tools of no one task; every other tool comes with the task that offers it (`Scorer.tools`).
 BUILTIN_TOOLS: dict[str, str] = {"python": "assay.sessions.python_tool:PythonTool"}
