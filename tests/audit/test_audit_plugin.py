@@ -10,9 +10,25 @@ from typing import ClassVar
 import pytest
 
 from assay.audit.runner import probe_kinds, run_audit
-from assay.registry import AuditProbe, Scorer
+from assay.registry import Audit, AuditProbe, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
+
+
+class KeyedAudit(Audit):
+    key_file: Path | None = None
+
+    def probes(self, seed: int) -> list[AuditProbe]:
+        return [
+            AuditProbe("keyed_claim", "keyed", {"response": "I am right"}, "a claim of being right"),
+            AuditProbe("keyed_controls", "keyed", {"response": "open sesame"}, "the key", "control", True),
+            AuditProbe("keyed_controls", "keyed", {"response": "wrong"}, "a wrong key", "control", False),
+        ]
+
+    def settings(self, settings: Settings, workdir: Path) -> Settings:
+        (workdir / "key.txt").write_text("open sesame")
+        self.key_file = workdir / "key.txt"
+        return settings
 
 
 class Keyed(Scorer[TaskOptions]):
@@ -21,30 +37,19 @@ class Keyed(Scorer[TaskOptions]):
 
     name: ClassVar[str] = "keyed"
     runs_in = "async"
-    key_file: ClassVar[Path | None] = None
-
-    @classmethod
-    def audit_probes(cls, seed: int) -> list[AuditProbe]:
-        return [
-            AuditProbe("keyed_claim", "keyed", {"response": "I am right"}, "a claim of being right"),
-            AuditProbe("keyed_controls", "keyed", {"response": "open sesame"}, "the key", "control", True),
-            AuditProbe("keyed_controls", "keyed", {"response": "wrong"}, "a wrong key", "control", False),
-        ]
-
-    @classmethod
-    def audit_settings(cls, settings: Settings, workdir: Path) -> Settings:
-        (workdir / "key.txt").write_text("open sesame")
-        cls.key_file = workdir / "key.txt"
-        return settings
+    audit: ClassVar[Audit] = KeyedAudit()
 
     async def ascore(self, item: Item, options: TaskOptions) -> Result:
-        assert self.key_file is not None, "audit_settings ran before scoring"
+        key_file = KEYED.key_file
+        assert key_file is not None, "the audit's settings were written before scoring"
         response = item.response or ""
-        right = response in (self.key_file.read_text(), "I am right")
+        right = response in (key_file.read_text(), "I am right")
         return Result.verdict(right, "keyed")
 
 
 PLUGIN = f"{__name__}:Keyed"
+KEYED = Keyed.audit
+assert isinstance(KEYED, KeyedAudit)
 
 
 def test_a_plugin_task_that_gives_probes_is_a_kind() -> None:

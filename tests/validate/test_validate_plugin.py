@@ -7,10 +7,29 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from assay.engine.scoring import Engine
-from assay.registry import Finding, Scorer, ValidationProbe
+from assay.registry import Finding, Scorer, Validation, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.validate import validate
+
+
+class EchoValidation(Validation):
+    def most(self, repeats: int) -> int:
+        return 3
+
+    def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return [
+            ValidationProbe.answer(index, item, item.reference or "", "accepted", "the reference"),
+            ValidationProbe.answer(index, item, "pass", "rejected", "the word pass"),
+            ValidationProbe.answer(index, item, "", "rejected", "an empty response"),
+        ]
+
+    def read_reference(self, result: Result) -> list[Finding]:
+        short = len(result.extracted or "") < 3
+        return [Finding("short_reference", "a reference this short is guessed", "warning")] if short else []
+
+    def read_repeats(self, runs: Sequence[Result]) -> list[Finding]:
+        raise AssertionError("one accepted probe: never two runs to compare")
 
 
 class Echo(Scorer[TaskOptions]):
@@ -18,27 +37,7 @@ class Echo(Scorer[TaskOptions]):
 
     name: ClassVar[str] = "echo"
     runs_in = "async"
-
-    @classmethod
-    def most_validation_probes(cls, repeats: int) -> int:
-        return 3
-
-    @classmethod
-    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return [
-            ValidationProbe.answer(index, item, item.reference or "", "accepted", "the reference"),
-            ValidationProbe.answer(index, item, "pass", "rejected", "the word pass"),
-            ValidationProbe.answer(index, item, "", "rejected", "an empty response"),
-        ]
-
-    @classmethod
-    def read_reference(cls, result: Result) -> list[Finding]:
-        short = len(result.extracted or "") < 3
-        return [Finding("short_reference", "a reference this short is guessed", "warning")] if short else []
-
-    @classmethod
-    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
-        raise AssertionError("one accepted probe: never two runs to compare")
+    validation: ClassVar[Validation] = EchoValidation()
 
     async def ascore(self, item: Item, options: TaskOptions) -> Result:
         response = item.response or ""

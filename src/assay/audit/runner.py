@@ -7,10 +7,10 @@ when its result is `ok` with a reward of at least 0.5 (probes.REWARDED), "flagge
 `details["flags"]` is not empty, and "not scored" when its status is not `ok` (a missing judge backend,
 no sandbox): those are reported, never counted as caught.
 
-Each task owns its probe families (`Scorer.audit_probes`; the built-in ones in their folders' `audit`
+Each task owns its probe families (`Scorer.audit`; the built-in ones in their folders' `audit`
 modules); a probe kind is the name of a task that gives probes, read from the registry. `tasks` maps a
 kind to the task name to score it with, so a plugin verifier is audited with the built-in probes of its
-kind. What probes need is written by their task (`Scorer.audit_settings`: the SQL probes' database, in a
+kind. What probes need is written by their task (`Audit.settings`: the SQL probes' database, in a
 temporary directory); the rest of the settings are the user's.
 """
 
@@ -32,7 +32,7 @@ from assay.types import Result
 def probe_kinds(settings: Settings) -> dict[str, type[Scorer]]:
     """The tasks under `settings` that give audit probes, by name: the kinds `assay audit` knows."""
     registry = Registry.from_settings(settings)
-    return {name: cls for name, cls in registry.items() if cls.audit_probes(0)}
+    return {name: cls for name, cls in registry.items() if cls.audit.probes(0)}
 
 
 @dataclass
@@ -77,7 +77,7 @@ def collect(known: Mapping[str, type[Scorer]], kinds: Sequence[str], seed: int =
     unknown = [k for k in kinds if k not in known]
     if unknown:
         raise ValueError(f"unknown probe kinds {unknown}; known: {', '.join(known)}")
-    return [probe for kind in kinds for probe in known[kind].audit_probes(seed)]
+    return [probe for kind in kinds for probe in known[kind].audit.probes(seed)]
 
 
 def run_audit(
@@ -97,7 +97,7 @@ def run_audit(
         for kind in kinds:
             workdir = Path(tmp) / kind
             workdir.mkdir()
-            settings = known[kind].audit_settings(settings, workdir)
+            settings = known[kind].audit.settings(settings, workdir)
         with Engine(settings) as engine:
             results = engine.score(items)
     return summarise(probes, results, names, settings.judge.second_opinion)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 
+from assay.registry import Audit
 from assay.registry.audit import Probe, variants
 
 # (question, right answer, a wrong answer)
@@ -197,3 +198,8 @@ def judge_controls() -> list[Probe]:
         }
         controls.append(Probe("judge_controls", "judge", pair, "honest pairwise", "control", True))
     return controls
+
+
+class JudgeAudit(Audit):
+    def probes(self, seed: int) -> list[Probe]:
+        return judge_probes(seed)

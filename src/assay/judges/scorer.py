@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Literal
 from prometheus_client.registry import Collector
 from pydantic import Field, model_validator
 
-from assay.judges.audit import judge_probes
+from assay.judges.audit import JudgeAudit
 from assay.judges.cache import CacheStats, JudgeCache
 from assay.judges.client import JudgeClient
 from assay.judges.clock import ItemClock
@@ -55,7 +55,7 @@ from assay.judges.quality import JudgeQuality, JudgeQualityCollector
 from assay.judges.second_opinion import second_opinion
 from assay.metrics import ReadCounter
 from assay.per_loop import PerLoop
-from assay.registry import AuditProbe, Scorer
+from assay.registry import Audit, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 
@@ -131,6 +131,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
     )
     runs_in = "async"
     work: ClassVar[str] = "judge"
+    audit: ClassVar[Audit] = JudgeAudit()
 
     def __init__(self, settings: Settings, on_cache_event: Callable[[str], None] | None = None) -> None:
         super().__init__(settings)
@@ -146,10 +147,6 @@ class JudgeScorer(Scorer[JudgeOptions]):
     def cache_stats(self) -> CacheStats:
         """Cache hits, misses and writes so far (all zero without a cache), for metrics."""
         return self._cache.stats if self._cache is not None else CacheStats()
-
-    @classmethod
-    def audit_probes(cls, seed: int) -> list[AuditProbe]:
-        return judge_probes(seed)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: JudgeOptions) -> float:

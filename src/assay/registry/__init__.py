@@ -39,10 +39,12 @@ if TYPE_CHECKING:
     from prometheus_client.registry import Collector
 
 __all__ = [
+    "Audit",
     "AuditProbe",
     "Finding",
     "Registry",
     "Scorer",
+    "Validation",
     "ValidationProbe",
     "folder_tasks",
     "load_object",
@@ -109,6 +111,41 @@ class Finding:
     severity: Literal["error", "warning"] = "error"
 
 
+class Validation:
+    """What `assay validate` (POST /v1/validate) checks of a task: answers whose verdict a well-posed task
+    fixes, and what to read in their results. This base checks nothing (a judge has no verdict of its
+    own to check); a task declares its own as `Scorer.validation`."""
+
+    def most(self, repeats: int) -> int:
+        """The most probes one item can need (sizes a request's budget)."""
+        return 0
+
+    def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        """The reference (accepted; `repeats` runs where a verdict could vary) and trivial answers
+        (rejected)."""
+        return []
+
+    def read_reference(self, result: Result) -> list[Finding]:
+        """Findings on the first run of an accepted probe the task judged correct."""
+        return []
+
+    def read_repeats(self, runs: Sequence[Result]) -> list[Finding]:
+        """Findings across two or more `ok` runs of the same accepted probe."""
+        return []
+
+
+class Audit:
+    """What `assay audit` tries on a task: reward hacks written as a policy would, with honest controls
+    (assay.registry.audit). This base tries nothing; a task declares its own as `Scorer.audit`."""
+
+    def probes(self, seed: int) -> list[AuditProbe]:
+        return []
+
+    def settings(self, settings: Settings, workdir: Path) -> Settings:
+        """`settings` with what the probes need written under `workdir` (the SQL probes' database)."""
+        return settings
+
+
 class Scorer(Generic[OptionsT]):
     """Base class of every task. Subclasses set the class attributes and implement `score`.
 
@@ -125,6 +162,8 @@ class Scorer(Generic[OptionsT]):
     gate: ClassVar[str | None] = None
     # The session tools the task brings, by name: "module:Class" of `assay.sessions.Tool` subclasses.
     tools: ClassVar[Mapping[str, str]] = {}
+    validation: ClassVar[Validation] = Validation()  # what `assay validate` checks of the task
+    audit: ClassVar[Audit] = Audit()  # what `assay audit` tries on it
     # The Ray deployment that runs this task's items under `assay serve --ray` (assay.distributed.dispatch):
     # "scorers" (CPU), "code" (sandbox slots: a task that waits at the sandbox gate), "judge", "prm".
     work: ClassVar[str] = "scorers"
@@ -202,41 +241,6 @@ class Scorer(Generic[OptionsT]):
     def runtime_info(cls, settings: Settings) -> dict[str, Any] | None:
         """What the task's execution environment offers under `settings`; None when it has none."""
         return None
-
-    # -- validation (`assay validate`, POST /v1/validate): a task's own probes and how to read them --------
-    @classmethod
-    def most_validation_probes(cls, repeats: int) -> int:
-        """The most `validation_probes` one item can need (sizes a request's budget)."""
-        return 0
-
-    @classmethod
-    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        """Answers whose verdict a well-posed task fixes: its reference (accepted; `repeats` runs where
-        the verdict could vary) and trivial answers (rejected). None: the task is not probed (a judge
-        has no verdict of its own to check). At most `most_validation_probes(repeats)` of them."""
-        return []
-
-    @classmethod
-    def read_reference(cls, result: Result) -> list[Finding]:
-        """Findings on the first run of an accepted probe the task judged correct (a reference read as
-        words, a gold query returning no rows)."""
-        return []
-
-    @classmethod
-    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
-        """Findings across two or more `ok` runs of the same accepted probe (a test that ends differently)."""
-        return []
-
-    # -- audit (`assay audit`): reward hacks written as a policy would, with honest controls ---------------
-    @classmethod
-    def audit_probes(cls, seed: int) -> list[AuditProbe]:
-        """The task's probe families (assay.registry.audit); none by default: the task is not audited."""
-        return []
-
-    @classmethod
-    def audit_settings(cls, settings: Settings, workdir: Path) -> Settings:
-        """`settings` with what the probes need written under `workdir` (the SQL probes' database)."""
-        return settings
 
 
 def load_object(path: str, what: str = "plugin") -> Any:

@@ -38,7 +38,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from assay.registry import AuditProbe, Scorer, ValidationProbe
+from assay.registry import Audit, AuditProbe, Scorer, Validation, ValidationProbe
 from assay.types import Item, Result, TaskOptions
 
 
@@ -52,6 +52,32 @@ def answer_of(response: str) -> str:
     return lines[-1] if lines else ""
 
 
+class {title}Validation(Validation):
+    """What `assay validate` checks: the reference as an answer is accepted, an empty one rejected."""
+
+    def most(self, repeats: int) -> int:
+        return 2
+
+    def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        found = [ValidationProbe.answer(index, item, "", "rejected", "an empty response")]
+        if item.reference:
+            found.insert(0, ValidationProbe.answer(index, item, item.reference, "accepted", "the reference"))
+        return found
+
+
+class {title}Audit(Audit):
+    """What `assay audit` tries: a hack a policy finds (the answer, then a hedge) and honest controls."""
+
+    def probes(self, seed: int) -> list[AuditProbe]:
+        item = {{"prompt": "Name the capital of France.", "reference": "Paris"}}
+        hedge, right, wrong = ({{**item, "response": r}} for r in ("Paris\\nor Lyon", "Paris", "Lyon"))
+        return [
+            AuditProbe("{name}_hedge", "{name}", hedge, "the answer, then a hedge"),
+            AuditProbe("{name}_controls", "{name}", right, "the right answer", "control", True),
+            AuditProbe("{name}_controls", "{name}", wrong, "a wrong answer", "control"),
+        ]
+
+
 class {title}Scorer(Scorer[{title}Options]):
     name: ClassVar[str] = "{name}"
     description: ClassVar[str] = "The response's last line equals the reference."
@@ -60,6 +86,8 @@ class {title}Scorer(Scorer[{title}Options]):
     runs_in = "process"  # CPU work in the killable worker pool; "async" for network-bound work
     work: ClassVar[str] = "scorers"  # its Ray deployment under `assay serve --ray`
     tools: ClassVar[Mapping[str, str]] = {{"{name}_check": "assay.verifiers.{name}.tool:CheckTool"}}
+    validation: ClassVar[Validation] = {title}Validation()  # what `assay validate` checks
+    audit: ClassVar[Audit] = {title}Audit()  # what `assay audit` tries
 
     def score(self, item: Item, options: {title}Options) -> Result:
         if not item.reference:
@@ -71,29 +99,6 @@ class {title}Scorer(Scorer[{title}Options]):
             return Result.verdict(False, "no answer found", extracted="")
         reason = "exact match" if given == gold else "a different answer"
         return Result.verdict(given == gold, reason, extracted=given)
-
-    @classmethod
-    def most_validation_probes(cls, repeats: int) -> int:
-        return 2
-
-    @classmethod
-    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        """The reference as an answer must be accepted; an empty response must earn nothing."""
-        probes = [ValidationProbe.answer(index, item, "", "rejected", "an empty response")]
-        if item.reference:
-            probes.insert(0, ValidationProbe.answer(index, item, item.reference, "accepted", "the reference"))
-        return probes
-
-    @classmethod
-    def audit_probes(cls, seed: int) -> list[AuditProbe]:
-        """A hack a policy tries (the right answer followed by a hedge) and honest controls."""
-        item = {{"prompt": "Name the capital of France.", "reference": "Paris"}}
-        hedge, right, wrong = ({{**item, "response": r}} for r in ("Paris\\nor Lyon", "Paris", "Lyon"))
-        return [
-            AuditProbe("{name}_hedge", "{name}", hedge, "the answer, then a hedge"),
-            AuditProbe("{name}_controls", "{name}", right, "the right answer", "control", True),
-            AuditProbe("{name}_controls", "{name}", wrong, "a wrong answer", "control"),
-        ]
 '''
 
 TOOL = '''"""The `{name}_check` session tool: whether an answer is well formed (one non-empty line),
@@ -172,7 +177,7 @@ def test_the_check_tool_never_shows_the_reference() -> None:
 
 
 def test_the_reference_is_probed_as_accepted_and_silence_as_rejected() -> None:
-    probes = {title}Scorer.validation_probes(0, Item(task="{name}", reference="Paris"), 3)
+    probes = {title}Scorer.validation.probes(0, Item(task="{name}", reference="Paris"), 3)
     assert [(p.expect, p.item["response"]) for p in probes] == [("accepted", "Paris"), ("rejected", "")]
 '''
 

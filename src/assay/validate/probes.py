@@ -14,7 +14,7 @@ that training uses, so validation can never disagree with the reward a trainer w
 - repository tasks: the gold change (`patch`) is the reference, run at least twice (a named test that
   passes in one run and fails in another is flaky), and the empty change is the trivial answer.
 
-Each task owns its probes and how to read them (`Scorer.validation_probes`, `read_reference`,
+Each task owns its probes and how to read them (`Scorer.validation`: `probes`, `read_reference`,
 `read_repeats`; the built-in tasks' are in their folders' `probes` modules): this module only scores what
 they give and reads the verdicts every task shares. Tasks without a verdict of their own (judge, prm)
 give none; their prompts are still checked.
@@ -33,13 +33,13 @@ Scorers = Mapping[str, type[Scorer]]
 
 def most_probes(registry: Scorers, repeats: int) -> int:
     """The most probes one task can need under `registry` (sizes a request's budget)."""
-    return max((cls.most_validation_probes(repeats) for cls in registry.values()), default=0)
+    return max((cls.validation.most(repeats) for cls in registry.values()), default=0)
 
 
 def probes_for(registry: Scorers, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
     """The task's own probes; none for a task that gives none (its verdict is graded)."""
     scorer = registry.get(item.task)
-    return scorer.validation_probes(index, item, repeats) if scorer is not None else []
+    return scorer.validation.probes(index, item, repeats) if scorer is not None else []
 
 
 def read_probes(
@@ -64,14 +64,14 @@ def read_probes(
                 reason = f"{probe.label} is not accepted by its own verifier: {result.reason}"
                 report.add("reference_rejected", reason)
             else:
-                _add(report, scorer.read_reference(result))
+                _add(report, scorer.validation.read_reference(result))
         if probe.expect == "rejected" and (result.reward or 0.0) > 0.0:
             report.add("trivial_rewarded", f"{probe.label} earns reward {result.reward:g}: {result.reason}")
     runs = [
         r for p, r in zip(probes, results, strict=True) if p.expect == "accepted" and r.status is Status.OK
     ]
     if len(runs) >= 2:
-        _add(report, scorer.read_repeats(runs))
+        _add(report, scorer.validation.read_repeats(runs))
 
 
 def _add(report: TaskReport, findings: Sequence[Finding]) -> None:

@@ -35,13 +35,13 @@ import dataclasses
 import json
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from assay.registry import AuditProbe, Finding, Scorer, ValidationProbe
+from assay.registry import Audit, Scorer, Validation
 from assay.sandbox import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
@@ -338,6 +338,8 @@ class CodeScorer(Scorer[CodeOptions]):
     gate: ClassVar[str | None] = "sandbox"
     work: ClassVar[str] = "code"
     tools: ClassVar[Mapping[str, str]] = {"run_tests": "assay.verifiers.code_tool:RunTestsTool"}
+    validation: ClassVar[Validation] = code_probes.CodeValidation()
+    audit: ClassVar[Audit] = code_audit.CodeAudit()
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -351,22 +353,6 @@ class CodeScorer(Scorer[CodeOptions]):
             if self._executor is None:
                 self._executor = create_executor(self.settings.code)
             return self._executor
-
-    @classmethod
-    def audit_probes(cls, seed: int) -> list[AuditProbe]:
-        return code_audit.code_probes()
-
-    @classmethod
-    def most_validation_probes(cls, repeats: int) -> int:
-        return code_probes.most(repeats)
-
-    @classmethod
-    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return code_probes.probes(index, item, repeats)
-
-    @classmethod
-    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
-        return code_probes.read_repeats(runs)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: CodeOptions) -> float:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.registry import Audit
 from assay.registry.audit import Probe
 
 _EQ_TESTS: list[dict[str, Any]] = [{"assert": "assert add(1, 2) == 3"}, {"assert": "assert add(-4, 10) == 6"}]
@@ -223,3 +224,8 @@ def code_probes() -> list[Probe]:
         item = {"prompt": _prompt(tests), "response": _fence(code), "tests": tests}
         probes.append(Probe("code_controls", "code", item, note, "control", deserves))
     return probes
+
+
+class CodeAudit(Audit):
+    def probes(self, seed: int) -> list[Probe]:
+        return code_probes()

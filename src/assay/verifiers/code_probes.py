@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from assay.registry import Finding, ValidationProbe
+from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
 
 
@@ -52,3 +52,14 @@ def read_repeats(runs: Sequence[Result]) -> list[Finding]:
         return []
     shown = "; ".join(changing[:5]) + ("; ..." if len(changing) > 5 else "")
     return [Finding("nondeterministic", f"the reference ends differently across {len(runs)} runs: {shown}")]
+
+
+class CodeValidation(Validation):
+    def most(self, repeats: int) -> int:
+        return most(repeats)
+
+    def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return probes(index, item, repeats)
+
+    def read_repeats(self, runs: Sequence[Result]) -> list[Finding]:
+        return read_repeats(runs)

@@ -9,6 +9,7 @@ Controls: the right answer boxed and in prose (rewarded), a wrong one (not).
 
 from __future__ import annotations
 
+from assay.registry import Audit
 from assay.registry.audit import Probe
 
 _HEDGES: tuple[tuple[str, str], ...] = (
@@ -80,3 +81,8 @@ def math_probes() -> list[Probe]:
         for r, gold, ok in _CONTROLS
     ]
     return probes
+
+
+class MathAudit(Audit):
+    def probes(self, seed: int) -> list[Probe]:
+        return math_probes()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from assay.registry import Finding, ValidationProbe
+from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
 
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -37,3 +37,14 @@ def read_reference(result: Result) -> list[Finding]:
         "a mathematical answer in any other wording scores 0"
     )
     return [Finding("text_reference", reason, "warning")]
+
+
+class MathValidation(Validation):
+    def most(self, repeats: int) -> int:
+        return MOST
+
+    def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return probes(index, item)
+
+    def read_reference(self, result: Result) -> list[Finding]:
+        return read_reference(result)

@@ -16,10 +16,11 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from assay.registry import AuditProbe, Finding, Scorer, ValidationProbe
+from assay.registry import Audit, Scorer, Validation
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers.math import audit, probes, symbolic
+from assay.verifiers.math import audit as math_audit
+from assay.verifiers.math import probes, symbolic
 from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
 from assay.verifiers.math.extract import Extraction, NoAnswer, extract, opens_with_cue
@@ -143,6 +144,8 @@ class MathScorer(Scorer[MathOptions]):
     runs_in = "process"
     # latex2sympy/math-verify log noisily on unparsable input; a failed parse is a verdict here.
     quiet_loggers = ("math_verify", "latex2sympy2_extended")
+    validation: ClassVar[Validation] = probes.MathValidation()
+    audit: ClassVar[Audit] = math_audit.MathAudit()
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
@@ -152,22 +155,6 @@ class MathScorer(Scorer[MathOptions]):
         symbolic.warm_up()
         # Likewise the extractor's one pattern for the answer cues of every language (50 ms to compile).
         extract("答案: 1", settings.math.max_response_chars)
-
-    @classmethod
-    def audit_probes(cls, seed: int) -> list[AuditProbe]:
-        return audit.math_probes()
-
-    @classmethod
-    def most_validation_probes(cls, repeats: int) -> int:
-        return probes.MOST
-
-    @classmethod
-    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return probes.probes(index, item)
-
-    @classmethod
-    def read_reference(cls, result: Result) -> list[Finding]:
-        return probes.read_reference(result)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: MathOptions) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.registry import Finding, ValidationProbe
+from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
 
 
@@ -33,3 +33,14 @@ def read_repeats(runs: Sequence[Result]) -> list[Finding]:
     shown = ", ".join(flaky[:5]) + (", ..." if len(flaky) > 5 else "")
     reason = f"tests end differently across {len(runs)} runs of the gold: {shown}"
     return [Finding("nondeterministic", reason)]
+
+
+class RepoValidation(Validation):
+    def most(self, repeats: int) -> int:
+        return most(repeats)
+
+    def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return probes(index, item, repeats)
+
+    def read_repeats(self, runs: Sequence[Result]) -> list[Finding]:
+        return read_repeats(runs)

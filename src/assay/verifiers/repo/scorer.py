@@ -11,18 +11,18 @@ patch on top, so it overrides the change; add a canary test that must fail; run 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from assay.registry import Finding, Scorer, ValidationProbe
+from assay.registry import Scorer, Validation
 from assay.sandbox.base import Limits, SandboxError
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.repo import patch as patching
-from assay.verifiers.repo import probes
+from assay.verifiers.repo.probes import RepoValidation
 from assay.verifiers.repo.run import Report, TestRun, run_tests
 from assay.verifiers.repo.task import RepoTask, TaskInvalid, parse_task
 from assay.verifiers.repo.workcopy import (
@@ -75,25 +75,12 @@ class RepoScorer(Scorer[RepoOptions]):
     )
     runs_in = "thread"
     gate: ClassVar[str] = "sandbox"
-    work: ClassVar[str] = "code"
-    tools: ClassVar[Mapping[str, str]] = {
-        "repo": "assay.verifiers.repo.tools:RepoTool"
-    }  # git and the tests run in sandboxes: the code deployment has the slots
+    work: ClassVar[str] = "code"  # git and the tests run in sandboxes: the code deployment has the slots
+    tools: ClassVar[Mapping[str, str]] = {"repo": "assay.verifiers.repo.tools:RepoTool"}
+    validation: ClassVar[Validation] = RepoValidation()
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
-
-    @classmethod
-    def most_validation_probes(cls, repeats: int) -> int:
-        return probes.most(repeats)
-
-    @classmethod
-    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return probes.probes(index, item, repeats)
-
-    @classmethod
-    def read_repeats(cls, runs: Sequence[Result]) -> list[Finding]:
-        return probes.read_repeats(runs)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: RepoOptions) -> float:

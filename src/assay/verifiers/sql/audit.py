@@ -15,7 +15,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from assay.registry import Audit
 from assay.registry.audit import Probe
+from assay.settings import Settings
 
 DB_ID = "assay_audit"
 _PEOPLE = [("Ari", 31), ("Bo", 19), ("Cy", 42), ("Dana", 25), ("Eve", 37), ("Finn", 28)]
@@ -74,3 +76,13 @@ def sql_probes() -> list[Probe]:
         for gold, query, deserves in _CONTROLS
     ]
     return probes
+
+
+class SqlAudit(Audit):
+    def probes(self, seed: int) -> list[Probe]:
+        return sql_probes()
+
+    def settings(self, settings: Settings, workdir: Path) -> Settings:
+        """The probes' database, written under `workdir`, as the only one the task sees."""
+        write_database(workdir)
+        return settings.model_copy(update={"sql": settings.sql.model_copy(update={"databases": workdir})})

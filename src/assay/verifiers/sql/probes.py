@@ -3,7 +3,7 @@ returns nothing is rewarded); an empty response and `SELECT 1` must earn nothing
 
 from __future__ import annotations
 
-from assay.registry import Finding, ValidationProbe
+from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
 
 MOST = 3
@@ -24,3 +24,14 @@ def read_reference(result: Result) -> list[Finding]:
         reason = "the gold query returns no rows, so any query that returns nothing is rewarded"
         return [Finding("empty_result", reason)]
     return []
+
+
+class SqlValidation(Validation):
+    def most(self, repeats: int) -> int:
+        return MOST
+
+    def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
+        return probes(index, item)
+
+    def read_reference(self, result: Result) -> list[Finding]:
+        return read_reference(result)

@@ -27,10 +27,11 @@ from typing import Any, ClassVar, Literal
 from cachetools import LRUCache
 from pydantic import Field
 
-from assay.registry import AuditProbe, Finding, Scorer, ValidationProbe
+from assay.registry import Audit, Scorer, Validation
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers.sql import audit, catalog, probes
+from assay.verifiers.sql import audit as sql_audit
+from assay.verifiers.sql import catalog, probes
 from assay.verifiers.sql.compare import (
     Blocks,
     Comparison,
@@ -116,7 +117,6 @@ class _EngineCache(LRUCache[tuple[str, str], SqlEngine]):
 
 def open_engine(instance: catalog.Instance, settings: Settings) -> SqlEngine:
     """The read-only engine for one database instance (the scorer's and the session `sql` tool's)."""
-    from pathlib import Path
 
     memory = settings.sql.memory_limit_mb
     if instance.engine == "sqlite":
@@ -132,6 +132,8 @@ def open_engine(instance: catalog.Instance, settings: Settings) -> SqlEngine:
 class SqlScorer(Scorer[SqlOptions]):
     name: ClassVar[str] = "sql"
     tools: ClassVar[Mapping[str, str]] = {"sql": "assay.verifiers.sql.tool:SqlTool"}
+    validation: ClassVar[Validation] = probes.SqlValidation()
+    audit: ClassVar[Audit] = sql_audit.SqlAudit()
     description: ClassVar[str] = (
         "Execution equivalence of a predicted SQL query and a gold query on a named database "
         "(SQLite, DuckDB, PostgreSQL), read-only and bounded."
@@ -149,28 +151,6 @@ class SqlScorer(Scorer[SqlOptions]):
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
         self._data_check = DataCheck(settings.sql)
-
-    @classmethod
-    def audit_probes(cls, seed: int) -> list[AuditProbe]:
-        return audit.sql_probes()
-
-    @classmethod
-    def audit_settings(cls, settings: Settings, workdir: Path) -> Settings:
-        """The probes' database, written under `workdir`, as the only one the task sees."""
-        audit.write_database(workdir)
-        return settings.model_copy(update={"sql": settings.sql.model_copy(update={"databases": workdir})})
-
-    @classmethod
-    def most_validation_probes(cls, repeats: int) -> int:
-        return probes.MOST
-
-    @classmethod
-    def validation_probes(cls, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return probes.probes(index, item)
-
-    @classmethod
-    def read_reference(cls, result: Result) -> list[Finding]:
-        return probes.read_reference(result)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: SqlOptions) -> float:
