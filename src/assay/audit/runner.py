@@ -23,16 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from assay.engine.scoring import Engine
-from assay.registry import Registry, Scorer
+from assay.registry import Audit, Registry, Scorer
 from assay.registry.audit import Probe, rewarded
 from assay.settings import Settings
 from assay.types import Result
 
 
 def probe_kinds(settings: Settings) -> dict[str, type[Scorer]]:
-    """The tasks under `settings` that give audit probes, by name: the kinds `assay audit` knows."""
+    """The tasks under `settings` that declare audit probes (an `Audit` with its own `probes`), by name:
+    the kinds `assay audit` knows. Read from the declaration, so no probe is built twice."""
     registry = Registry.from_settings(settings)
-    return {name: cls for name, cls in registry.items() if cls.audit.probes(0)}
+    return {name: cls for name, cls in registry.items() if type(cls.audit).probes is not Audit.probes}
 
 
 @dataclass

@@ -12,39 +12,33 @@ _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 MOST = 4  # two forms of the reference, two trivial answers
 
 
-def probes(index: int, item: Item) -> list[ValidationProbe]:
-    found = []
-    if item.reference is not None:
-        ref = item.reference.strip()
-        forms = [("the reference boxed", f"The answer is $\\boxed{{{ref}}}$.")]
-        # In prose too, unless the gold is a plain number: its one rendering is the boxed one's, and a
-        # probe costs as much as scoring a sample (validating must stay within 2x of scoring once).
-        if not _PLAIN_NUMBER.fullmatch(ref):
-            forms.append(("the reference in prose", f"So the final answer is {ref}"))
-        found += [ValidationProbe.answer(index, item, text, "accepted", label) for label, text in forms]
-    # No empty response: the contract fixes its verdict (no extractable answer: reward 0).
-    trivial = [("an empty \\boxed{}", "The answer is \\boxed{}.")]
-    if item.prompt:
-        trivial.append(("the question restated", item.prompt))
-    return found + [ValidationProbe.answer(index, item, text, "rejected", label) for label, text in trivial]
-
-
-def read_reference(result: Result) -> list[Finding]:
-    if result.details.get("gold_kind") != "text":
-        return []
-    reason = (
-        "the verifier reads the reference as words and compares answers to it as text: "
-        "a mathematical answer in any other wording scores 0"
-    )
-    return [Finding("text_reference", reason, "warning")]
-
-
 class MathValidation(Validation):
     def most(self, repeats: int) -> int:
         return MOST
 
     def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return probes(index, item)
+        found = []
+        if item.reference is not None:
+            ref = item.reference.strip()
+            forms = [("the reference boxed", f"The answer is $\\boxed{{{ref}}}$.")]
+            # In prose too, unless the gold is a plain number: its one rendering is the boxed one's, and a
+            # probe costs as much as scoring a sample (validating must stay within 2x of scoring once).
+            if not _PLAIN_NUMBER.fullmatch(ref):
+                forms.append(("the reference in prose", f"So the final answer is {ref}"))
+            found += [ValidationProbe.answer(index, item, text, "accepted", label) for label, text in forms]
+        # No empty response: the contract fixes its verdict (no extractable answer: reward 0).
+        trivial = [("an empty \\boxed{}", "The answer is \\boxed{}.")]
+        if item.prompt:
+            trivial.append(("the question restated", item.prompt))
+        return found + [
+            ValidationProbe.answer(index, item, text, "rejected", label) for label, text in trivial
+        ]
 
     def read_reference(self, result: Result) -> list[Finding]:
-        return read_reference(result)
+        if result.details.get("gold_kind") != "text":
+            return []
+        reason = (
+            "the verifier reads the reference as words and compares answers to it as text: "
+            "a mathematical answer in any other wording scores 0"
+        )
+        return [Finding("text_reference", reason, "warning")]

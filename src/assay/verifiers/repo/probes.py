@@ -10,37 +10,25 @@ from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
 
 
-def most(repeats: int) -> int:
-    return max(2, repeats) + 1
-
-
-def probes(index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-    found = []
-    if item.patch:
-        found += [
-            ValidationProbe.answer(index, item, item.patch, "accepted", "the gold patch", run)
-            for run in range(max(2, repeats))
-        ]
-    return [*found, ValidationProbe.answer(index, item, "", "rejected", "the empty change")]
-
-
-def read_repeats(runs: Sequence[Result]) -> list[Finding]:
-    """Named tests that fail in some runs of the gold change and pass in others are flaky."""
-    failing = [set(r.details.get("not_passed") or {}) for r in runs]
-    flaky = sorted(set().union(*failing) - set.intersection(*failing))
-    if not flaky:
-        return []
-    shown = ", ".join(flaky[:5]) + (", ..." if len(flaky) > 5 else "")
-    reason = f"tests end differently across {len(runs)} runs of the gold: {shown}"
-    return [Finding("nondeterministic", reason)]
-
-
 class RepoValidation(Validation):
     def most(self, repeats: int) -> int:
-        return most(repeats)
+        return max(2, repeats) + 1
 
     def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return probes(index, item, repeats)
+        found = []
+        if item.patch:
+            found += [
+                ValidationProbe.answer(index, item, item.patch, "accepted", "the gold patch", run)
+                for run in range(max(2, repeats))
+            ]
+        return [*found, ValidationProbe.answer(index, item, "", "rejected", "the empty change")]
 
     def read_repeats(self, runs: Sequence[Result]) -> list[Finding]:
-        return read_repeats(runs)
+        """Named tests that fail in some runs of the gold change and pass in others are flaky."""
+        failing = [set(r.details.get("not_passed") or {}) for r in runs]
+        flaky = sorted(set().union(*failing) - set.intersection(*failing))
+        if not flaky:
+            return []
+        shown = ", ".join(flaky[:5]) + (", ..." if len(flaky) > 5 else "")
+        reason = f"tests end differently across {len(runs)} runs of the gold: {shown}"
+        return [Finding("nondeterministic", reason)]

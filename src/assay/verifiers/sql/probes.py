@@ -9,29 +9,23 @@ from assay.types import Item, Result
 MOST = 3
 
 
-def probes(index: int, item: Item) -> list[ValidationProbe]:
-    found = []
-    if item.reference:
-        gold = f"```sql\n{item.reference.strip()}\n```"
-        found.append(ValidationProbe.answer(index, item, gold, "accepted", "the gold query"))
-    trivial = (("an empty response", ""), ("SELECT 1", "```sql\nSELECT 1\n```"))
-    return found + [ValidationProbe.answer(index, item, text, "rejected", label) for label, text in trivial]
-
-
-def read_reference(result: Result) -> list[Finding]:
-    rows = [i.get("reference_rows") for i in result.details.get("instances", [])]
-    if rows and all(n == 0 for n in rows):
-        reason = "the gold query returns no rows, so any query that returns nothing is rewarded"
-        return [Finding("empty_result", reason)]
-    return []
-
-
 class SqlValidation(Validation):
     def most(self, repeats: int) -> int:
         return MOST
 
     def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        return probes(index, item)
+        found = []
+        if item.reference:
+            gold = f"```sql\n{item.reference.strip()}\n```"
+            found.append(ValidationProbe.answer(index, item, gold, "accepted", "the gold query"))
+        trivial = (("an empty response", ""), ("SELECT 1", "```sql\nSELECT 1\n```"))
+        return found + [
+            ValidationProbe.answer(index, item, text, "rejected", label) for label, text in trivial
+        ]
 
     def read_reference(self, result: Result) -> list[Finding]:
-        return read_reference(result)
+        rows = [i.get("reference_rows") for i in result.details.get("instances", [])]
+        if rows and all(n == 0 for n in rows):
+            reason = "the gold query returns no rows, so any query that returns nothing is rewarded"
+            return [Finding("empty_result", reason)]
+        return []
