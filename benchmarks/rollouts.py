@@ -19,7 +19,8 @@ need a vLLM server ask `Servers` for one by name; each is started once per run (
 - `speculative`: n-gram speculative decoding (vLLM's `--speculative-config`) on and off, greedy and at
   temperature 1, one request at a time and 16 at once: generated tokens per second (medians of
   `--repeats` alternating runs), drafted tokens' acceptance (from /metrics), and the `max_batch` switch
-  (a third server that drafts only while at most 4 requests run).
+  (a third server that drafts only while at most 4 requests run). Tokens per engine step (forward pass),
+  off and on, is the measure the machine's other load does not move.
 
 Ratios are within one run on one machine. The numbers measure the CPU build on a 0.1M-parameter model:
 per-step overhead dominates there, not the memory-bound decoding speculative decoding is for.
@@ -186,9 +187,10 @@ SPEC_TOKENS = 96
 
 def _throughput(url: str, concurrent: int, temperature: float) -> tuple[float, dict[str, float | None]]:
     """Generated tokens per second over the prompts, `concurrent` requests at a time (1: one by one),
-    and what the server drafted and accepted meanwhile."""
+    and what the server drafted and accepted meanwhile, with `tokens_per_step` (per forward pass)."""
     meter = AcceptanceMeter()
     meter.step(httpx.get(f"{url}/metrics").text)
+    steps = _engine_steps(url)
     prompts = SPEC_PROMPTS * 4
 
     async def main() -> tuple[int, float]:
@@ -204,7 +206,9 @@ def _throughput(url: str, concurrent: int, temperature: float) -> tuple[float, d
             return sum(tokens), time.perf_counter() - began
 
     tokens, wall = asyncio.run(main())
-    return tokens / wall, meter.step(httpx.get(f"{url}/metrics").text)
+    signals = meter.step(httpx.get(f"{url}/metrics").text)
+    signals["tokens_per_step"] = tokens / max(_engine_steps(url) - steps, 1.0)
+    return tokens / wall, signals
 
 
 def speculative(servers: Servers, args: argparse.Namespace) -> None:
@@ -216,7 +220,7 @@ def speculative(servers: Servers, args: argparse.Namespace) -> None:
         f"tokens/s are medians of {args.repeats} runs, drafts per run"
     )
     print(f"  {'temp':>4} {'in flight':>9} {'off tok/s':>9} {'on tok/s':>9} {'on/off':>6} {'accept':>6}"
-          f" {'max_batch 4 tok/s':>17} {'its drafts':>10}")  # fmt: skip
+          f" {'tok/step':>8} {'on':>7} {'max_batch 4 tok/s':>17} {'its drafts':>10}")  # fmt: skip
     for temperature in (0.0, 1.0):
         for concurrent in (1, 16):
             runs: dict[str, list[tuple[float, dict[str, float | None]]]] = {kind: [] for kind in urls}
@@ -229,9 +233,14 @@ def speculative(servers: Servers, args: argparse.Namespace) -> None:
             }
             accepted = sum(r[1]["spec_accepted_tokens"] or 0.0 for r in runs["ngram"])
             accept = f"{accepted / drafted['ngram']:.2f}" if drafted["ngram"] else "-"
+            per_step = {
+                kind: statistics.median(r[1]["tokens_per_step"] or 0.0 for r in values)
+                for kind, values in runs.items()
+            }
             off, on, switched = speed["plain"], speed["ngram"], speed["ngram_max_batch_4"]
             print(
                 f"  {temperature:4.1f} {concurrent:9d} {off:9.0f} {on:9.0f} {on / off:5.2f}x {accept:>6} "
+                f"{per_step['plain']:8.2f} {per_step['ngram']:7.2f} "
                 f"{switched:17.0f} {drafted['ngram_max_batch_4'] / args.repeats:10.0f}"
             )
 
