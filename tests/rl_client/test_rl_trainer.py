@@ -137,3 +137,21 @@ def test_config_errors_say_what_to_change() -> None:
         TrainConfig(lr=0.05)
     with pytest.raises(ValueError, match="group_size must be at least 2"):
         GenerateConfig(group_size=1)
+
+
+def test_a_backends_step_signals_are_logged_with_the_step(tmp_path: Path) -> None:
+    """Speculative decoding's acceptance (issue 41) reaches the log through the backend's step_signals."""
+    trainer = _trainer(tmp_path / "log.jsonl")
+    reads: list[int] = []
+
+    def step_signals() -> dict[str, float | None]:
+        reads.append(trainer.step)
+        return {"spec_acceptance": 0.25, "spec_draft_tokens": 8.0}
+
+    trainer.backend.step_signals = step_signals  # type: ignore[attr-defined]
+    try:
+        record = trainer.train_step()
+    finally:
+        trainer.close()
+    assert reads == [0] and record["spec_acceptance"] == 0.25 and record["spec_draft_tokens"] == 8.0
+    assert json.loads((tmp_path / "log.jsonl").read_text())["spec_acceptance"] == 0.25

@@ -21,7 +21,7 @@ from tiny_models import build_chat_model
 from transformers import AutoModelForCausalLM
 
 from assay.rl_client.generate import Completion, Problem, SamplingParams, sample_groups
-from assay.rl_client.runs.config import ServerSection, validate
+from assay.rl_client.runs.config import SeerSection, ServerSection, validate
 from assay.rl_client.runs.driver import run
 from assay.rl_client.runs.models import TextTokenizer
 from assay.rl_client.runs.vllm_server import VLLMServerBackend, start_server
@@ -115,6 +115,52 @@ def test_stop_strings_end_a_row_with_the_string_and_its_token(server: Any) -> No
     assert out.token_ids == free.token_ids[: len(out.token_ids)]  # the greedy prefix, no end token added
     reference = hf_logprobs(model, out)
     assert max(abs(a - b) for a, b in zip(out.logprobs, reference, strict=True)) <= LOGPROB_ATOL
+
+
+def test_seer_scheduling_sends_every_sample_once_with_its_prompt(server: Any) -> None:
+    """Seer-style scheduling (issue 41) on the real server: every sample comes back once, in flat
+    order, each with its own prompt, and is reported as it finishes."""
+    backend, _, _ = server
+    seer = VLLMServerBackend(
+        backend.url,
+        backend.tokenizer,
+        backend.weights_dir,
+        options=ServerSection(seer=SeerSection(enabled=True)),
+    )
+    seen: list[int] = []
+    try:
+        outs = seer.generate_groups(PROMPTS, [3, 2], SamplingParams(1.0, 8), lambda i, c: seen.append(i))
+    finally:
+        seer.close()
+    assert sorted(seen) == list(range(5)) and len(outs) == 5
+    for completion, prompt in zip(outs, [PROMPTS[0]] * 3 + [PROMPTS[1]] * 2, strict=True):
+        assert completion.prompt_ids == backend.tokenizer.encode(prompt)
+        assert 1 <= len(completion.token_ids) <= 8 and len(completion.logprobs) == len(completion.token_ids)
+
+
+def test_a_configured_run_with_seer_scores_each_sample_as_it_finishes(server: Any, tmp_path: Path) -> None:
+    """It trains the server's model; the last test syncs its own weights after every step."""
+    backend, _, model_dir = server
+    rows = [{"question": f"What is {i} + {i}?", "answer": str(2 * i)} for i in range(4)]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    server_cfg = {"url": backend.url, "seer": {"enabled": True}}
+    cfg = validate(
+        {
+            "model": {"path": str(model_dir)},
+            "data": {"train": "train.jsonl", "fields": {"prompt": "question", "reference": "answer"}},
+            "backend": {"kind": "vllm_server", "server": server_cfg},
+            "train": {
+                "steps": 2, "lr": 1e-3, "seed": 0,
+                "generate": {"group_size": 3, "max_new_tokens": 4},
+                "control": {"prompts_per_step": 2, "dynamic_sampling": False},
+            },
+            "output": {"dir": "out", "plots": False, "save_model": False},
+        }
+    )  # fmt: skip
+    summary = run(cfg, tmp_path, progress=False)
+    records = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
+    assert summary["steps"] == 2 and [r["groups_seen"] for r in records] == [2, 2]
+    assert summary["reward_requests"] == 2 * 2 * 3  # one reward call per sample
 
 
 def test_a_configured_grpo_run_generates_on_the_server_and_syncs_each_step(

@@ -154,22 +154,22 @@ class RewardPipe:
 
 def reward_items(groups: Sequence[Group]) -> list[dict[str, Any]]:
     """One Assay item per sample, in group order. The id says which prompt and sample it is."""
-    items = []
-    for group in groups:
-        for index, sample in enumerate(group.samples):
-            items.append(
-                {
-                    "id": f"{group.problem.id}/{index}",
-                    "task": group.problem.task,
-                    "prompt": group.prompt,
-                    "response": group.hint + sample.completion.text,
-                    "reference": group.problem.reference,
-                    **group.problem.fields,
-                }
-            )
-            if group.problem.mix:  # expanded and combined by `mix.TaskMix` before it reaches Assay
-                items[-1]["mix"] = [list(part) for part in group.problem.mix]
-    return items
+    return [reward_item(g, i, s) for g in groups for i, s in enumerate(g.samples)]
+
+
+def reward_item(group: Group, index: int, sample: Sample) -> dict[str, Any]:
+    """The Assay item of `sample`, member `index` of `group` (its id: `<problem id>/<index>`)."""
+    item = {
+        "id": f"{group.problem.id}/{index}",
+        "task": group.problem.task,
+        "prompt": group.prompt,
+        "response": group.hint + sample.completion.text,
+        "reference": group.problem.reference,
+        **group.problem.fields,
+    }
+    if group.problem.mix:  # expanded and combined by `mix.TaskMix` before it reaches Assay
+        item["mix"] = [list(part) for part in group.problem.mix]
+    return item
 
 
 def group_payload(groups: Sequence[Group]) -> list[dict[str, Any]]:

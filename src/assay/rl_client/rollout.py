@@ -2,7 +2,9 @@
 
 Prompts are generated in chunks; each chunk's reward request goes out on the reward pipe at once, so
 Assay scores chunk k while the backend generates chunk k+1. Results are attached in order, so the
-outcome does not depend on timing (exact resume relies on that).
+outcome does not depend on timing (exact resume relies on that). A backend that schedules groups itself
+(`vllm_server` with Seer-style scheduling on) takes the whole round at once and the rewards are requested
+per sample as each one finishes.
 """
 
 from __future__ import annotations
@@ -11,17 +13,28 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Any
 
-from assay.groups import GroupOutcome
+from assay.groups import GroupOutcome, group_stats
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, shape
-from assay.rl_client.filter import RewardPipe, apply_outcomes
-from assay.rl_client.generate import Backend, Group, Problem, SamplingParams, hint_for, sample_groups
+from assay.rl_client.filter import RewardPipe, apply_outcomes, reward_item
+from assay.rl_client.generate import (
+    Backend,
+    Completion,
+    Group,
+    Problem,
+    Sample,
+    SamplingParams,
+    hint_for,
+    sample_groups,
+)
 from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.partial import PartialRollouts
 from assay.rl_client.partial_tools import PartialToolRollouts
 from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.tree_rollout import TreeRollouts
+from assay.types import Result
 
 
 @dataclass
@@ -121,6 +134,8 @@ class Rollout:
                     template,
                 )
             ]
+        if getattr(self.backend, "schedules_groups", False):
+            return self._streamed(problems, sizes, version, hints)
         pending: list[tuple[list[Group], Future[list[GroupOutcome]]]] = []
         for start in range(0, len(problems), step):
             chunk_hints = hints[start : start + step] if hints is not None else None
@@ -142,6 +157,49 @@ class Rollout:
             apply_outcomes(groups, outcomes)
             scored.extend(groups)
         return scored
+
+    def _streamed(
+        self,
+        problems: Sequence[Problem],
+        sizes: Sequence[int],
+        version: int,
+        hints: Sequence[str] | None,
+    ) -> list[Group]:
+        """Seer-style rounds (`assay.rl_client.seer`): the backend orders the whole round's requests
+        across groups, and each sample's reward is requested the moment it finishes (one item per call),
+        so Assay scores while the rest generate. Statistics per group come from `assay.groups`, as for
+        a flat source; results are attached in sample order, whatever order they arrived in."""
+        hint_list = list(hints) if hints is not None else [""] * len(problems)
+        template = self.cfg.generate.hint_template
+        groups = [
+            Group(p, template.format(prompt=p.prompt, hint=h) if h else p.prompt, hint=h)
+            for p, h in zip(problems, hint_list, strict=True)
+        ]
+        owner = [(g, m) for g, n in enumerate(sizes) for m in range(n)]
+        futures: dict[int, Future[list[Result]]] = {}
+
+        def done(index: int, completion: Completion) -> None:
+            g, m = owner[index]
+            futures[index] = self.pipe.submit([reward_item(groups[g], m, Sample(completion, version))])
+
+        streaming: Any = self.backend
+        texts = [g.prompt for g in groups]
+        completions = iter(streaming.generate_groups(texts, sizes, self.params, done))
+        for group, n in zip(groups, sizes, strict=True):
+            group.samples = [Sample(next(completions), version) for _ in range(n)]
+        waited = time.perf_counter()
+        results = [futures[i].result()[0] for i in range(len(owner))]
+        self.stats.reward_wait_s += time.perf_counter() - waited
+        outcomes, start = [], 0
+        for group in groups:
+            part = results[start : start + len(group.samples)]
+            start += len(part)
+            responses = [group.hint + s.completion.text for s in group.samples]
+            outcomes.append(
+                GroupOutcome(id=group.problem.id, results=part, stats=group_stats(part, responses))
+            )
+        apply_outcomes(groups, outcomes)
+        return groups
 
     def _score(self, groups: list[Group]) -> list[Group]:
         if groups:

@@ -97,11 +97,14 @@ class Trainer:
         extra = self.replay.take(missing, version) if self.cfg.replay.fill_batch and missing > 0 else []
         self.replay.add(fill.seen, version)
         kept = fill.kept + extra
+        backend_signals = getattr(self.backend, "step_signals", None)  # e.g. speculative acceptance
+        signals = backend_signals() if backend_signals is not None else {}
         update = self._update(kept)
         self.step += 1
         self.backend.sync_weights(self.model)
         record = self._record(fill.seen, kept, fill.rounds, len(extra), update)
         record.update(group_signals(fill.seen, kept, version))  # what `assay doctor` reads
+        record.update(signals)
         latencies, waited = self.pipe.latencies[latencies_before:], self.rollout.stats.reward_wait_s
         if tools is not None:
             latencies, waited = latencies + tools.latencies[verify_before[0] :], waited + tools.verify_wait_s

