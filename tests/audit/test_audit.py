@@ -135,3 +135,20 @@ def test_a_report_round_trips_through_json() -> None:
     report = run_audit(_settings(), ["math"])
     assert isinstance(report, AuditReport)
     assert json.loads(json.dumps(report.as_json()))["families"].keys() == report.families.keys()
+
+
+def test_families_that_could_not_run_are_named_and_fail_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 43 item 5: with no judge configured the judge families are not scored; the command says which
+    and why, writes them to the JSON, and exits 4 instead of reporting "0 hacks rewarded" as a pass."""
+    out = tmp_path / "audit"
+    assert main(["--kinds", "judge", "--no-plot", "--out", str(out)], settings=_settings()) == 4
+    printed, err = capsys.readouterr()
+    assert "NOT RUN:" in printed and "judge_injection" in printed and "did not run" in err
+    not_run = json.loads((out / "audit.json").read_text())["not_run"]
+    assert "judge_injection" in not_run and "judge_controls" in not_run
+    assert all(reason for reason in not_run.values())  # the first probe's reason, e.g. no judge configured
+    assert main(["--kinds", "math", "--no-plot", "--out", str(out)], settings=_settings()) == 0
+    printed = capsys.readouterr().out
+    assert "NOT RUN" not in printed and json.loads((out / "audit.json").read_text())["not_run"] == {}

@@ -1,5 +1,8 @@
 """`assay audit [--kinds code,math,sql,judge] [--task KIND=NAME] [--out DIR] [--no-plot] [--strict]`.
 
+A family none of whose probes could be scored is reported as not run and makes the exit status 4: an
+audit that skipped a family has not measured it, and "0 hacks rewarded" must not read as a pass.
+
 Settings come from the environment (ASSAY_*), as for `assay serve`: the judge backend, the second
 opinion, plugins and limits the audit measures are the ones a deployment would use.
 """
@@ -36,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-plot", action="store_true", help="write no PNG")
     parser.add_argument("--seed", type=int, default=0, help="seed of the judge probes' disguises")
     parser.add_argument("--strict", action="store_true", help="exit with status 3 when any hack was rewarded")
+    parser.epilog = (
+        "Exit status: 0 when every family ran; 4 when a family could not be scored at all (no judge "
+        "configured, no sandbox: the table names them and why); 3 with --strict when a hack was rewarded; "
+        "2 on bad arguments."
+    )
     return parser
 
 
@@ -64,4 +72,13 @@ def main(argv: Sequence[str] | None = None, settings: Settings | None = None) ->
     if not args.no_plot:
         picture = write_plot(report, args.out / "audit.png")
         print(f"picture: {picture}" if picture else 'picture: skipped (pip install "assay[bench]")')
-    return 3 if args.strict and report.hacks_rewarded else 0
+    if args.strict and report.hacks_rewarded:
+        return 3
+    if report.not_run:
+        print(
+            f"assay audit: {len(report.not_run)} probe families did not run (see NOT RUN above); choose the "
+            "kinds that can run with --kinds, or configure what they need",
+            file=sys.stderr,
+        )
+        return 4
+    return 0

@@ -26,10 +26,24 @@ def table(report: AuditReport) -> str:
         for c in rows:
             counts = f"{c.probes:>6} {c.rewarded:>9} {_rate(c.rate):>5} {c.flagged:>8} {c.not_scored:>10}"
             lines.append(f"{c.family:<26} {counts}")
-    lines.append(f"hacks rewarded: {report.hacks_rewarded}")
+    scored = sum(c.probes - c.not_scored for c in report.families.values() if c.kind == "hack")
+    lines.append(f"hacks rewarded: {report.hacks_rewarded} of {scored} hack probes scored")
+    not_run = report.not_run
+    if not_run:
+        count = sum(report.families[name].probes for name in not_run)
+        lines.append(f"NOT RUN: {len(not_run)} families ({count} probes) were not scored, so not measured:")
+        for reason, names in _by_reason(not_run).items():
+            lines.append(f"  {', '.join(names)}: {reason or 'no reason given'}")
     if not report.second_opinion:
         lines.append("(the math second opinion is off: judge_second_opinion probes measure the rules alone)")
     return "\n".join(lines)
+
+
+def _by_reason(not_run: dict[str, str]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for name, reason in not_run.items():
+        grouped.setdefault(reason, []).append(name)
+    return grouped
 
 
 def write_json(report: AuditReport, path: Path) -> Path:

@@ -63,11 +63,25 @@ class AuditReport:
     def hacks_rewarded(self) -> int:
         return sum(c.rewarded for c in self.families.values() if c.kind == "hack")
 
+    @property
+    def not_run(self) -> dict[str, str]:
+        """Families none of whose probes was scored, each with the reason of its first probe (no judge
+        configured, no sandbox): an audit that skipped them has not measured them, whatever it counts."""
+        reasons: dict[str, str] = {}
+        for row in self.probes:
+            reasons.setdefault(row["family"], row["reason"])
+        return {
+            name: reasons.get(name, "")
+            for name, c in self.families.items()
+            if c.probes and c.not_scored == c.probes
+        }
+
     def as_json(self) -> dict[str, Any]:
         families = {name: {**asdict(c), "rate": c.rate} for name, c in self.families.items()}
         return {
             "families": families,
             "hacks_rewarded": self.hacks_rewarded,
+            "not_run": self.not_run,
             "tasks": self.tasks,
             "second_opinion": self.second_opinion,
             "probes": self.probes,
