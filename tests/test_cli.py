@@ -107,6 +107,25 @@ def test_bench_an_unknown_task_suggests_the_right_one() -> None:
     assert 'did you mean "math"' in _one_line(done.stderr)
 
 
+def test_bench_reads_the_task_from_the_rows_when_every_row_names_one(tmp_path: Path) -> None:
+    """Issue 43 item 10: `--task` is needed only when the rows do not all name the same task."""
+    done = _run(
+        "bench", str(EXAMPLES / "math_bench.jsonl"), "--no-baselines", "--no-progress", "--out", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "report.json").read_text())["task"] == "math"
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        json.dumps({"task": "math", "response": "1", "reference": "1"})
+        + "\n"
+        + json.dumps({"response": "2", "reference": "2"})
+        + "\n"
+    )
+    done = _run("bench", str(mixed), "--no-baselines", "--no-progress")
+    assert done.returncode == 2
+    assert "1 of 2 rows name no task" in _one_line(done.stderr) and "--task math" in done.stderr
+
+
 def test_bench_without_matplotlib_writes_the_tables_and_says_how_to_get_plots(tmp_path: Path) -> None:
     # The quick-start install has no plotting extra: hide matplotlib as if it were not installed.
     hide = (

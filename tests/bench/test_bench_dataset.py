@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from assay.bench.dataset import coerce_label, load, parse_mapping
+from assay.bench.dataset import coerce_label, load, parse_mapping, task_of_rows
 
 # The same two rows in a user's own column names.
 COLUMNS = {
@@ -169,3 +170,24 @@ def test_an_integer_answer_column_in_parquet_is_text_for_the_engine_and_baseline
     (row,) = load(path, "math")
     assert row.problem is None
     assert row.item["reference"] == "2"
+
+
+@pytest.mark.parametrize(
+    ("records", "found"),
+    [
+        ([{"task": "sql"}, {"task": "sql"}, {"__problem__": "bad JSON"}], "sql"),
+        ([{"kind": "math"}], "math"),  # through --map task=kind
+        ([{"task": "sql"}, {"task": "math"}], "several tasks (math, sql)"),
+        ([{"response": "1"}], "no row names its task"),
+        ([{"task": "code"}, {"task": ""}], "1 of 2 rows name no task (the rest: code): pass --task code"),
+    ],
+)
+def test_the_task_is_read_from_the_rows_or_the_error_says_what_to_pass(
+    records: list[dict[str, Any]], found: str
+) -> None:
+    mapping = {"task": "kind"} if "kind" in records[0] else {}
+    if found in {"sql", "math"}:
+        assert task_of_rows(records, mapping) == found
+    else:
+        with pytest.raises(ValueError, match=re.escape(found)):
+            task_of_rows(records, mapping)

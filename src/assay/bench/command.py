@@ -1,6 +1,6 @@
 """`assay bench`: run Assay and baselines on a labelled set and report FN/FP rates, latency, plots.
 
-    assay bench FILE --task math [--baseline NAME ...] [--map field=column,...] [--out DIR]
+    assay bench FILE [--task math] [--baseline NAME ...] [--map field=column,...] [--out DIR]
     assay bench FILE --task math --disagreements --out DIR   # unlabelled data: rows to label
 
 `main(argv)` is what `assay bench ...` dispatches to (and `python -m assay.bench`). Exit status 0 on a
@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from assay.bench import baselines as baseline_lib
 from assay.bench import disagree, metrics, report
 from assay.bench.baselines import Baseline
-from assay.bench.dataset import Row, load, parse_mapping
+from assay.bench.dataset import Row, load_bench, parse_mapping
 from assay.bench.runner import ASSAY, Run, run_assay, run_baseline
 from assay.cli_args import positive_int
 from assay.cli_messages import os_error, settings_error
@@ -45,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "file", type=Path, help="JSONL, CSV, Parquet, .arrow, or a datasets save_to_disk folder"
     )
-    parser.add_argument("--task", required=True, help="task of the items (math, sql, code, or a plugin's)")
+    parser.add_argument(
+        "--task", help="task of the items (math, sql, code, or a plugin's); default: the one every row names"
+    )
     parser.add_argument(
         "--baseline",
         action="append",
@@ -179,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = _settings(args)
+        if args.task is not None:
+            Registry.from_settings(settings).lookup(args.task)  # a typo is caught before the file is read
+        args.task, rows = load_bench(args.file, args.task, parse_mapping(args.map))
         Registry.from_settings(settings).lookup(args.task)
-        rows = load(args.file, args.task, parse_mapping(args.map))
         names = [] if args.no_baselines else (args.baseline or baseline_lib.DEFAULTS.get(args.task, []))
         loaded = {name: baseline_lib.load(name, settings) for name in names}
     except OSError as exc:

@@ -178,9 +178,42 @@ def to_row(index: int, record: Mapping[str, Any], mapping: Mapping[str, str], ta
     )
 
 
+def task_of_rows(records: Sequence[Mapping[str, Any]], mapping: Mapping[str, str]) -> str:
+    """The one task every row names (`assay bench FILE` without `--task`); a ValueError that says what to
+    pass when rows name none, several, or only some of them do."""
+    column = mapping.get("task", "task")
+    named = [r.get(column) for r in records if "__problem__" not in r]
+    tasks = sorted({str(t) for t in named if t not in (None, "")})
+    missing = sum(t in (None, "") for t in named)
+    if len(tasks) == 1 and not missing:
+        return tasks[0]
+    if not tasks:
+        raise ValueError(f"no row names its task (column {column!r}): pass --task (math, sql, code, ...)")
+    if len(tasks) > 1:
+        raise ValueError(
+            f"the rows name several tasks ({', '.join(tasks)}): a bench measures one; pass --task"
+        )
+    raise ValueError(
+        f"{missing} of {len(named)} rows name no task (the rest: {tasks[0]}): pass --task {tasks[0]}"
+    )
+
+
 def load(path: Path, task: str, mapping: Mapping[str, str] | None = None) -> list[Row]:
     """Every row of `path` as a `Row`, in file order; duplicate ids get a `#<index>` suffix."""
-    rows = [to_row(i, rec, mapping or {}, task) for i, rec in enumerate(read_records(path))]
+    return _rows(list(read_records(path)), task, mapping or {})
+
+
+def load_bench(
+    path: Path, task: str | None, mapping: Mapping[str, str] | None = None
+) -> tuple[str, list[Row]]:
+    """The bench's task (`task`, or the one every row names: `task_of_rows`) and its rows, as `load`."""
+    records = list(read_records(path))
+    task = task or task_of_rows(records, mapping or {})
+    return task, _rows(records, task, mapping or {})
+
+
+def _rows(records: Sequence[Mapping[str, Any]], task: str, mapping: Mapping[str, str]) -> list[Row]:
+    rows = [to_row(i, rec, mapping, task) for i, rec in enumerate(records)]
     seen: set[str] = set()
     unique = []
     for row in rows:
