@@ -96,6 +96,18 @@ class SlowThreadScorer(Scorer):
         return Result.verdict(True)
 
 
+class HeldThreadScorer(Scorer):
+    """A thread-run scorer that works 0.3 s on response "hold" and answers at once otherwise."""
+
+    name: ClassVar[str] = "held_thread"
+    runs_in = "thread"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        if item.response == "hold":
+            time.sleep(0.3)  # sleep-ok: the workload keeps the only scoring thread busy
+        return Result.verdict(True)
+
+
 class SlowAsyncScorer(Scorer):
     """An async scorer that overstays its deadline, or answers at once for response "fast"."""
 

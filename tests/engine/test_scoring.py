@@ -204,3 +204,31 @@ def test_a_reviewer_sees_its_tasks_verdicts_and_its_failures_never_lose_one(
     assert (stalled.correct, stalled.details["review"]["status"]) == (True, "timeout")
     assert "0.3s" in stalled.details["review"]["reason"]
     assert "review" not in other.details and "seen_by" not in other.details  # not a task it reviews
+
+
+def test_elapsed_ms_is_the_items_own_work_not_its_wait_for_a_thread(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Issue 43 item 4: with one scoring thread, the quick item waits 0.3 s behind the held one; its
+    `elapsed_ms` is its own work, as the held one's is its 0.3 s."""
+    settings = make_settings(threads=1, plugins=[*PLUGINS, "assay_test_plugins:HeldThreadScorer"])
+    with Engine(settings) as engine:
+        held, quick = engine.score(
+            [{"task": "held_thread", "response": "hold"}, {"task": "held_thread", "response": "quick"}]
+        )
+    assert held.status is Status.OK and quick.status is Status.OK
+    assert held.elapsed_ms >= 300.0
+    assert quick.elapsed_ms < held.elapsed_ms / 3  # it waited ~300 ms; it worked microseconds
+
+
+def test_elapsed_ms_leaves_out_the_worker_pool_starting(make_settings: Callable[..., Settings]) -> None:
+    """In process the first item waits for the pool to start (sympy warmed: seconds); that is not its
+    scoring time (it was: 5-14 s reported for `\\boxed{42}`)."""
+    import time
+
+    with Engine(make_settings(workers=1)) as engine:
+        started = time.perf_counter()
+        [result] = engine.score([MATH_OK])
+        wall_ms = (time.perf_counter() - started) * 1000.0
+    assert result.status is Status.OK and result.reward == 1.0
+    assert 0 < result.elapsed_ms < wall_ms / 10

@@ -8,9 +8,10 @@ A task's `runs_in` picks the mode (see `assay.registry`):
   its turn there, and keeps the slot until the thread really returns.
 - "async": the scorer's `ascore` runs on the event loop.
 
-The deadline measures the item's own work, never its wait: a wait has its own bound (`SlotWaitTimeout`
-becomes `timeout` with cause "slot_wait"). Nothing here turns a failure into a reward: a deadline is
-`timeout`, an `AssayError` ends as its class's status, any other exception is `error`.
+The deadline and the result's `elapsed_ms` measure the item's own work, never its wait: a wait has its
+own bound (`SlotWaitTimeout` becomes `timeout` with cause "slot_wait"). Nothing here turns a failure into
+a reward: a deadline is `timeout`, an `AssayError` ends as its class's status, any other exception is
+`error`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -37,6 +39,17 @@ THREAD_GRACE_S = 2.0
 T = TypeVar("T")
 
 Job = tuple[str, dict[str, Any], dict[str, Any]]  # (task, item as JSON, options as JSON) for a worker
+
+
+def _since(result: Result, started: float) -> Result:
+    return result.model_copy(update={"elapsed_ms": (time.perf_counter() - started) * 1000.0})
+
+
+def _timed(score: Callable[[Item, TaskOptions], Result], item: Item, options: TaskOptions) -> Result:
+    """`score(item, options)` with `elapsed_ms` its own time: the wait for a thread or a slot is not
+    the item's (a worker measures its items the same way, `workers.run_item`)."""
+    started = time.perf_counter()
+    return _since(score(item, options), started)
 
 
 class Scorers:
@@ -83,13 +96,15 @@ class Runner:
             if scorer_cls.runs_in == "process":
                 return await self._in_worker(item, options, deadline, lane)
             scorer = self.scorers(scorer_cls)
+            score = partial(_timed, scorer.score, item, options)
             if scorer_cls.runs_in == "thread" and scorer_cls.gate is not None:
-                score = partial(scorer.score, item, options)
                 return await self.run_in_slot(scorer_cls.gate, lane, score, deadline + THREAD_GRACE_S)
             if scorer_cls.runs_in == "thread":
-                call = asyncio.get_running_loop().run_in_executor(self.threads, scorer.score, item, options)
+                call = asyncio.get_running_loop().run_in_executor(self.threads, score)
                 return await asyncio.wait_for(call, deadline + THREAD_GRACE_S)
-            return await asyncio.wait_for(scorer.ascore(item, options), deadline)
+            started = time.perf_counter()
+            result = await asyncio.wait_for(scorer.ascore(item, options), deadline)
+            return _since(result, started)
         except SlotWaitTimeout as exc:
             return self.gates.waited_too_long(exc)
         except TimeoutError:

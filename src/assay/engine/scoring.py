@@ -104,13 +104,21 @@ class Engine:
 
     async def _score_one(self, raw: Any, lane: Hashable) -> Result:
         started = time.perf_counter()
+        own_ms: float | None = None
         try:
             item, scorer_cls, options = prepare(raw, self.registry)
         except ItemError as exc:
             result = Result.invalid(str(exc))
         else:
-            result = await self._reviews(item, await self._runner.run(scorer_cls, item, options, lane))
-        return self._finish(raw, result, (time.perf_counter() - started) * 1000.0)
+            ran = await self._runner.run(scorer_cls, item, options, lane)
+            reviewed = time.perf_counter()
+            result = await self._reviews(item, ran)
+            if ran.elapsed_ms > 0:  # the runner measured the verifier's own work; add the reviews'
+                own_ms = ran.elapsed_ms + (time.perf_counter() - reviewed) * 1000.0
+        # No own time (a timeout, a crash): the time until the result, waits included.
+        return self._finish(
+            raw, result, own_ms if own_ms is not None else (time.perf_counter() - started) * 1000.0
+        )
 
     def _finish(self, raw: Any, result: Result, elapsed_ms: float) -> Result:
         """Fill id, task and elapsed time (escaping what the item echoes back) and count the item."""

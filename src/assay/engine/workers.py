@@ -55,13 +55,16 @@ def _init_worker(settings: Settings) -> None:
 
 def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Score one item inside a worker. Arguments and result cross the process boundary as plain data."""
+    started = time.perf_counter()
     scorer = _worker_scorers[task]
     parsed = Item.model_validate(item)
     try:
         result = scorer.score(parsed, scorer.Options.model_validate(options))
     except AssayError as exc:  # mapped here: not every AssayError survives pickling back to the engine
         result = Result.of_error(exc)
-    return result.model_dump(mode="json")
+    dumped = result.model_dump(mode="json")
+    dumped["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)  # the item's own work
+    return dumped
 
 
 def _cancel_scheduled(scheduling: asyncio.Future[Future[dict[str, Any]]]) -> None:
