@@ -3,8 +3,11 @@
 swapped result shows) on the same server, in one run:
 
 - batched: the items in `--batch`-sized `ascore` calls, all at once (the baseline);
-- single: one `ascore` per item, all concurrent, with the default client (bounded in-flight pool);
-- single+coalesce: the same with `AssayClient(coalesce_s=...)` (client-side coalescing);
+- single: one `ascore` per item, all concurrent, with the default client (bounded in-flight pool,
+  opportunistic merging: calls that arrive while `concurrency` batches are out go together);
+- single, no merge: the same with `AssayClient(coalesce=False)` (every call its own request: the default
+  before issue 43);
+- single+coalesce: the same with `AssayClient(coalesce_s=...)` (a fixed merging window);
 - slime: the slime adapter's `reward(args, sample)` per item, all concurrent;
 - connections: `--connections` raw sockets to the server, all open at once, then one single-item
   request each: 200s, errors, lost results, and the server's RSS before, at peak and after.
@@ -60,8 +63,8 @@ async def _batched(url: str, items: list[dict[str, Any]], batch: int) -> tuple[f
     return took, _check(items, rewards) + (0 if ids_ok else 1)
 
 
-async def _singles(url: str, items: list[dict[str, Any]], coalesce_s: float | None) -> tuple[float, int]:
-    async with AssayClient(url, coalesce_s=coalesce_s) as client:
+async def _singles(url: str, items: list[dict[str, Any]], **options: Any) -> tuple[float, int]:
+    async with AssayClient(url, **options) as client:
         began = time.perf_counter()
         answers = await asyncio.gather(*(client.ascore([i]) for i in items))
         took = time.perf_counter() - began
@@ -150,8 +153,13 @@ async def _run(args: argparse.Namespace, server: Server) -> None:
     for round_ in range(args.rounds):
         base = 1_000_000 * (round_ + 1)
         rows.append(("batched", *await _batched(url, _items(args.items, base), args.batch)))
-        rows.append(("single", *await _singles(url, _items(args.items, base + 100_000), None)))
-        rows.append(("single+coalesce", *await _singles(url, _items(args.items, base + 200_000), 0.005)))
+        rows.append(("single", *await _singles(url, _items(args.items, base + 100_000))))
+        rows.append(
+            ("single, no merge", *await _singles(url, _items(args.items, base + 400_000), coalesce=False))
+        )
+        rows.append(
+            ("single+coalesce", *await _singles(url, _items(args.items, base + 200_000), coalesce_s=0.005))
+        )
         rows.append(("slime", *await _slime(url, _items(args.items, base + 300_000))))
     batched = min(t for name, t, _ in rows if name == "batched")
     print(f"stream: {args.items} items per mode, {args.rounds} round(s), micro-batching {args.microbatch}")

@@ -1,5 +1,6 @@
 """The client at streaming load (issue 31): one bounded pool of in-flight requests per client, sync and
-async, and concurrent single-item `ascore` calls coalesced into batches when the caller allows it."""
+async, and concurrent single-item `ascore` calls coalesced into batches (by default opportunistically,
+or within a window `coalesce_s`)."""
 
 from __future__ import annotations
 
@@ -56,10 +57,25 @@ async def _concurrent_singles(client: AssayClient, n: int) -> list[str]:
 
 def test_concurrent_async_calls_share_one_bound_on_requests_in_flight() -> None:
     server = AsyncServer()
-    client = AssayClient("http://t", max_in_flight=5, async_transport=httpx.MockTransport(server.handle))
+    transport = httpx.MockTransport(server.handle)
+    client = AssayClient("http://t", max_in_flight=5, coalesce=False, async_transport=transport)
     reasons = asyncio.run(_concurrent_singles(client, 200))
     assert reasons == [f"r{i}" for i in range(200)]
     assert server.most_in_flight == 5 and len(server.requests) == 200
+
+
+def test_by_default_calls_go_at_once_until_the_batches_are_out_then_ride_together() -> None:
+    """Issue 43 item 6: with no option set, the first `concurrency` calls go out alone at once (a lone
+    call never waits); the 196 that arrive while those four are out go as one batch when one returns."""
+    server = AsyncServer()
+    client = AssayClient("http://t", async_transport=httpx.MockTransport(server.handle))
+    assert client.concurrency == 4
+    reasons = asyncio.run(_concurrent_singles(client, 200))
+    assert reasons == [f"r{i}" for i in range(200)]  # each caller its own result
+    assert server.requests == [1, 1, 1, 1, 196]
+    lone = AsyncServer()
+    client = AssayClient("http://t", async_transport=httpx.MockTransport(lone.handle))
+    assert asyncio.run(_concurrent_singles(client, 1)) == ["r0"] and lone.requests == [1]
 
 
 def test_coalescing_sends_concurrent_single_calls_as_batches() -> None:

@@ -29,11 +29,14 @@ class Recorder:
         return [f"r{i}" for i in items]
 
 
-@given(st.lists(st.lists(st.integers(0, 10**6), min_size=1, max_size=5), min_size=1, max_size=60))
-def test_every_caller_gets_its_own_results_in_order(calls: list[list[int]]) -> None:
+@given(
+    st.lists(st.lists(st.integers(0, 10**6), min_size=1, max_size=5), min_size=1, max_size=60),
+    st.sampled_from([0.001, None]),
+)
+def test_every_caller_gets_its_own_results_in_order(calls: list[list[int]], window_s: float | None) -> None:
     async def main() -> tuple[list[list[str]], Recorder]:
         recorder = Recorder()
-        coalescer = Coalescer(recorder.send, window_s=0.001, max_items=16)
+        coalescer = Coalescer(recorder.send, window_s=window_s, max_items=16, in_flight=2)
         answers = await asyncio.gather(*(coalescer.submit(c) for c in calls))
         return answers, recorder
 
@@ -52,6 +55,21 @@ def test_two_thousand_single_calls_go_out_as_full_batches() -> None:
 
     recorder = asyncio.run(main())
     assert [len(b) for b in recorder.batches] == [250] * 8
+
+
+def test_opportunistic_calls_go_alone_while_room_then_in_full_batches() -> None:
+    """window_s=None: the first call goes at once; the 1,999 that arrive while it is out fill batches,
+    and the last partial batch goes when the first comes back (no window, no timer)."""
+
+    async def main() -> Recorder:
+        recorder = Recorder()
+        coalescer = Coalescer(recorder.send, window_s=None, max_items=250, in_flight=1)
+        answers = await asyncio.gather(*(coalescer.submit([i]) for i in range(2000)))
+        assert answers == [[f"r{i}"] for i in range(2000)]
+        return recorder
+
+    recorder = asyncio.run(main())
+    assert [len(b) for b in recorder.batches] == [1, *[250] * 7, 249]
 
 
 def test_a_failed_batch_fails_each_of_its_callers_with_that_error() -> None:

@@ -8,6 +8,11 @@ of the same items in batches (issue 31). A `Coalescer` holds each call for at mo
 on added latency), sends everything that arrived in that window as one call of `send`, and hands each
 caller its own slice of the answer, in order. A call that fills a batch goes at once.
 
+With `window_s=None` the merging is opportunistic instead (the client's default, issue 43): a call goes
+out at once while fewer than `in_flight` batches are out, so a lone call never waits; calls that arrive
+while the batches are out wait for the first of them to come back and then go together. No window to
+tune: under light load every call is its own request, under a flood they ride in batches.
+
 Failure stays per batch, never silent: if `send` raises, every call in that batch raises the same error
 (a caller cannot get another caller's result, nor a made-up one). A cancelled caller drops out of the
 answer; the rest are unaffected; a batch whose callers have all gone is cancelled.
@@ -28,13 +33,19 @@ class Coalescer(Generic[T, R]):
     calls. Bound to the event loop it is first used on (as an async connection pool is)."""
 
     def __init__(
-        self, send: Callable[[list[T]], Awaitable[list[R]]], *, window_s: float, max_items: int
+        self,
+        send: Callable[[list[T]], Awaitable[list[R]]],
+        *,
+        window_s: float | None,
+        max_items: int,
+        in_flight: int = 1,
     ) -> None:
-        if window_s < 0 or max_items <= 0:
-            raise ValueError("window_s must be >= 0 and max_items positive")
+        if (window_s is not None and window_s < 0) or max_items <= 0 or in_flight <= 0:
+            raise ValueError("window_s must be >= 0 or None, max_items and in_flight positive")
         self._send = send
         self.window_s = window_s
         self.max_items = max_items
+        self.in_flight = in_flight  # opportunistic mode: batches out before calls wait for one
         self._pending: list[tuple[Sequence[T], asyncio.Future[list[R]]]] = []
         self._count = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -55,9 +66,11 @@ class Coalescer(Generic[T, R]):
         self._count += len(items)
         size = len(items)
         future.add_done_callback(lambda f: self._dropped(f, size))
-        if self._count >= self.max_items:
+        if self._count >= self.max_items or (
+            self.window_s is None and len(self._deliveries) < self.in_flight
+        ):
             self._flush()
-        elif self._timer is None:
+        elif self.window_s is not None and self._timer is None:
             self._timer = loop.call_later(self.window_s, self._flush)
         return await future
 
@@ -78,7 +91,7 @@ class Coalescer(Generic[T, R]):
         self.calls += len(batch)
         task = asyncio.get_running_loop().create_task(self._deliver(batch))
         self._deliveries.add(task)
-        task.add_done_callback(self._deliveries.discard)
+        task.add_done_callback(self._delivered)
         waiting = [len(batch)]
 
         def left(future: asyncio.Future[list[R]]) -> None:
@@ -90,6 +103,12 @@ class Coalescer(Generic[T, R]):
 
         for _, future in batch:
             future.add_done_callback(left)
+
+    def _delivered(self, task: asyncio.Task[None]) -> None:
+        """A batch came back: in opportunistic mode the calls that waited for it go out now, together."""
+        self._deliveries.discard(task)
+        if self.window_s is None and self._pending and len(self._deliveries) < self.in_flight:
+            self._flush()
 
     async def _deliver(self, batch: list[tuple[Sequence[T], asyncio.Future[list[R]]]]) -> None:
         try:

@@ -10,8 +10,10 @@ rewards.
 Streaming (one call per rollout, thousands at once): every request of a client passes one bounded pool
 of `max_in_flight` slots, sync and async alike. httpx's connection pool degrades with many waiters (2,000
 concurrent single-item calls spent 106 s of client CPU in it; capped at 16 in flight, 5.6 s; issue 31).
-With `coalesce_s`, concurrent small `ascore` calls are merged into batches for at most that many seconds
-(assay.client.coalescing), so 2,000 single-item calls cost about what 8 batches of 250 do.
+Concurrent small `ascore` calls are merged opportunistically by default (assay.client.coalescing): a call
+goes out at once while fewer than `concurrency` batches are out, and calls that arrive meanwhile go
+together when one comes back, so 2,000 single-item calls cost about what a few batches do and a lone call
+never waits. `coalesce_s` sets a fixed window instead; `coalesce=False` sends every call on its own.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ class AssayClient(SessionCalls):
         concurrency: int = 4,
         max_in_flight: int = 16,
         coalesce_s: float | None = None,
+        coalesce: bool = True,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -133,7 +136,9 @@ class AssayClient(SessionCalls):
                 "batch_size, concurrency and max_in_flight must be positive, max_retries non-negative"
             )
         if coalesce_s is not None and coalesce_s < 0:
-            raise ValueError("coalesce_s is seconds a call may wait to be merged: >= 0, or None (off)")
+            raise ValueError(
+                "coalesce_s is seconds a call may wait to be merged: >= 0, or None (merge opportunistically)"
+            )
         self.base_url = base_url.rstrip("/")
         self.batch_size = batch_size
         self.max_retries = max_retries
@@ -142,6 +147,7 @@ class AssayClient(SessionCalls):
         self.concurrency = concurrency
         self.max_in_flight = max_in_flight
         self.coalesce_s = coalesce_s
+        self.coalesce = coalesce
         # One connection per slot, kept alive: no pool waiters beyond the slots, no reconnect churn.
         self._limits = httpx.Limits(max_connections=max_in_flight, max_keepalive_connections=max_in_flight)
         self._sync_slots = threading.BoundedSemaphore(max_in_flight)
@@ -390,14 +396,19 @@ class AssayClient(SessionCalls):
         return [r for part in self._split(chunk, response) for r in await self._ascore_chunk(part)]
 
     async def ascore(self, items: Iterable[Any]) -> list[Result]:
-        """Async `score`: chunks go out concurrently (at most `concurrency` at once). With `coalesce_s`,
-        a call of fewer than `batch_size` items may wait that long to go out with other calls."""
+        """Async `score`: chunks go out concurrently (at most `concurrency` at once). A call of fewer
+        than `batch_size` items may go out with other concurrent calls (see the module docstring): at
+        once while fewer than `concurrency` batches are out, else with the next batch; with
+        `coalesce_s`, after at most that window; with `coalesce=False`, always alone."""
         wire = [_as_json(i) for i in items]
-        if self.coalesce_s is None or len(wire) >= self.batch_size:
+        if not self.coalesce or len(wire) >= self.batch_size:
             return await self._ascore_wire(wire)
         if self._coalescer is None:
             self._coalescer = Coalescer(
-                self._ascore_wire, window_s=self.coalesce_s, max_items=self.batch_size
+                self._ascore_wire,
+                window_s=self.coalesce_s,
+                max_items=self.batch_size,
+                in_flight=self.concurrency,
             )
         return await self._coalescer.submit(wire)
 
