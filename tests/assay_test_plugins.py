@@ -52,6 +52,21 @@ class BuggyScorer(Scorer):
         raise ZeroDivisionError("scorer bug")
 
 
+class BareBugScorer(Scorer):
+    """Raises an exception with no message, in a worker or (response "thread") in a thread."""
+
+    name: ClassVar[str] = "bare_bug"
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        raise RuntimeError()
+
+
+class BareBugThreadScorer(BareBugScorer):
+    name: ClassVar[str] = "bare_bug_thread"
+    runs_in = "thread"
+
+
 class GateScorer(Scorer):
     """Holds its item in a worker until the test creates the gate file: keeps work in flight on demand."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -232,3 +233,18 @@ def test_elapsed_ms_leaves_out_the_worker_pool_starting(make_settings: Callable[
         wall_ms = (time.perf_counter() - started) * 1000.0
     assert result.status is Status.OK and result.reward == 1.0
     assert 0 < result.elapsed_ms < wall_ms / 10
+
+
+def test_a_scorer_bug_with_no_message_is_placed_not_named_bare(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Issue 43 item 10: a reason ended on ": RuntimeError: " for an exception raised with no message; it
+    now says where it was raised, in a worker and in a thread alike."""
+    bare = ["assay_test_plugins:BareBugScorer", "assay_test_plugins:BareBugThreadScorer"]
+    with Engine(make_settings(plugins=[*PLUGINS, *bare])) as engine:
+        in_worker, in_thread = engine.score([{"task": "bare_bug"}, {"task": "bare_bug_thread"}])
+    for result in (in_worker, in_thread):
+        assert result.status is Status.ERROR
+        assert re.fullmatch(
+            r"scorer failed: RuntimeError at assay_test_plugins\.py:\d+, no message", result.reason
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from assay.engine.running import Runner
+from assay.engine.workers import failure_text
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result
@@ -36,7 +37,7 @@ class Reviews:
                 why = f"no second look within the {deadline:g}s deadline"
                 return _reviewed(result, reviewer_cls.name, "timeout", why)
             except Exception as exc:  # a reviewer's bug must not lose the verdict it reviews
-                return _reviewed(result, reviewer_cls.name, "error", f"{type(exc).__name__}: {exc}")
+                return _reviewed(result, reviewer_cls.name, "error", failure_text(exc))
         return result
 
 

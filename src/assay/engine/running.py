@@ -26,7 +26,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from assay.engine.scheduling import Gates, SlotWaitTimeout
-from assay.engine.workers import WorkerPool
+from assay.engine.workers import WorkerPool, failure_text
 from assay.errors import AssayError
 from assay.registry import Scorer
 from assay.settings import Settings
@@ -112,7 +112,7 @@ class Runner:
         except AssayError as exc:  # a failure the scorer raised: its class knows its status
             return Result.of_error(exc)
         except Exception as exc:  # a scorer bug must not lose the batch
-            return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
+            return Result.error(f"scorer failed: {failure_text(exc)}")
 
     async def _in_worker(self, item: Item, options: TaskOptions, deadline: float, lane: Hashable) -> Result:
         if self.pool is None:

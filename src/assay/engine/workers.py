@@ -16,11 +16,13 @@ import logging
 import os
 import threading
 import time
+import traceback
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
@@ -53,6 +55,17 @@ def _init_worker(settings: Settings) -> None:
             _worker_scorers[name] = registry[name](settings)
 
 
+def failure_text(exc: BaseException) -> str:
+    """`Name: message` for a result's reason; an exception raised with no message is placed instead
+    (`Name at file.py:LINE, no message`), so a reason never ends on a bare class name."""
+    message = str(exc).strip()
+    if message:
+        return f"{type(exc).__name__}: {message}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}{where}, no message"
+
+
 def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """Score one item inside a worker. Arguments and result cross the process boundary as plain data."""
     started = time.perf_counter()
@@ -62,6 +75,8 @@ def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[s
         result = scorer.score(parsed, scorer.Options.model_validate(options))
     except AssayError as exc:  # mapped here: not every AssayError survives pickling back to the engine
         result = Result.of_error(exc)
+    except Exception as exc:  # a scorer bug: described here, where its traceback is
+        result = Result.error(f"scorer failed: {failure_text(exc)}")
     dumped = result.model_dump(mode="json")
     dumped["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)  # the item's own work
     return dumped
@@ -86,7 +101,7 @@ def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[di
         try:
             result = run_item(task, item, options)
         except Exception as exc:
-            result = Result.error(f"scorer failed: {type(exc).__name__}: {exc}").model_dump(mode="json")
+            result = Result.error(f"scorer failed: {failure_text(exc)}").model_dump(mode="json")
         result["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
         out.append(result)
     return out
@@ -239,7 +254,7 @@ class WorkerPool:
                 future = await self._submit((task, item, options), deadline_s)
             except Exception as exc:  # even a fresh pool could not start: this item errs, the server lives
                 self._count("crash")
-                return Result.error(f"worker pool could not start: {type(exc).__name__}: {exc}")
+                return Result.error(f"worker pool could not start: {failure_text(exc)}")
             try:
                 return Result.model_validate(await self._outcome(future, deadline_s))
             except PoolStalled as exc:
@@ -260,7 +275,7 @@ class WorkerPool:
                 if attempt == 1:
                     return Result.error(f"worker pool failed to start a worker: {exc}")
             except Exception as exc:  # a scorer bug must not lose the batch
-                return Result.error(f"scorer failed: {type(exc).__name__}: {exc}")
+                return Result.error(f"scorer failed: {failure_text(exc)}")
         raise AssertionError("unreachable")
 
     async def start(self, timeout_s: float = 120.0) -> None:
