@@ -296,6 +296,9 @@ def _train_arm(
             depth=args.depth,
             segment_tokens=args.segment,
             prune_duplicates=args.prune,
+            branching=args.branching,
+            forks=args.forks,
+            iterations=args.iterations,
         ),
     )
     trainer = Trainer(
@@ -344,7 +347,10 @@ def tree(servers: Servers, args: argparse.Namespace) -> None:
             iid = _train_arm(model, "group", args, url, seed, dev, train)
             tree = _train_arm(model, "tree", args, url, seed, dev, train)
             rows.append((seed, start, iid, tree))
-    shape = f"{args.group_size} leaves per prompt, {args.steps} RL steps, method {args.method}"
+    shape = (
+        f"{args.group_size} leaves per prompt, {args.steps} RL steps, method {args.method}, "
+        f"branching {args.branching}"
+    )
     print(f"\n## tree: tree vs i.i.d. at {shape}")
     print("| seed | start acc | i.i.d. tok/group | tree tok/group | tok ratio | i.i.d. RL s | tree RL s "
           "| time ratio | i.i.d. acc | tree acc | acc diff |")  # fmt: skip
@@ -391,6 +397,11 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=3, help="tree: levels that fork")
     parser.add_argument("--segment", type=int, default=1, help="tree: tokens per segment")
     parser.add_argument("--prune", action="store_true", help="tree: prune duplicate ended branches")
+    parser.add_argument(
+        "--branching", default="segment", choices=["segment", "entropy"], help="tree: where chains fork"
+    )
+    parser.add_argument("--forks", type=int, default=1, help="tree (entropy): tokens forked per leaf")
+    parser.add_argument("--iterations", type=int, default=1, help="tree (entropy): forking rounds")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="assay-rollouts-") as tmp, ExitStack() as stack:
         servers = Servers(stack, Path(tmp))
