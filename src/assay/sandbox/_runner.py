@@ -712,6 +712,7 @@ def launch(path: str) -> None:
         raise SystemExit(f"cannot load the sandbox program {path}")
     program = importlib.util.module_from_spec(spec)
     sys.modules["__main__"] = program
+    sys.argv[:] = sys.argv[1:]  # as `python3 program.py` would see it
     spec.loader.exec_module(program)
 
 
