@@ -19,17 +19,14 @@ from sandbox_frames import read_frame, write_frame
 
 inp, out = os.fdopen(0, "rb"), os.fdopen(1, "wb")
 hello, _ = read_frame(inp)
-write_frame(out, {"pid": os.getpid(), "hello": hello})
-while True:
-    try:
-        header, blobs = read_frame(inp)
-    except EOFError:
-        break
-    if header.get("op") == "exit":
-        os._exit(3)
+write_frame(out, {"pid": os.getpid()})
+header, blobs = read_frame(inp)  # EOFError when the host closes the pipe: the program ends
+while header.get("op") != "exit":
     seen = {"hello": hello, "uid": os.getuid(), "argv": sys.argv, "name": __name__, "file": __file__}
     seen["assay"] = sorted(name for name in sys.modules if name.startswith("assay"))
     write_frame(out, seen, [blob[::-1] for blob in blobs])
+    header, blobs = read_frame(inp)
+os._exit(3)
 """
 
 
