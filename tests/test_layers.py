@@ -41,13 +41,19 @@ def imported(path: Path, module: str) -> Iterator[str]:
             yield from (f"{prefix}.{alias.name}" for alias in node.names)
 
 
-def arrows(root: Path, top: str) -> tuple[set[str], Arrows]:
-    """The units of package `top` under `root` and the arrows between them. `from top import x` is an
-    arrow only where `x` is a unit (the package itself is always loaded first; `__version__` is no arrow)."""
+def modules_of(root: Path, top: str) -> dict[str, Path]:
+    """Every module of package `top` under `root`, by dotted name."""
     modules = {}
     for path in sorted((root / top).rglob("*.py")):
         parts = path.relative_to(root).with_suffix("").parts
         modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def arrows(root: Path, top: str) -> tuple[set[str], Arrows]:
+    """The units of package `top` under `root` and the arrows between them. `from top import x` is an
+    arrow only where `x` is a unit (the package itself is always loaded first; `__version__` is no arrow)."""
+    modules = modules_of(root, top)
     units = {unit_of(module) for module in modules}
     found: Arrows = defaultdict(set)
     for module, path in modules.items():
@@ -121,6 +127,24 @@ def test_src_assay_keeps_its_layers() -> None:
     assert len(units) > 30 and len(found) > 100  # the walk saw the real tree
 
 
+def private_reaches(root: Path, top: str) -> list[str]:
+    """`importer -> module` for every import of another unit's private module (a `_name` module or
+    package anywhere below that unit): a folder's private modules are its own, others compose its
+    public surface (issue 36: the session interpreter reached into the sandbox's `_runner`)."""
+    modules = modules_of(root, top)
+    found = set()
+    for module, path in modules.items():
+        for target in imported(path, module):
+            private = any(p.startswith("_") and not p.startswith("__") for p in target.split(".")[1:])
+            if target in modules and private and unit_of(target) != unit_of(module):
+                found.add(f"{module} -> {target}")
+    return sorted(found)
+
+
+def test_no_folder_imports_another_folders_private_module() -> None:
+    assert private_reaches(SRC, "assay") == []
+
+
 def _package(tmp_path: Path, files: dict[str, str]) -> tuple[set[str], Arrows]:
     for name, text in {"pkg/__init__.py": "", **files}.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -176,3 +200,16 @@ def test_the_checker_finds_a_cycle_through_a_lazy_import(tmp_path: Path) -> None
     )
     assert cycles(found) == [["low", "side"]]
     assert "cycle: low <-> side" in violations(units, found, RULES)
+
+
+def test_the_checker_sees_an_import_of_another_units_private_module(tmp_path: Path) -> None:
+    _package(
+        tmp_path,
+        {
+            "pkg/low/__init__.py": "from pkg.low import _inner\n",  # its own: allowed
+            "pkg/low/_inner.py": "def _helper():\n    pass\n",
+            "pkg/side.py": "from pkg.low._inner import _helper\n",
+            "pkg/high.py": "def f():\n    from pkg.low import _inner, _helper\n",
+        },
+    )
+    assert private_reaches(tmp_path, "pkg") == ["pkg.high -> pkg.low._inner", "pkg.side -> pkg.low._inner"]

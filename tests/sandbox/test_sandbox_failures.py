@@ -74,7 +74,7 @@ def test_hung_runtime_is_killed_at_the_host_deadline(scorer: CodeScorer) -> None
             os.kill(int(pid), signal.SIGSTOP)  # the runtime never answers
         started = time.monotonic()
         try:
-            slot._exchange({"op": "ping"}, [], timeout=0.5)
+            slot.exchange({"op": "ping"}, [], timeout=0.5)
         finally:
             assert time.monotonic() - started < 10
     assert not slot.alive

@@ -25,6 +25,10 @@ Covered (each layer has a test in tests/sandbox):
   runtime whose memory never held it; calls cross a pipe as plain data and only the evaluator writes the
   verdict (`_harness`, `_runner.run_assert`).
 
+Other long-lived programs (a session's interpreter) run in the same sandbox through the public
+`SandboxLauncher` and `SandboxProcess`: the launcher builds the configuration from `CodeSettings`; the
+runtime starts the program's file in its place and lends it the frame codec (`read_frame`, `write_frame`).
+
 Not covered: kernel exploits (bubblewrap shares the host kernel; for hostile multi-tenant use run the
 server under gVisor or in microVMs such as Firecracker), side channels, and a test that trusts a helper
 the program defines (HumanEval/32's `poly`): the program may redefine it. The docker backend
@@ -39,6 +43,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from assay.sandbox._harness import PLAIN_TYPES, decode_plain, from_wire
+from assay.sandbox._runner import read_frame, write_frame
 from assay.sandbox.base import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
@@ -52,8 +57,10 @@ from assay.sandbox.base import (
     SandboxError,
     Slot,
 )
+from assay.sandbox.bwrap import SandboxProcess
 from assay.sandbox.executor import Execution, Executor, Program, TestInput
 from assay.sandbox.languages import Language, lookup
+from assay.sandbox.launcher import SandboxLauncher
 from assay.sandbox.pool import SlotPool
 
 if TYPE_CHECKING:
@@ -77,18 +84,22 @@ __all__ = [
     "Program",
     "RunOutcome",
     "SandboxError",
+    "SandboxLauncher",
+    "SandboxProcess",
     "SlotPool",
     "TestInput",
     "create_executor",
     "decode_plain",
     "from_wire",
     "lookup",
+    "read_frame",
+    "write_frame",
 ]
 
 
 def create_executor(settings: CodeSettings) -> Executor:
     """Build the pool and executor for the configured backend. Slots start on first use."""
-    from assay.sandbox import cgroups, runtime, seccomp
+    from assay.sandbox import cgroups, runtime
 
     factory: Callable[[str], Slot]
     try:
@@ -106,18 +117,9 @@ def create_executor(settings: CodeSettings) -> Executor:
         )
         factory = lambda name: DockerSlot(dconfig, name)  # noqa: E731
     elif settings.backend == "bwrap":
-        from assay.sandbox.bwrap import BwrapConfig, BwrapSlot, find_bwrap
+        from assay.sandbox.bwrap import BwrapSlot, config_from
 
-        use_seccomp = settings.seccomp and seccomp.available()
-        if settings.seccomp and not use_seccomp:
-            log.warning("SANDBOX DEGRADED: pyseccomp/libseccomp unavailable, running without seccomp")
-        bconfig = BwrapConfig(
-            bwrap=find_bwrap(settings.bwrap_path),
-            tmpfs_mb=settings.tmpfs_mb,
-            use_seccomp=use_seccomp,
-            processes=settings.processes,
-            python_prefix=prefix,
-        )
+        bconfig = config_from(settings, prefix, cgroup_parent="assay", what="code slots")
         probe = cgroups.create(f"{bconfig.cgroup_parent}/probe")
         if probe.unavailable:
             log.warning(

@@ -15,8 +15,9 @@ before touching anything, so that its own writes are not copies.
 After each test every other process in the sandbox is killed (`_sweep`): this process is a child
 subreaper, so a double-forked daemon cannot outlive its test. Expected outputs never come here; the host
 compares. An assert test forks two processes, the evaluator and the program (`run_assert`; the code
-that runs in them is `_harness`, mounted beside this file). The host imports this module only for
-`read_frame`/`write_frame`.
+that runs in them is `_harness`, mounted beside this file). Started with a path, it runs that program
+instead (`launch`: a session's interpreter), lending it the frame codec. The host imports this module only
+for `read_frame`/`write_frame`.
 """
 
 from __future__ import annotations
@@ -48,11 +49,7 @@ HARNESS = "/opt/assay/harness.py"  # where the host mounts `_harness`
 CONTROL_IN, CONTROL_OUT = 200, 201  # the host pipe, moved out of the way of the user's fds 0-3
 
 
-if TYPE_CHECKING:
-    from assay.sandbox import _harness
-elif "_harness" in sys.modules:  # embedded by another sandbox program that loaded it first (a session)
-    _harness = sys.modules["_harness"]
-elif __name__ != "__main__":  # on the host
+if TYPE_CHECKING or __name__ != "__main__":  # on the host, and for type checks
     from assay.sandbox import _harness
 else:  # in the sandbox, started as a script: the harness is mounted beside this file
     import importlib.util
@@ -699,5 +696,28 @@ def _write_sealed_reply(out: BinaryIO, header: dict[str, Any], blobs: list[bytes
     os.close(sealed)
 
 
+def launch(path: str) -> None:
+    """Run another sandbox program (a session's interpreter) as `__main__` instead of serving tests.
+
+    The program finds this module's frame codec as module `sandbox_frames` (`read_frame`,
+    `write_frame`): one codec at both ends of every sandbox's control pipe, loaded from mounted files.
+    """
+    import importlib.util
+
+    frames = types.ModuleType("sandbox_frames", "The frame codec of the sandbox's control pipe.")
+    frames.read_frame, frames.write_frame = read_frame, write_frame  # type: ignore[attr-defined]
+    sys.modules["sandbox_frames"] = frames
+    spec = importlib.util.spec_from_file_location("__main__", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load the sandbox program {path}")
+    program = importlib.util.module_from_spec(spec)
+    sys.modules["__main__"] = program
+    sys.argv[:] = sys.argv[1:]  # as `python3 program.py` would see it
+    spec.loader.exec_module(program)
+
+
 if __name__ == "__main__":
-    serve()
+    if len(sys.argv) > 1:
+        launch(sys.argv[1])
+    else:
+        serve()

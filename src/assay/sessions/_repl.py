@@ -1,6 +1,8 @@
 """The persistent Python interpreter of one session, living inside that session's own bubblewrap sandbox.
 
-It runs on the sandbox's /usr/bin/python3 (stdlib only, never imports assay). Two roles:
+It runs on the sandbox's /usr/bin/python3 (stdlib only, never imports assay), started from its mounted
+file by the sandbox's runtime (`assay.sandbox.SandboxLauncher`), which lends it the frame codec of the
+control pipe as module `sandbox_frames`. Two roles:
 
 - the *supervisor* (pid 2, protected by the seccomp filter from signals, never runs user code) talks to
   the host over the control pipe, enforces each call's wall limit and output cap, kills whatever a cell
@@ -34,10 +36,10 @@ import time
 import traceback
 from typing import Any
 
-try:  # inside the sandbox the slot's bootstrap provides the frame codec as `_runner`
-    from _runner import read_frame, write_frame
-except ImportError:  # imported on the host (tests, type checks)
-    from assay.sandbox._runner import read_frame, write_frame
+try:  # in the sandbox: the runtime that starts this file lends it its frame codec
+    from sandbox_frames import read_frame, write_frame
+except ImportError:  # imported on the host (for its constants, and by type checks)
+    from assay.sandbox import read_frame, write_frame
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4

@@ -15,9 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
-from assay.sandbox import cgroups, runtime, seccomp
-from assay.sandbox.base import SandboxError
-from assay.sandbox.bwrap import BwrapConfig, find_bwrap
+from assay.sandbox import SandboxError, SandboxLauncher
 from assay.sessions import interpreter
 from assay.sessions.tools import (
     OK,
@@ -51,27 +49,16 @@ class PythonTool(Tool[PythonArguments]):
     Arguments = PythonArguments
 
     @cached_property
-    def config(self) -> BwrapConfig:
-        code = self.settings.code
-        try:
-            prefix = runtime.check_prefix(code.python_prefix)
-        except ValueError as exc:
-            raise SandboxError(str(exc)) from exc
-        use_seccomp = code.seccomp and seccomp.available()
-        if code.seccomp and not use_seccomp:
-            log.warning("SANDBOX DEGRADED: pyseccomp/libseccomp unavailable, sessions run without seccomp")
-        return BwrapConfig(
-            bwrap=find_bwrap(code.bwrap_path),
-            tmpfs_mb=code.tmpfs_mb,
-            use_seccomp=use_seccomp,
-            processes=code.processes,
-            python_prefix=prefix,
-            cgroup_parent=cgroup_parent(),
-        )
+    def launcher(self) -> SandboxLauncher:
+        """The code sandbox's configuration, built on the first session (a bad one is that session's
+        SandboxError)."""
+        return SandboxLauncher(self.settings.code, cgroup_parent(), what="sessions")
 
     def open(self, session: SessionContext) -> interpreter.Interpreter:
         limits = session.limits
-        return interpreter.start(self.config, session.session_id, int(limits.memory_mb or 512), limits.cpu_s)
+        return interpreter.Interpreter(
+            self.launcher, session.session_id, int(limits.memory_mb or 512), limits.cpu_s
+        )
 
     def call(self, session: SessionContext, state: Any, arguments: PythonArguments) -> Observation:
         interp: interpreter.Interpreter = state
@@ -98,7 +85,7 @@ class PythonTool(Tool[PythonArguments]):
 
     @staticmethod
     def _why_lost(interp: interpreter.Interpreter, lost: str) -> str:
-        if interp.cgroup.memory is not None and interp.cgroup.oom_kills() > 0:
+        if interp.out_of_memory():
             return "the session ran out of memory (its memory_mb limit)"
         return lost
 
@@ -114,7 +101,8 @@ class PythonTool(Tool[PythonArguments]):
             log.warning("closing a session sandbox: %s", exc)
 
     def shutdown(self) -> None:
-        cgroups.remove_tree(cgroup_parent())
+        if "launcher" in self.__dict__:  # started at least once
+            self.launcher.close()
 
 
 def _joined(text: str, note: str) -> str:
