@@ -284,7 +284,7 @@ def _train_arm(
     backend = HFBackend(model, CharTokenizer(), seed=seed)
     cfg = TrainConfig(
         steps=args.steps,
-        lr=args.lr,
+        lr=args.tree_lr if rollout == "tree" and args.tree_lr else args.lr,
         seed=seed,
         generate=GenerateConfig(group_size=args.group_size, temperature=1.0, max_new_tokens=4),
         control=ControlConfig(prompts_per_step=args.prompts, oversample=2.0),
@@ -349,7 +349,7 @@ def tree(servers: Servers, args: argparse.Namespace) -> None:
             rows.append((seed, start, iid, tree))
     shape = (
         f"{args.group_size} leaves per prompt, {args.steps} RL steps, method {args.method}, "
-        f"branching {args.branching}"
+        f"branching {args.branching}, lr i.i.d. {args.lr:g}, tree {args.tree_lr or args.lr:g}"
     )
     print(f"\n## tree: tree vs i.i.d. at {shape}")
     print("| seed | start acc | i.i.d. tok/group | tree tok/group | tok ratio | i.i.d. RL s | tree RL s "
@@ -392,6 +392,9 @@ def main() -> None:
         "--method", default="treerl", choices=["treerl", "treerpo", "treepo"], help="tree credit"
     )
     parser.add_argument("--lr", type=float, default=1.5e-4, help="tree: RL learning rate of both arms")
+    parser.add_argument(
+        "--tree-lr", type=float, help="tree: the tree arm's own learning rate (default: --lr)"
+    )
     parser.add_argument("--roots", type=int, default=2, help="tree: chains from the prompt")
     parser.add_argument("--fan-out", type=int, default=2, help="tree: children per fork")
     parser.add_argument("--depth", type=int, default=3, help="tree: levels that fork")
