@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from assay.engine.scoring import Engine
-from assay.registry.gate import Outcome
+from assay.registry.gate import GateContext, Outcome
 from assay.settings import Settings
 from assay.verifiers.code_gate import Run, gate_code, sandbox_runner
 from assay.verifiers.math.gate import MathGate
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 
 def gate_math(proposals: list[dict[str, object]], engine: Engine, threshold: float = 0.6) -> list[Outcome]:
-    return MathGate().keep(proposals, engine.settings, engine.score, threshold=threshold, runs=2)
+    return MathGate().keep(proposals, GateContext(engine.settings, engine.score, threshold))
 
 
 PROPOSAL = {

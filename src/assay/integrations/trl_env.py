@@ -52,26 +52,20 @@ _RESERVED = {"reset", "get_reward"}  # what TRL does not offer as a tool
 class AssayEnv:
     """One rollout's Assay session with `tools` (names of the server's session tools) as TRL tools."""
 
-    def __new__(
-        cls,
-        url: str = "http://127.0.0.1:8000",
-        limits: dict[str, Any] | None = None,
-        tools: Sequence[str] = ("python",),
-    ) -> AssayEnv:
-        schemas = _schemas(url.rstrip("/"), list(tools))
-        methods = {schema["function"]["name"]: _method(schema["function"]) for schema in schemas}
-        kind = type(f"{cls.__name__}[{','.join(methods)}]", (cls,), {**methods, "__module__": cls.__module__})
-        return super().__new__(kind)
-
     def __init__(
         self,
         url: str = "http://127.0.0.1:8000",
         limits: dict[str, Any] | None = None,
         tools: Sequence[str] = ("python",),
     ) -> None:
+        schemas = _schemas(url.rstrip("/"), list(tools))
+        # TRL lists the tools on the class: this instance's class is one made for its tools.
+        methods = {schema["function"]["name"]: _method(schema["function"]) for schema in schemas}
+        name = f"{type(self).__name__}[{','.join(methods)}]"
+        self.__class__ = type(name, (type(self),), {**methods, "__module__": __name__})
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=300.0)
         self._limits = dict(limits or {})
-        self._tools = list(tools)
+        self._tools = list(methods)
         self._session: str | None = None
 
     def reset(self, **row: Any) -> str | None:

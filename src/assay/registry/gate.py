@@ -10,32 +10,35 @@ findings in the same report format as `validate`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assay.settings import Settings
 from assay.types import Result
 
 if TYPE_CHECKING:
     from assay.registry import Finding
-    from assay.settings import Settings
 
 Score = Callable[[list[dict[str, Any]]], list[Result]]  # items -> verdicts, in order (the engine's score)
 Outcome = tuple[list["Finding"], dict[str, Any] | None]  # why not (empty when kept), the kept task or None
 
 
+@dataclass(frozen=True)
+class GateContext:
+    """What one gating run gives a task's gate: `score` scores items through the engine (started on
+    first use); `threshold`, the share of solvers that must agree; `runs`, runs per input where execution
+    must repeat."""
+
+    settings: Settings
+    score: Score
+    threshold: float = 0.6
+    runs: int = 2
+
+
 class Gate:
     """How a task keeps proposed tasks: one `Outcome` per proposal, in order."""
 
-    def keep(
-        self,
-        proposals: Sequence[dict[str, Any]],
-        settings: Settings,
-        score: Score,
-        *,
-        threshold: float,
-        runs: int,
-    ) -> list[Outcome]:
-        """`score` scores items through the engine (started on first use); `threshold`: the share of
-        solvers that must agree; `runs`: runs per input where execution must repeat."""
+    def keep(self, proposals: Sequence[dict[str, Any]], context: GateContext) -> list[Outcome]:
         raise NotImplementedError
 
 

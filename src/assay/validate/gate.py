@@ -11,6 +11,7 @@ from typing import Any
 from assay.engine.scoring import Engine
 from assay.errors import ConfigError
 from assay.registry import Registry
+from assay.registry.gate import GateContext
 from assay.settings import Settings
 from assay.types import Result
 from assay.validate.report import TaskReport
@@ -44,7 +45,7 @@ def gate(
                 engines.append(stack.enter_context(Engine(settings)))
             return list(engines[0].score(items))
 
-        outcomes = found.keep(proposals, settings, score, threshold=threshold, runs=runs)
+        outcomes = found.keep(proposals, GateContext(settings, score, threshold, runs))
     out = []
     for index, (proposal, (findings, kept)) in enumerate(zip(proposals, outcomes, strict=True)):
         report = TaskReport(id=task_id(proposal, index), task=task)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.registry import Finding
-from assay.registry.gate import Gate, Outcome, Score, provenance, task_fields
+from assay.registry.gate import Gate, GateContext, Outcome, provenance, task_fields
 from assay.settings import Settings
 
 
@@ -27,17 +27,9 @@ Runner = Callable[[str, str, str], Run]  # (language, program, stdin) -> Run
 
 
 class CodeGate(Gate):
-    def keep(
-        self,
-        proposals: Sequence[dict[str, Any]],
-        settings: Settings,
-        score: Score,
-        *,
-        threshold: float,
-        runs: int,
-    ) -> list[Outcome]:
-        with sandbox_runner(settings) as run:
-            return gate_code(proposals, run, runs=runs)
+    def keep(self, proposals: Sequence[dict[str, Any]], context: GateContext) -> list[Outcome]:
+        with sandbox_runner(context.settings) as run:
+            return gate_code(proposals, run, runs=context.runs)
 
 
 def gate_code(proposals: Sequence[dict[str, Any]], run: Runner, *, runs: int = 2) -> list[Outcome]:

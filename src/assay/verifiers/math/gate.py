@@ -9,23 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.registry import Finding
-from assay.registry.gate import Gate, Outcome, Score, provenance, task_fields
-from assay.settings import Settings
+from assay.registry.gate import Gate, GateContext, Outcome, Score, provenance, task_fields
 from assay.types import Status
 
 
 class MathGate(Gate):
-    def keep(
-        self,
-        proposals: Sequence[dict[str, Any]],
-        settings: Settings,
-        score: Score,
-        *,
-        threshold: float,
-        runs: int,
-    ) -> list[Outcome]:
+    def keep(self, proposals: Sequence[dict[str, Any]], context: GateContext) -> list[Outcome]:
         """Each proposal has a prompt and `solutions` (k texts)."""
-        return [self._one(proposal, score, threshold) for proposal in proposals]
+        return [self._one(proposal, context.score, context.threshold) for proposal in proposals]
 
     def _one(self, proposal: dict[str, Any], score: Score, threshold: float) -> Outcome:
         solutions = [str(s) for s in proposal.get("solutions") or []]
