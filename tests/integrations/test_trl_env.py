@@ -68,9 +68,11 @@ def test_the_tools_named_are_offered_with_the_servers_schemas(server: LiveServer
 
 
 def test_a_sql_rollout_queries_its_items_database_through_trls_tool_call(server: LiveServer) -> None:
-    env = AssayEnv(server.url, tools=["sql"])
+    env = AssayEnv(server.url, task="sql")  # the tools the sql task brings: sql
     tools = {tool.__name__: tool for tool in _tools(env)}  # type: ignore[attr-defined]
-    env.reset(prompt=[{"role": "user", "content": "How many students?"}], **SQL)
+    assert list(tools) == ["sql"]
+    row = {k: v for k, v in SQL.items() if k != "task"}  # a row that names no task is the env's task's
+    env.reset(prompt=[{"role": "user", "content": "How many students?"}], **row)
     arguments = {"query": "SELECT count(*) AS n FROM students"}  # GRPOTrainer calls tool(**arguments)
     assert tools["sql"](**arguments) == "| n |\n|---|\n| 40 |\n(1 row)"
     assert tools["sql"](query="DELETE FROM students").startswith("SQL error")
@@ -85,6 +87,13 @@ def test_optional_and_enum_arguments_keep_their_schema(server: LiveServer) -> No
     assert schema["parameters"]["properties"]["start_line"]["type"] == "integer"
 
 
-def test_a_tool_the_server_does_not_offer_is_a_clear_error(server: LiveServer) -> None:
+def test_a_tool_or_task_the_server_does_not_offer_is_a_clear_error(server: LiveServer) -> None:
     with pytest.raises(ValueError, match=r'no tool "sqll" \(did you mean "sql"\?\)'):
         AssayEnv(server.url, tools=["sqll"])
+    with pytest.raises(ValueError, match=r'no task "maths" \(did you mean "math"\?\)'):
+        AssayEnv(server.url, task="maths")
+
+
+def test_a_task_that_brings_no_tool_of_its_own_gets_python(server: LiveServer) -> None:
+    (tool,) = _tools(AssayEnv(server.url, task="math"))
+    assert tool.__name__ == "python"  # type: ignore[attr-defined]

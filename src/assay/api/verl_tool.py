@@ -18,7 +18,6 @@ table of handles on the app; the state itself is in the sessions' sandboxes.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import OrderedDict
 from typing import Any
@@ -31,6 +30,7 @@ from assay.api.codes import Refusal, refuse
 from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import engine_of
 from assay.errors import ItemError
+from assay.rl_client.tool_calls import BadCall, HermesCalls
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits
 from assay.sessions.service import StepCall
@@ -39,7 +39,7 @@ from assay.types import Item
 router = APIRouter(tags=["trainers"], route_class=BoundedRoute)
 _TAGGED = re.compile(r"<python>(.*?)</python>", re.S)
 _FENCED = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+_HERMES = HermesCalls()
 _KEPT = 100_000
 
 
@@ -65,17 +65,11 @@ def code_of(action: str) -> str | None:
 
 
 def call_of(action: str) -> tuple[str, Any] | None:
-    """The tool call of one action, `(tool, arguments)`: its last `<tool_call>`, else its code as a
-    python call; None when it has none."""
-    calls = _TOOL_CALL.findall(action)
-    if calls:
-        try:
-            call = json.loads(calls[-1])
-        except ValueError:
-            return None
-        if not (isinstance(call, dict) and isinstance(call.get("name"), str)):
-            return None
-        return call["name"], call.get("arguments")
+    """The tool call of one action, `(tool, arguments)`: its last `<tool_call>` (read as the trainer's
+    hermes format reads it), else its code as a python call; None when it has no call it can run."""
+    call = _HERMES.parse(action)
+    if call is not None:
+        return None if isinstance(call, BadCall) else call
     code = code_of(action)
     return None if code is None else ("python", {"code": code})
 

@@ -4,9 +4,10 @@ TRL 1.16 builds one environment per rollout from `environment_factory`, calls `r
 dataset row before generation, and offers every other public method *of the environment's class* as a
 tool (`inspect.getmembers(type(env))`; the schema from the method's signature and docstring, through
 transformers' `get_json_schema`). An `AssayEnv` therefore is an instance of a class made for its tools:
-one method per session tool named in the constructor (default: `python`), whose signature and docstring
-are written from the tool's schema as the server lists it (`GET /v1/tasks`), so the model is offered the
-arguments the server validates, for any tool a task brings (`sql`, `run_tests`, `repo`, a plugin's).
+one method per session tool named in the constructor (`tools`, or the tools its `task` brings; default:
+`python`), whose signature and docstring are written from the tool's schema as the server lists it (`GET
+/v1/tasks`), so the model is offered the arguments the server validates, for any tool a task brings
+(`sql`, `run_tests`, `repo`, a plugin's).
 `reset` opens a fresh Assay session on the row's item fields (and ends the previous one).
 
 There is no `get_reward`: TRL calls it without the completion, and a verdict needs the final response;
@@ -15,7 +16,7 @@ ships no HTTP client for OpenEnv servers in 1.16, so this speaks Assay's own ses
 installed, its client drives the same sessions through `/openenv`: docs/sessions.md).
 
     from functools import partial
-    GRPOTrainer(..., environment_factory=partial(AssayEnv, url="http://127.0.0.1:8000", tools=["sql"]))
+    GRPOTrainer(..., environment_factory=partial(AssayEnv, url="http://127.0.0.1:8000", task="sql"))
 """
 
 from __future__ import annotations
@@ -50,15 +51,18 @@ _RESERVED = {"reset", "get_reward"}  # what TRL does not offer as a tool
 
 
 class AssayEnv:
-    """One rollout's Assay session with `tools` (names of the server's session tools) as TRL tools."""
+    """One rollout's Assay session with session tools as TRL tools: `tools` (names), else the tools
+    `task` brings (python when it brings none; rows that name no task are `task`'s), else python."""
 
     def __init__(
         self,
         url: str = "http://127.0.0.1:8000",
         limits: dict[str, Any] | None = None,
-        tools: Sequence[str] = ("python",),
+        tools: Sequence[str] | None = None,
+        task: str | None = None,
     ) -> None:
-        schemas = _schemas(url.rstrip("/"), list(tools))
+        listed = _listed(url.rstrip("/"))
+        schemas = _schemas(url.rstrip("/"), listed, _tool_names(listed, tools, task))
         # TRL lists the tools on the class: this instance's class is one made for its tools.
         methods = {schema["function"]["name"]: _method(schema["function"]) for schema in schemas}
         name = f"{type(self).__name__}[{','.join(methods)}]"
@@ -66,6 +70,7 @@ class AssayEnv:
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=300.0)
         self._limits = dict(limits or {})
         self._tools = list(methods)
+        self._task = task or "math"
         self._session: str | None = None
 
     def reset(self, **row: Any) -> str | None:
@@ -74,7 +79,7 @@ class AssayEnv:
         item = {k: v for k, v in row.items() if k in _ITEM_FIELDS and v is not None}
         if not isinstance(item.get("prompt"), str):
             item.pop("prompt", None)  # a conversational prompt is a list of messages
-        item.setdefault("task", "math")
+        item.setdefault("task", self._task)
         response = self._client.post(
             "/v1/sessions", json={"item": item, "tools": self._tools, "limits": self._limits}
         )
@@ -116,13 +121,32 @@ class AssayEnv:
 AssayPythonEnv = AssayEnv
 
 
-def _schemas(url: str, names: list[str]) -> list[dict[str, Any]]:
+def _listed(url: str) -> dict[str, Any]:
+    """What the server's GET /v1/tasks says."""
+    response = httpx.get(f"{url}/v1/tasks", timeout=60.0)
+    response.raise_for_status()
+    return dict(response.json())
+
+
+def _tool_names(listed: dict[str, Any], tools: Sequence[str] | None, task: str | None) -> list[str]:
+    """`tools` when named; else the tools `task` brings (python when it brings none); else python."""
+    if tools is not None:
+        return list(tools)
+    if task is None:
+        return ["python"]
+    tasks = {info["name"]: info for info in listed["tasks"]}
+    if task not in tasks:
+        raise ValueError(
+            f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
+        )
+    return list(tasks[task].get("tools") or ["python"])
+
+
+def _schemas(url: str, listed: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
     """The OpenAI function schemas of the named tools, as the server lists them."""
     if not names:
         raise ValueError("an AssayEnv needs at least one tool")
-    response = httpx.get(f"{url}/v1/tasks", timeout=60.0)
-    response.raise_for_status()
-    offered = {schema["function"]["name"]: schema for schema in response.json()["tools"]}
+    offered = {schema["function"]["name"]: schema for schema in listed["tools"]}
     for name in names:
         if name not in offered:
             raise ValueError(

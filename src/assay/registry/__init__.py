@@ -266,6 +266,7 @@ class Scorer(Generic[OptionsT]):
             item_fields=list(cls.item_fields),
             options_schema=cls.Options.model_json_schema(),
             runtime=cls.runtime_info(settings) if settings is not None else None,
+            tools=list(cls.tools),
         )
 
     @classmethod
