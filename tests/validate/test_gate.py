@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import pytest
 
 from assay.engine.scoring import Engine
+from assay.errors import ConfigError
+from assay.registry import Finding, Gate, Registry, Scorer, Validation
 from assay.registry.gate import GateContext, Outcome
 from assay.settings import Settings
+from assay.types import TaskOptions
+from assay.validate.gate import gate, gated_tasks
 from assay.verifiers.code_gate import Run, gate_code, sandbox_runner
 from assay.verifiers.math.gate import MathGate
 
@@ -103,3 +109,37 @@ def test_the_sandbox_runner_tells_a_deterministic_program_from_a_random_one() ->
     ]
     assert rand_task is None and rand[0].check == "nondeterministic"
     assert loop_task is None and "killed" in loop[0].reason
+
+
+class Given(Gate):
+    """Keeps a proposal that states its own answer; never scores (so no engine starts)."""
+
+    def keep(self, proposals: Sequence[dict[str, Any]], context: GateContext) -> list[Outcome]:
+        return [
+            ([], {**p, "reference": p["answer"]}) if "answer" in p else ([Finding("no_answer", "none")], None)
+            for p in proposals
+        ]
+
+
+class GivenValidation(Validation):
+    gate = Given()
+
+
+class GivenTask(Scorer[TaskOptions]):
+    name: ClassVar[str] = "given"
+    validation: ClassVar[Validation] = GivenValidation()
+
+
+def test_any_task_with_a_gate_is_gated_through_the_registry() -> None:
+    settings = Settings(workers=1, plugins=[f"{__name__}:GivenTask"])
+    assert "given" in gated_tasks(Registry.from_settings(settings))
+    (kept_report, kept), (dropped_report, dropped) = gate("given", [{"id": "a", "answer": "1"}, {}], settings)
+    assert (kept_report.id, kept_report.task, kept_report.valid, kept) == (
+        "a",
+        "given",
+        True,
+        {"id": "a", "answer": "1", "reference": "1"},
+    )
+    assert dropped is None and [p.check for p in dropped_report.problems] == ["no_answer"]
+    with pytest.raises(ConfigError, match="no gate"):
+        gate("judge", [{}], settings)
