@@ -12,8 +12,8 @@ action opens an Assay session with `extra_fields[i].tools` (default `["python"]`
 turns; `finish: true` ends the trajectory's session (done, valid). An action with no call (or a
 `<tool_call>` that is not a JSON object with a name) is not valid (empty observation, not done). A
 session that ended (its interpreter lost, its TTL or step limit) answers done with the reason as the
-observation. The trajectory -> session map is a bounded
-table of handles on the app; the state itself is in the sessions' sandboxes.
+observation. The trajectory -> session map is a bounded table of handles on the app; the state itself is
+in the sessions' sandboxes.
 """
 
 from __future__ import annotations
