@@ -15,6 +15,7 @@ from assay.registry.gate import GateContext, Outcome
 from assay.settings import Settings
 from assay.types import TaskOptions
 from assay.validate.gate import gate, gated_tasks
+from assay.verifiers.code import CodeScorer
 from assay.verifiers.code_gate import Run, gate_code, sandbox_runner
 from assay.verifiers.math.gate import MathGate
 
@@ -22,7 +23,8 @@ pytestmark = pytest.mark.slow
 
 
 def gate_math(proposals: list[dict[str, object]], engine: Engine, threshold: float = 0.6) -> list[Outcome]:
-    return MathGate().keep(proposals, GateContext(engine.settings, engine.score, threshold))
+    context = GateContext(engine.settings, engine.score, scorer=lambda: None, threshold=threshold)
+    return MathGate().keep(proposals, context)
 
 
 PROPOSAL = {
@@ -100,8 +102,11 @@ def test_the_sandbox_runner_tells_a_deterministic_program_from_a_random_one() ->
         {"id": "rand", "program": "import os\nprint(os.urandom(8).hex())", "inputs": [""]},
         {"id": "loop", "program": "while True: pass", "inputs": [""]},
     ]
-    with sandbox_runner(Settings(), wall_s=1.0) as run:
-        outcome = gate_code(proposals, run)
+    scorer = CodeScorer(Settings())
+    try:
+        outcome = gate_code(proposals, sandbox_runner(scorer, wall_s=1.0))
+    finally:
+        scorer.close()
     (_, det_task), (rand, rand_task), (loop, loop_task) = outcome
     assert det_task is not None and det_task["tests"] == [
         {"stdin": "1", "stdout": "2\n"},

@@ -26,11 +26,13 @@ Outcome = tuple[list["Finding"], dict[str, Any] | None]  # why not (empty when k
 @dataclass(frozen=True)
 class GateContext:
     """What one gating run gives a task's gate: `score` scores items through the engine (started on
-    first use); `threshold`, the share of solvers that must agree; `runs`, runs per input where execution
-    must repeat."""
+    first use); `scorer()`, the task's own scorer (built on first use, closed after the run: the code
+    gate runs programs in its sandbox); `threshold`, the share of solvers that must agree; `runs`, runs
+    per input where execution must repeat."""
 
     settings: Settings
     score: Score
+    scorer: Callable[[], Any]
     threshold: float = 0.6
     runs: int = 2
 

@@ -34,18 +34,25 @@ def gate(
     runs: int = 2,
 ) -> list[tuple[TaskReport, dict[str, Any] | None]]:
     """(report, kept task or None) per proposal, by `task`'s gate; an engine starts only if it scores."""
-    found = Registry.from_settings(settings).lookup(task).validation.gate
-    if found is None:
+    cls = Registry.from_settings(settings).lookup(task)
+    if cls.validation.gate is None:
         raise ConfigError(f'task "{task}" has no gate for proposed tasks')
     with ExitStack() as stack:
-        engines: list[Engine] = []
+        built: dict[str, Any] = {}  # what the gate used, started on first use
 
         def score(items: list[dict[str, Any]]) -> list[Result]:
-            if not engines:
-                engines.append(stack.enter_context(Engine(settings)))
-            return list(engines[0].score(items))
+            if "engine" not in built:
+                built["engine"] = stack.enter_context(Engine(settings))
+            return list(built["engine"].score(items))
 
-        outcomes = found.keep(proposals, GateContext(settings, score, threshold, runs))
+        def scorer() -> Any:
+            if "scorer" not in built:
+                built["scorer"] = cls(settings)
+                stack.callback(built["scorer"].close)
+            return built["scorer"]
+
+        context = GateContext(settings, score, scorer, threshold, runs)
+        outcomes = cls.validation.gate.keep(proposals, context)
     out = []
     for index, (proposal, (findings, kept)) in enumerate(zip(proposals, outcomes, strict=True)):
         report = TaskReport(id=task_id(proposal, index), task=task)

@@ -4,14 +4,15 @@ and the program the reference."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.registry import Finding
 from assay.registry.gate import Gate, GateContext, Outcome, provenance, task_fields
-from assay.settings import Settings
+
+if TYPE_CHECKING:
+    from assay.verifiers.code import CodeScorer
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,7 @@ Runner = Callable[[str, str, str], Run]  # (language, program, stdin) -> Run
 
 class CodeGate(Gate):
     def keep(self, proposals: Sequence[dict[str, Any]], context: GateContext) -> list[Outcome]:
-        with sandbox_runner(context.settings) as run:
-            return gate_code(proposals, run, runs=context.runs)
+        return gate_code(proposals, sandbox_runner(context.scorer()), runs=context.runs)
 
 
 def gate_code(proposals: Sequence[dict[str, Any]], run: Runner, *, runs: int = 2) -> list[Outcome]:
@@ -66,14 +66,10 @@ def _one(proposal: dict[str, Any], run: Runner, runs: int) -> Outcome:
     return [], kept
 
 
-@contextmanager
-def sandbox_runner(settings: Settings, wall_s: float = 10.0) -> Iterator[Runner]:
-    """Runs through the code task's sandbox (the one `/run_code` uses), in this process; the sandbox
-    slots close when the block ends."""
+def sandbox_runner(scorer: CodeScorer, wall_s: float = 10.0) -> Runner:
+    """Runs through the code task's sandbox (the one `/run_code` uses), in this process, on `scorer`'s
+    slots (its owner closes them)."""
     from assay.sandbox import Program, SandboxError
-    from assay.verifiers.code import CodeScorer
-
-    scorer = CodeScorer(settings)
 
     def run(language: str, program: str, stdin: str) -> Run:
         try:
@@ -90,7 +86,4 @@ def sandbox_runner(settings: Settings, wall_s: float = 10.0) -> Iterator[Runner]
         )
         return Run(outcome.exit_code, outcome.stdout.decode("utf-8", "replace"), failure)
 
-    try:
-        yield run
-    finally:
-        scorer.close()
+    return run
