@@ -58,3 +58,15 @@ def sandbox_processes() -> int:
             except OSError:
                 continue
     return count
+
+
+SQL = {"task": "sql", "db_id": "school", "reference": "SELECT count(*) FROM students"}
+
+
+def sql_session_settings(directory: Path, **sessions: Any) -> Settings:
+    """`session_settings` whose sql tool reads the dev databases, written (SQLite only) into `directory`."""
+    from assay.verifiers.sql import devdata
+
+    devdata.build(directory, engines=("sqlite",), alternates=0)
+    settings = session_settings(**sessions)
+    return settings.model_copy(update={"sql": settings.sql.model_copy(update={"databases": directory})})

@@ -279,3 +279,8 @@ class TaskInfo(BaseModel):
     runtime: dict[str, Any] | None = Field(
         None, description="What the task's execution environment offers (code: languages, packages)."
     )
+    tools: list[str] = Field(
+        default_factory=list,
+        description="The session tools the task brings (GET /v1/tasks lists their schemas under `tools`);"
+        " python, the tool of no one task, serves every task.",
+    )

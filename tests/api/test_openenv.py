@@ -18,7 +18,7 @@ import pytest
 from assay_testing import LiveServer, bwrap_works
 from fastapi.testclient import TestClient
 from openenv.core import GenericEnvClient
-from session_testing import session_settings
+from session_testing import SQL, session_settings, sql_session_settings
 from transformers.utils import get_json_schema
 from websockets.sync.client import connect
 
@@ -30,10 +30,10 @@ MAX_OPEN = 3
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    live = LiveServer(session_settings(max_open=MAX_OPEN))
+    live = LiveServer(sql_session_settings(tmp_path_factory.mktemp("openenv_sql"), max_open=MAX_OPEN))
     live.start()
     yield live
     live.stop()
@@ -156,6 +156,19 @@ def test_a_connection_killed_mid_episode_frees_its_session(server: LiveServer) -
         assert _open(server) == 1
         ws.socket.shutdown(socket.SHUT_RDWR)  # no close frame: the TCP connection just goes
     _until(lambda: _open(server) == 0, "a dropped connection kept its session")
+
+
+def test_an_episode_with_a_task_tool_other_than_python(server: LiveServer) -> None:
+    with _env(server) as env:
+        first = env.reset(item=SQL, tools=["sql"])
+        assert [t["function"]["name"] for t in first.observation["tools"]] == ["sql"]
+        step = env.step({"tool": "sql", "arguments": {"query": "SELECT count(*) AS n FROM students"}})
+        assert (step.observation["status"], step.observation["output"]) == (
+            "ok",
+            "| n |\n|---|\n| 40 |\n(1 row)",
+        )
+        answer = env.step({"answer": "SELECT count(*) FROM students"})
+        assert (answer.reward, answer.done) == (1.0, True)
 
 
 def test_an_interpreter_that_dies_ends_the_tools_and_the_answer_is_still_verified(server: LiveServer) -> None:

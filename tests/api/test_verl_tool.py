@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from assay_testing import bwrap_works
 from fastapi.testclient import TestClient
-from session_testing import session_settings
+from session_testing import SQL, sql_session_settings
 
 from assay.api import create_app
-from assay.api.verl_tool import code_of
+from assay.api.verl_tool import call_of, code_of
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[TestClient]:
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    with TestClient(create_app(session_settings()), raise_server_exceptions=False) as test_client:
+    settings = sql_session_settings(tmp_path_factory.mktemp("verl_tool_sql"))
+    with TestClient(create_app(settings), raise_server_exceptions=False) as test_client:
         yield test_client
 
 
@@ -82,3 +84,43 @@ def test_mismatched_lists_are_a_clear_422(client: TestClient) -> None:
 )
 def test_the_code_of_an_action_is_its_last_block(action: str, code: str | None) -> None:
     assert code_of(action) == code
+
+
+def test_a_tool_call_runs_any_tool_of_the_session_by_name(client: TestClient) -> None:
+    query = json.dumps({"name": "sql", "arguments": {"query": "SELECT count(*) AS n FROM students"}})
+    body = {
+        "trajectory_ids": ["q"],
+        "actions": [f"Let me look.\n<tool_call>\n{query}\n</tool_call>"],
+        "finish": [False],
+        "extra_fields": [{"item": SQL, "tools": ["sql", "python"]}],
+    }
+    first = client.post("/get_observation", json=body).json()
+    assert first == {"observations": ["| n |\n|---|\n| 40 |\n(1 row)"], "dones": [False], "valids": [True]}
+    second = _turn(client, ["q"], ["<python>print(6 * 7)</python>"], [False])  # the same session
+    assert second["observations"] == ["42\n"]
+    refused = _turn(
+        client, ["q"], ['<tool_call>{"name": "sql", "arguments": {"q": "1"}}</tool_call>'], [False]
+    )
+    assert refused["valids"] == [True] and "query" in refused["observations"][0]  # the session's own refusal
+    _turn(client, ["q"], [""], [True])
+
+
+@pytest.mark.parametrize(
+    ("action", "call"),
+    [
+        (
+            '<tool_call>{"name": "sql", "arguments": {"query": "SELECT 1"}}</tool_call>',
+            ("sql", {"query": "SELECT 1"}),
+        ),
+        (
+            '<tool_call>{"name": "a"}</tool_call> <tool_call>{"name": "b", "arguments": {}}</tool_call>',
+            ("b", {}),
+        ),
+        ("```python\nprint(1)\n```", ("python", {"code": "print(1)\n"})),
+        ("<tool_call>not json</tool_call>", None),
+        ('<tool_call>["sql"]</tool_call>', None),
+        ("no call here", None),
+    ],
+)
+def test_the_call_of_an_action_is_its_last_tool_call_else_its_code(action: str, call: object) -> None:
+    assert call_of(action) == call

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from assay_testing import LiveServer, bwrap_works
-from session_testing import session_settings
+from session_testing import SQL, sql_session_settings
 from verl.tools.tool_registry import initialize_tools_from_config
 
 from assay.errors import RewardUnavailable
@@ -25,10 +25,10 @@ ITEM = {"task": "math", "prompt": "What is 6 * 7?", "reference": "42"}
 
 
 @pytest.fixture(scope="module")
-def server() -> Any:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    live = LiveServer(session_settings())
+    live = LiveServer(sql_session_settings(tmp_path_factory.mktemp("verl_tools_sql")))
     live.start()
     yield live
     live.stop()
@@ -98,3 +98,41 @@ def test_calc_reward_is_the_servers_verdict_and_never_a_made_up_zero(
     asyncio.run(tool.close_trajectory("traj-3"))
     _, _, metrics = call(agent_data, "print(1)")
     assert metrics["status"] == "ok"  # a closed trajectory that is called again gets a fresh session
+
+
+def test_any_session_tool_is_a_native_tool_with_the_servers_schema(
+    server: LiveServer, tmp_path: Path
+) -> None:
+    config = tmp_path / "tools.yaml"
+    config.write_text(
+        "tools:\n"
+        "  - class_name: assay.integrations.verl_tools.AssaySessionTool\n"
+        f"    config: {{type: native, url: '{server.url}'}}\n"
+        "    tool_schema:\n"  # hand-written: it names the tool; the schema is the server's
+        "      type: function\n"
+        "      function: {name: sql, description: query, parameters: {type: object, properties: {}}}\n"
+    )
+    (tool,) = initialize_tools_from_config(str(config))
+    (offered,) = [t for t in server.engine.session_tools() if t["function"]["name"] == "sql"]
+    schema = tool.get_openai_tool_schema().model_dump(exclude_unset=True)
+    assert schema["function"]["description"] == offered["function"]["description"]
+    assert schema["function"]["parameters"]["required"] == ["query"]
+
+    async def call(request_id: str, arguments: str) -> Any:  # verl's _call_tool, for the sql tool
+        instance_id, _ = await tool.create(create_kwargs={"item": SQL})
+        try:
+            return await tool.execute(
+                instance_id, json.loads(arguments), agent_data=SimpleNamespace(request_id=request_id)
+            )
+        finally:
+            await tool.release(instance_id)
+
+    response, reward, metrics = asyncio.run(call("sql-1", '{"query": "SELECT count(*) AS n FROM students"}'))
+    assert (response.text, reward, metrics["status"]) == ("| n |\n|---|\n| 40 |\n(1 row)", 0.0, "ok")
+    response, _, metrics = asyncio.run(call("sql-1", '{"query": "DROP TABLE students"}'))
+    assert metrics["status"] == "tool_error" and metrics["step"] == 2  # the same session, refused
+    instance, _ = asyncio.run(tool.create(create_kwargs={"item": SQL}))
+    agent_data = SimpleNamespace(request_id="sql-1")
+    gold = "SELECT count(*) FROM students"
+    assert asyncio.run(tool.calc_reward(instance, agent_data=agent_data, response=gold)) == 1.0
+    asyncio.run(tool.close_trajectory("sql-1"))

@@ -1,4 +1,5 @@
-"""The prompt checks alone (no engine): duplicates, near-duplicates, answers given away."""
+"""The prompt checks alone (no engine): duplicates, near-duplicates, answers given away (the math task's
+own `Validation.check_prompt`, applied as `validate` applies it)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,17 @@ from hypothesis import strategies as st
 from assay.types import Item
 from assay.validate.prompts import (
     NEAR_DUPLICATE_JACCARD,
-    check_answer_in_prompt,
     check_duplicates,
     check_near_duplicates,
+    check_prompt,
     shingles,
 )
 from assay.validate.report import TaskReport
+from assay.verifiers.math.scorer import MathScorer
+
+
+def check_answer_in_prompt(report: TaskReport, item: Item) -> None:
+    check_prompt(report, MathScorer, item)
 
 
 def _reports(n: int) -> list[TaskReport]:

@@ -1,38 +1,76 @@
-"""A TRL environment over an Assay python session, for `GRPOTrainer(environment_factory=...)`.
+"""A TRL environment over an Assay session, for `GRPOTrainer(environment_factory=...)`.
 
 TRL 1.16 builds one environment per rollout from `environment_factory`, calls `reset(**row)` with the
-dataset row before generation, and offers every other public method as a tool (its schema from the
-method's signature and docstring, through transformers' `get_json_schema`). So this class has exactly
-two public methods: `reset`, which opens a fresh Assay session on the row's item fields (and ends the
-previous one), and `python`, the session's tool. There is no `get_reward`: TRL calls it without the
-completion, and a verdict needs the final response; score with Assay's TRL reward function
-(`assay.integrations.trl`), the same verdict path as `verify`. TRL ships no HTTP client for
-OpenEnv servers in 1.16, so this speaks Assay's own session routes (with OpenEnv installed, its client
-drives the same sessions through `/openenv`: docs/sessions.md).
+dataset row before generation, and offers every other public method *of the environment's class* as a
+tool (`inspect.getmembers(type(env))`; the schema from the method's signature and docstring, through
+transformers' `get_json_schema`). An `AssayEnv` therefore is an instance of a class made for its tools:
+one method per session tool named in the constructor (`tools`, or the tools its `task` brings; default:
+`python`), whose signature and docstring are written from the tool's schema as the server lists it (`GET
+/v1/tasks`), so the model is offered the arguments the server validates, for any tool a task brings
+(`sql`, `run_tests`, `repo`, a plugin's).
+`reset` opens a fresh Assay session on the row's item fields (and ends the previous one).
+
+There is no `get_reward`: TRL calls it without the completion, and a verdict needs the final response;
+score with Assay's TRL reward function (`assay.integrations.trl`), the same verdict path as `verify`. TRL
+ships no HTTP client for OpenEnv servers in 1.16, so this speaks Assay's own session routes (with OpenEnv
+installed, its client drives the same sessions through `/openenv`: docs/sessions.md).
 
     from functools import partial
-    GRPOTrainer(..., environment_factory=partial(AssayPythonEnv, url="http://127.0.0.1:8000"))
+    GRPOTrainer(..., environment_factory=partial(AssayEnv, url="http://127.0.0.1:8000", task="sql"))
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+import keyword
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Union
 
 import httpx
 
+from assay.suggest import did_you_mean
 from assay.types import Item
 
 __all__ = [
+    "AssayEnv",
     "AssayPythonEnv",
 ]
 
 _ITEM_FIELDS = set(Item.model_fields) - {"response", "id"}
+_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    "null": type(None),
+}
+_RESERVED = {"reset", "get_reward"}  # what TRL does not offer as a tool
 
 
-class AssayPythonEnv:
-    def __init__(self, url: str = "http://127.0.0.1:8000", limits: dict[str, Any] | None = None) -> None:
+class AssayEnv:
+    """One rollout's Assay session with session tools as TRL tools: `tools` (names), else the tools
+    `task` brings (python when it brings none; rows that name no task are `task`'s), else python."""
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8000",
+        limits: dict[str, Any] | None = None,
+        tools: Sequence[str] | None = None,
+        task: str | None = None,
+    ) -> None:
+        listed = _listed(url.rstrip("/"))
+        schemas = _schemas(url.rstrip("/"), listed, _tool_names(listed, tools, task))
+        # TRL lists the tools on the class: this instance's class is one made for its tools.
+        methods = {schema["function"]["name"]: _method(schema["function"]) for schema in schemas}
+        name = f"{type(self).__name__}[{','.join(methods)}]"
+        self.__class__ = type(name, (type(self),), {**methods, "__module__": __name__})
         self._client = httpx.Client(base_url=url.rstrip("/"), timeout=300.0)
         self._limits = dict(limits or {})
+        self._tools = list(methods)
+        self._task = task or "math"
         self._session: str | None = None
 
     def reset(self, **row: Any) -> str | None:
@@ -41,24 +79,20 @@ class AssayPythonEnv:
         item = {k: v for k, v in row.items() if k in _ITEM_FIELDS and v is not None}
         if not isinstance(item.get("prompt"), str):
             item.pop("prompt", None)  # a conversational prompt is a list of messages
-        item.setdefault("task", "math")
+        item.setdefault("task", self._task)
         response = self._client.post(
-            "/v1/sessions", json={"item": item, "tools": ["python"], "limits": self._limits}
+            "/v1/sessions", json={"item": item, "tools": self._tools, "limits": self._limits}
         )
         response.raise_for_status()
         self._session = response.json()["session_id"]
         return None
 
-    def python(self, code: str) -> str:
-        """Run Python code in a persistent interpreter; variables persist between calls.
-
-        Args:
-            code: The Python source to run. What it prints and the value of its last expression are returned.
-        """
+    def _step(self, tool: str, arguments: dict[str, Any]) -> str:
+        """One call of `tool`: its observation (a traceback or a refused query too)."""
         if self._session is None:
             return "[no session: reset was not called]"
         response = self._client.post(
-            f"/v1/sessions/{self._session}/step", json={"tool": "python", "arguments": {"code": code}}
+            f"/v1/sessions/{self._session}/step", json={"tool": tool, "arguments": arguments}
         )
         if response.status_code in (404, 410):
             return f"[session ended: {response.json()['error'].get('reason', 'gone')}]"
@@ -67,14 +101,120 @@ class AssayPythonEnv:
 
     def __del__(self) -> None:
         """TRL has no close hook: the last session ends here (or at its TTL), and the connection closes."""
+        client = getattr(self, "_client", None)
+        if client is None:  # __init__ never ran
+            return
         try:
             self._end()
         except (httpx.HTTPError, RuntimeError):
             pass
         finally:
-            self._client.close()
+            client.close()
 
     def _end(self) -> None:
         if self._session is not None:
             self._client.delete(f"/v1/sessions/{self._session}")
             self._session = None
+
+
+# The name existing users know: an `AssayEnv` with its default tool, python.
+AssayPythonEnv = AssayEnv
+
+
+def _listed(url: str) -> dict[str, Any]:
+    """What the server's GET /v1/tasks says."""
+    response = httpx.get(f"{url}/v1/tasks", timeout=60.0)
+    response.raise_for_status()
+    return dict(response.json())
+
+
+def _tool_names(listed: dict[str, Any], tools: Sequence[str] | None, task: str | None) -> list[str]:
+    """`tools` when named; else the tools `task` brings (python when it brings none); else python."""
+    if tools is not None:
+        return list(tools)
+    if task is None:
+        return ["python"]
+    tasks = {info["name"]: info for info in listed["tasks"]}
+    if task not in tasks:
+        raise ValueError(
+            f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
+        )
+    return list(tasks[task].get("tools") or ["python"])
+
+
+def _schemas(url: str, listed: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    """The OpenAI function schemas of the named tools, as the server lists them."""
+    if not names:
+        raise ValueError("an AssayEnv needs at least one tool")
+    offered = {schema["function"]["name"]: schema for schema in listed["tools"]}
+    for name in names:
+        if name not in offered:
+            raise ValueError(
+                f'the Assay server at {url} has no tool "{name}"{did_you_mean(name, offered)};'
+                f" its tools: {', '.join(sorted(offered)) or 'none'}"
+            )
+        if name in _RESERVED or name.startswith("_") or not _usable(name):
+            raise ValueError(f'a tool named "{name}" cannot be a TRL environment method')
+    return [offered[name] for name in dict.fromkeys(names)]
+
+
+def _usable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def _method(function: dict[str, Any]) -> Callable[..., str]:
+    """A method that steps the session's tool, with the signature and Google-style docstring that
+    transformers' `get_json_schema` reads back into the tool's schema."""
+    name = function["name"]
+    parameters = function.get("parameters") or {}
+    properties: dict[str, Any] = parameters.get("properties") or {}
+    required = set(parameters.get("required") or ())
+    for arg in properties:
+        if not _usable(arg) or arg == "self":
+            raise ValueError(f'tool "{name}": argument "{arg}" cannot be a Python parameter name')
+    ordered = sorted(properties, key=lambda arg: arg not in required)  # required first, else stable
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += [
+        inspect.Parameter(
+            arg,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            annotation=_hint(properties[arg]),
+            **({} if arg in required else {"default": properties[arg].get("default")}),
+        )
+        for arg in ordered
+    ]
+    signature = inspect.Signature(params, return_annotation=str)
+
+    def tool(self: AssayEnv, *args: Any, **kwargs: Any) -> str:
+        bound = signature.bind(self, *args, **kwargs)
+        return self._step(name, {k: v for k, v in bound.arguments.items() if k != "self"})
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__signature__ = signature  # type: ignore[attr-defined]
+    tool.__annotations__ = {arg: _hint(properties[arg]) for arg in ordered} | {"return": str}
+    tool.__doc__ = _docstring(str(function.get("description") or name), properties, ordered)
+    return tool
+
+
+def _docstring(description: str, properties: dict[str, Any], ordered: list[str]) -> str:
+    lines = [_one_line(description), "", "Args:"]
+    lines += [f"    {arg}: {_one_line(str(properties[arg].get('description') or arg))}" for arg in ordered]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _hint(schema: dict[str, Any]) -> Any:
+    """The Python type hint of one JSON-schema property (what `get_json_schema` turns back into it)."""
+    if "enum" in schema:
+        return Literal[tuple(schema["enum"])]
+    if "anyOf" in schema:
+        return Union[tuple(_hint(option) for option in schema["anyOf"])]  # noqa: UP007
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return Union[tuple(_TYPES.get(k, Any) for k in kind)]  # noqa: UP007
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return list[_hint(schema["items"])]  # type: ignore[misc]
+    return _TYPES.get(str(kind), Any)

@@ -3,6 +3,13 @@
     tools:
       - class_name: assay.integrations.verl_tools.AssaySessionTool
         config: {type: native, url: "http://127.0.0.1:8000", tool: python, limits: {max_steps: 8}}
+      - class_name: assay.integrations.verl_tools.AssaySessionTool
+        config: {type: native, url: "http://127.0.0.1:8000", tool: sql}
+
+Any session tool the server offers (`GET /v1/tasks` lists them) is one entry: `config.tool` names it (else
+the name of a `tool_schema` in the YAML, else python), and its schema is the server's, the one the
+session validates the arguments against (a hand-written `tool_schema` only names the tool). The
+arguments verl parses from the model's call are the step's arguments, whatever the tool.
 
 verl calls `create` -> `execute` -> `release` around each tool call. In verl 0.9.1 its `ToolAgentLoop`
 creates and releases an instance for every single call, so a tool that kept its state per instance would
@@ -32,19 +39,18 @@ __all__ = [
 
 
 class AssaySessionTool(BaseTool):
-    """One Assay tool (`config.tool`, default python) as a verl native tool."""
+    """One Assay session tool (`config.tool`, default python) as a verl native tool."""
 
     def __init__(self, config: dict[str, Any], tool_schema: OpenAIFunctionToolSchema | None) -> None:
         self.url = str(config.get("url", "http://127.0.0.1:8000")).rstrip("/")
-        self.tool = str(config.get("tool", "python"))
+        named = tool_schema.function.name if tool_schema is not None else "python"
+        self.tool = str(config.get("tool") or named)
         self.limits = dict(config.get("limits") or {})
         self.default_item = dict(config.get("item") or {"task": "math"})
         self.timeout_s = float(config.get("timeout_s", 300.0))
         self._items: dict[str, dict[str, Any]] = {}  # instance id -> item (from create_kwargs)
         self._sessions: dict[str, str] = {}  # trajectory key -> Assay session id
-        if tool_schema is None:
-            tool_schema = OpenAIFunctionToolSchema.model_validate(self._schema())
-        super().__init__(config, tool_schema)
+        super().__init__(config, OpenAIFunctionToolSchema.model_validate(self._schema()))
 
     def _client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, timeout=self.timeout_s)

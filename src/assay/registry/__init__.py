@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from assay.errors import ConfigError, OptionsError, UnknownTaskError
 from assay.registry.audit import Probe as AuditProbe
+from assay.registry.gate import Gate
 from assay.settings import Settings
 from assay.suggest import did_you_mean
 from assay.types import Item, Result, TaskInfo, TaskOptions
@@ -42,6 +43,8 @@ __all__ = [
     "Audit",
     "AuditProbe",
     "Finding",
+    "Gate",
+    "Recheck",
     "Registry",
     "Scorer",
     "Validation",
@@ -111,10 +114,38 @@ class Finding:
     severity: Literal["error", "warning"] = "error"
 
 
+class Recheck:
+    """A check of the tasks that passed their probes, opened once per validation run (it may keep copies
+    of the data it reads between tasks, as the sql task's storage-order check does) and closed after."""
+
+    def findings(self, item: Item) -> list[Finding]:
+        return []
+
+    def close(self) -> None:
+        """Free what the check kept (temporary copies)."""
+
+
 class Validation:
     """What `assay validate` (POST /v1/validate) checks of a task: answers whose verdict a well-posed task
     fixes, and what to read in their results. This base checks nothing (a judge has no verdict of its
     own to check); a task declares its own as `Scorer.validation`."""
+
+    # How `assay validate --gate TASK` keeps proposed tasks of this task (assay.registry.gate); None: it
+    # cannot establish a proposal's answer.
+    gate: Gate | None = None
+
+    def row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The item fields of one row of a task file that names this task (a repository task's row may
+        be a SWE-bench instance); this base keeps the row as it is."""
+        return row
+
+    def check_prompt(self, item: Item) -> list[Finding]:
+        """Findings on the task as written, before any probe (a math reference given away in the prompt)."""
+        return []
+
+    def recheck(self, settings: Settings) -> Recheck | None:
+        """The check of tasks that passed their probes, for one run; None: the task has none."""
+        return None
 
     def most(self, repeats: int) -> int:
         """The most probes one item can need (sizes a request's budget)."""
@@ -235,6 +266,7 @@ class Scorer(Generic[OptionsT]):
             item_fields=list(cls.item_fields),
             options_schema=cls.Options.model_json_schema(),
             runtime=cls.runtime_info(settings) if settings is not None else None,
+            tools=list(cls.tools),
         )
 
     @classmethod

@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-tokens", type=positive_int, default=512, help="tokens per answer (--policy)")
     parser.add_argument("--min-solve-rate", type=fraction, help="keep prompts solved at least this often")
     parser.add_argument("--max-solve-rate", type=fraction, help="keep prompts solved at most this often")
-    parser.add_argument("--gate", choices=("math", "code"), help="the file holds proposed tasks: gate them")
+    parser.add_argument("--gate", choices=_gated(), help="the file holds proposed tasks: gate them")
     parser.add_argument("--threshold", type=fraction, default=0.6, help="math gate: share that must agree")
     parser.add_argument("--keep", type=Path, help="write the tasks worth training on here (JSON Lines)")
     parser.add_argument("--out", type=Path, help="write report.md (and solve_rates.png) here")
@@ -122,18 +122,19 @@ def _validate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskRepor
     return reports, keep
 
 
+def _gated() -> list[str]:
+    """The tasks whose `Validation` has a gate (assay.registry.gate), as `--gate` choices."""
+    from assay.registry import Registry
+    from assay.validate.gate import gated_tasks
+
+    return gated_tasks(Registry.from_settings(Settings()))
+
+
 def _gate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskReport], list[dict[str, Any]]]:
-    from assay.engine.scoring import Engine
-    from assay.validate import gate
+    from assay.validate.gate import gate
 
     proposals = [r if isinstance(r, dict) else {} for r in rows]
-    settings = Settings()
-    if args.gate == "math":
-        with Engine(settings) as engine:
-            outcome = gate.gate_math(proposals, engine, threshold=args.threshold)
-    else:
-        with gate.sandbox_runner(settings) as run:
-            outcome = gate.gate_code(proposals, run, runs=max(2, args.repeats))
+    outcome = gate(args.gate, proposals, Settings(), threshold=args.threshold, runs=max(2, args.repeats))
     return [report for report, _ in outcome], [task for _, task in outcome if task is not None]
 
 

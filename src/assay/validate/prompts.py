@@ -1,13 +1,12 @@
-"""Checks on the prompts of a task set: duplicates, near-duplicates, and answers given away.
+"""Checks on the prompts of a task set: duplicates, near-duplicates, and what each task checks itself.
 
 - Exact duplicates compare prompts after Unicode (NFKC) folding, case folding and collapsing whitespace.
   A repeat with the same reference is a `duplicate` warning (it weighs the prompt twice); a repeat with a
   different reference is a `conflicting_duplicate` error (one of the two references is wrong).
 - Near-duplicates: MinHash over word 3-grams (characters for scripts written without spaces), candidate
   pairs from datasketch's LSH index, each confirmed by the exact Jaccard similarity of the shingle sets.
-- `answer_in_prompt` (math): the reference appears in the prompt. After an answer cue ("the answer is",
-  "Answer:", "hint", `\\boxed{}`) it is an error, since the task rewards copying; elsewhere a warning, since
-  a number of the question may equal the answer by chance ("if x = 3, what is x^2 - 6?").
+- What a task checks of its own prompts (`Validation.check_prompt`: math's `answer_in_prompt`) is in the
+  task's folder; `check_prompt` applies it.
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ import importlib.util
 import re
 import unicodedata
 from collections.abc import Sequence
-from fractions import Fraction
 
+from assay.registry import Scorer
 from assay.types import Item
 from assay.validate.report import TaskReport
 
@@ -25,12 +24,6 @@ NEAR_DUPLICATE_JACCARD = 0.8
 _NUM_PERM = 64
 _WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SPACELESS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:/\d+)?(?![\w.]*\d)")
-_CUE = re.compile(
-    r"(?:\banswer\b|\bsolution\b|\bresult\b|\bhint\b|\bans\b|答案|答)\W{0,3}(?:\w+\W{1,3}){0,3}?(?:is|=|:|：|是|为)?\s*$",
-    re.IGNORECASE,
-)
 
 
 def normalise(prompt: str) -> str:
@@ -111,39 +104,7 @@ def check_near_duplicates(reports: Sequence[TaskReport], items: Sequence[Item | 
     return True
 
 
-def _value(text: str) -> Fraction | None:
-    text = text.strip().strip("$").replace(",", "")
-    try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        return None
-
-
-def check_answer_in_prompt(report: TaskReport, item: Item) -> None:
-    """Math tasks only: where the reference can be read off the prompt."""
-    if item.task != "math" or not item.prompt or not item.reference:
-        return
-    gold = item.reference.strip()
-    prompt = item.prompt
-    # Fixed patterns only: a pattern built from each gold would be compiled once per task (most of the
-    # cost of validating 10,000 tasks, measured).
-    boxed = [m.span() for m in _BOXED.finditer(prompt) if m.group(1).strip() == gold]
-    if f"\\boxed{{{gold}}}" in prompt:  # a gold with braces of its own (\frac{1}{2})
-        at = prompt.index(f"\\boxed{{{gold}}}")
-        boxed.append((at, at + len(gold) + 8))
-    spans = list(boxed)
-    value = _value(gold)
-    if value is not None:
-        spans += [m.span() for m in _NUMBER.finditer(prompt) if _value(m.group()) == value]
-    elif len(gold) >= 3:
-        start = prompt.find(gold)
-        while start != -1:
-            spans.append((start, start + len(gold)))
-            start = prompt.find(gold, start + 1)
-    if not spans:
-        return
-    cued = bool(boxed) or any(_CUE.search(prompt[max(0, start - 40) : start]) for start, _ in spans)
-    if cued:
-        report.add("answer_in_prompt", f"the prompt states the reference {gold!r} as its answer")
-    else:
-        report.add("answer_in_prompt", f"the reference {gold!r} appears in the prompt", "warning")
+def check_prompt(report: TaskReport, scorer: type[Scorer], item: Item) -> None:
+    """The task's own checks of what it was given (`Validation.check_prompt`), before any probe."""
+    for finding in scorer.validation.check_prompt(item):
+        report.add(finding.check, finding.reason, finding.severity)

@@ -17,13 +17,12 @@ from assay.engine.service import Service
 from assay.errors import ItemError, MissingExtraError
 from assay.groups import GroupOutcome
 from assay.items import parse_item
-from assay.registry import Registry, ValidationProbe
+from assay.registry import Recheck, Registry, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, id_text
 from assay.validate.probes import probes_for, read_probes
-from assay.validate.prompts import check_answer_in_prompt, check_duplicates, check_near_duplicates
+from assay.validate.prompts import check_duplicates, check_near_duplicates, check_prompt
 from assay.validate.report import META_FIELDS, BadRow, TaskReport
-from assay.validate.sql_order import OrderCheck
 
 DEFAULT_REPEATS = 3
 CHUNK = 512  # tasks whose probes go to the engine at once: bounded memory, steady progress
@@ -42,17 +41,14 @@ def task_id(raw: Any, index: int) -> str:
     return value if isinstance(value, str) else f"task-{index}"
 
 
-def _row(raw: dict[str, Any], task: str | None) -> dict[str, Any]:
-    """The item fields of a task row: no response, the task set when the row names none; a repository
-    task's row may be a SWE-bench instance (its problem_statement is the prompt, other columns dropped)."""
+def _row(raw: dict[str, Any], registry: Registry, task: str | None) -> dict[str, Any]:
+    """The item fields of a task row: no response, the task set when the row names none, then what the
+    row's task makes of it (`Validation.row`: a repository task's row may be a SWE-bench instance)."""
     row = {k: v for k, v in raw.items() if k != "response" and k not in META_FIELDS}
     if "task" not in row and task is not None:
         row["task"] = task
-    if row.get("task") == "repo":
-        if "prompt" not in row and isinstance(row.get("problem_statement"), str):
-            row["prompt"] = row["problem_statement"]
-        row = {k: v for k, v in row.items() if k in Item.FIELDS}
-    return row
+    scorer = registry.get(row["task"]) if isinstance(row.get("task"), str) else None
+    return scorer.validation.row(row) if scorer is not None else row
 
 
 def _parse(raw: Any, report: TaskReport, registry: Registry, task: str | None = None) -> Item | None:
@@ -60,7 +56,7 @@ def _parse(raw: Any, report: TaskReport, registry: Registry, task: str | None = 
         report.add("malformed", raw.reason)
         return None
     if isinstance(raw, dict):
-        raw = _row(raw, task)
+        raw = _row(raw, registry, task)
         report.task = raw.get("task") if isinstance(raw.get("task"), str) else None
     try:
         item = parse_item(raw)
@@ -117,7 +113,7 @@ def _prepare(
     by_task: dict[int, list[ValidationProbe]] = {}
     for index, item in enumerate(items):
         if item is not None:
-            check_answer_in_prompt(reports[index], item)
+            check_prompt(reports[index], registry[item.task], item)
             if probes := probes_for(registry, index, item, repeats):
                 by_task[index] = probes
     return reports, items, by_task
@@ -131,19 +127,25 @@ def _finish(
     by_task: dict[int, list[ValidationProbe]],
     scored: dict[int, list[Result]],
 ) -> list[TaskReport]:
-    """Probe results into problems, then the storage-order check of SQL golds that passed the rest."""
-    order = OrderCheck(settings)
+    """Probe results into problems, then each task's recheck of those that passed the rest (the sql
+    task's storage-order check), opened once per task for the run."""
+    rechecks: dict[str, Recheck | None] = {}
     try:
         for index, task_probes in by_task.items():
             item = items[index]
             assert item is not None, "a task with probes parsed"
-            read_probes(reports[index], registry[item.task], task_probes, scored[index])
-            if item.task == "sql" and reports[index].valid:
-                why = order.why(item)
-                if why is not None:
-                    reports[index].add("order_dependent", why)
+            scorer = registry[item.task]
+            read_probes(reports[index], scorer, task_probes, scored[index])
+            if reports[index].valid:
+                if item.task not in rechecks:
+                    rechecks[item.task] = scorer.validation.recheck(settings)
+                recheck = rechecks[item.task]
+                for finding in recheck.findings(item) if recheck is not None else []:
+                    reports[index].add(finding.check, finding.reason, finding.severity)
     finally:
-        order.close()
+        for recheck in rechecks.values():
+            if recheck is not None:
+                recheck.close()
     return reports
 
 

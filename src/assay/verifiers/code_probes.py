@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
+from assay.verifiers.code_gate import CodeGate
 
 
 def _fenced(source: str, language: str) -> str:
@@ -15,6 +16,8 @@ def _fenced(source: str, language: str) -> str:
 
 
 class CodeValidation(Validation):
+    gate = CodeGate()
+
     def most(self, repeats: int) -> int:
         return max(1, repeats) + 1
 

@@ -1,5 +1,6 @@
 """The math task's validation probes: its reference boxed and in prose must be accepted; an empty
-`\\boxed{}` and the question restated must earn nothing; a reference read as words is a warning."""
+`\\boxed{}` and the question restated must earn nothing; a reference read as words is a warning; a
+reference given away in the prompt is `answer_in_prompt` (`given_away`)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import re
 
 from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
+from assay.verifiers.math.gate import MathGate
+from assay.verifiers.math.given_away import answer_in_prompt
 
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 MOST = 4  # two forms of the reference, two trivial answers
 
 
 class MathValidation(Validation):
+    gate = MathGate()
+
     def most(self, repeats: int) -> int:
         return MOST
 
@@ -33,6 +38,9 @@ class MathValidation(Validation):
         return found + [
             ValidationProbe.answer(index, item, text, "rejected", label) for label, text in trivial
         ]
+
+    def check_prompt(self, item: Item) -> list[Finding]:
+        return answer_in_prompt(item)
 
     def read_reference(self, result: Result) -> list[Finding]:
         if result.details.get("gold_kind") != "text":

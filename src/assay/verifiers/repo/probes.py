@@ -1,16 +1,23 @@
 """The repository task's validation probes: the gold change (`patch`) run at least twice, whose verdicts
 must agree test by test, and the empty change, which must not be rewarded (a task that rewards doing
-nothing, as R2E-Gym found)."""
+nothing, as R2E-Gym found). A task file's row may be a SWE-bench instance (`row`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
 
 
 class RepoValidation(Validation):
+    def row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A SWE-bench instance is a row too: its problem_statement is the prompt, other columns dropped."""
+        if "prompt" not in row and isinstance(row.get("problem_statement"), str):
+            row = {**row, "prompt": row["problem_statement"]}
+        return {k: v for k, v in row.items() if k in Item.FIELDS}
+
     def most(self, repeats: int) -> int:
         return max(2, repeats) + 1
 

@@ -1,9 +1,11 @@
 """The sql task's validation probes: the gold query must be accepted (and return rows, or any query that
-returns nothing is rewarded); an empty response and `SELECT 1` must earn nothing."""
+returns nothing is rewarded); an empty response and `SELECT 1` must earn nothing. A gold that passes is
+then checked for a result that depends on storage order (`storage_order`)."""
 
 from __future__ import annotations
 
-from assay.registry import Finding, Validation, ValidationProbe
+from assay.registry import Finding, Recheck, Validation, ValidationProbe
+from assay.settings import Settings
 from assay.types import Item, Result
 
 MOST = 3
@@ -29,3 +31,8 @@ class SqlValidation(Validation):
             reason = "the gold query returns no rows, so any query that returns nothing is rewarded"
             return [Finding("empty_result", reason)]
         return []
+
+    def recheck(self, settings: Settings) -> Recheck | None:
+        from assay.verifiers.sql.storage_order import OrderCheck
+
+        return OrderCheck(settings)

@@ -1,4 +1,5 @@
-"""Does a gold query's result depend on the order rows happen to be stored in?
+"""Does a gold query's result depend on the order rows happen to be stored in? (The sql task's
+`Validation.recheck` for `assay validate`: run on golds that passed their probes.)
 
 `SELECT name FROM t LIMIT 2` (no ORDER BY) or `... ORDER BY score DESC LIMIT 1` with a tie at the cut
 answer differently on the same data stored in another order; a policy that is right then loses reward by
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
+from assay.registry import Finding, Recheck
 from assay.settings import Settings
 from assay.types import Item
 from assay.verifiers.sql import catalog
@@ -98,7 +100,7 @@ def tie_at_cut(engine: SqlEngine, gold: Analysis, rows: Sequence[Row], limits: Q
     )
 
 
-class OrderCheck:
+class OrderCheck(Recheck):
     """Reversed copies made once per database for one validation run; `close()` removes them."""
 
     def __init__(self, settings: Settings) -> None:
@@ -127,6 +129,10 @@ class OrderCheck:
         if instance.engine != "sqlite" or path.stat().st_size > MAX_BYTES:
             return None
         return path
+
+    def findings(self, item: Item) -> list[Finding]:
+        why = self.why(item)
+        return [] if why is None else [Finding("order_dependent", why)]
 
     def why(self, item: Item) -> str | None:
         """Why the gold depends on storage order; None when it does not, or when that cannot be told."""
