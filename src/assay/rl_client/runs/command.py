@@ -5,6 +5,9 @@ assay train --init DIR --tools              the same, a tool-use run (train.tool
 assay train --config DIR/run.yaml [--set train.steps=20 ...]
 assay train --demo --out DIR                SFT + GRPO on 2-digit addition, nothing to prepare
 assay train --demo tools --out DIR          SFT + GRPO with the python tool on 3-digit multiplication
+
+An output directory that holds a finished run is refused; `--fresh` starts anew there. An unfinished
+`--config` run with a checkpoint is resumed, with a notice (`runs/rundir.py`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a config field, e.g. --set train.generate.group_size=16 (repeatable)",
     )  # fmt: skip
     parser.add_argument("--check", action="store_true", help="validate the config and exit")
+    parser.add_argument(
+        "--fresh", action="store_true",
+        help="start anew in an output directory that holds a run (its summary, log, curves and "
+        "checkpoints are removed). Without it a finished run there is refused, and an unfinished "
+        "--config run is resumed from its newest checkpoint, with a notice",
+    )  # fmt: skip
     parser.add_argument(
         "--tools", action="store_true",
         help="with --init: write the tool-use example (3-digit multiplication with the python tool)",
@@ -130,6 +139,7 @@ def _run_config(args: argparse.Namespace) -> int:
     from assay.errors import ConfigError
     from assay.rl_client.runs.config import load_config
     from assay.rl_client.runs.data import DataError
+    from assay.rl_client.runs.rundir import FinishedRunError
 
     try:
         cfg, base = load_config(args.config, args.overrides)
@@ -144,7 +154,10 @@ def _run_config(args: argparse.Namespace) -> int:
     from assay.rl_client.runs.driver import run
 
     try:
-        summary = run(cfg, base, progress=not args.quiet)
+        summary = run(cfg, base, progress=not args.quiet, fresh=args.fresh)
+    except FinishedRunError as exc:
+        print(f"assay train: {exc}", file=sys.stderr)
+        return 2
     except (DataError, ConfigError, OSError) as exc:
         print(f"assay train: {exc}", file=sys.stderr)
         return 1
@@ -153,15 +166,28 @@ def _run_config(args: argparse.Namespace) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    from assay.rl_client.runs.rundir import FinishedRunError
+
+    try:
+        summary = _demo(args)
+    except FinishedRunError as exc:
+        print(f"assay train: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(args.threads)
     if args.demo == "tools":
         from assay.rl_client.runs.demo_tools import ToolsDemoOptions, run_tools_demo
 
-        tools_options = ToolsDemoOptions(seed=args.seed, server=args.server, progress=not args.quiet)
-        print(json.dumps(run_tools_demo(args.out, tools_options), indent=2))
-        return 0
+        tools_options = ToolsDemoOptions(
+            seed=args.seed, server=args.server, progress=not args.quiet, fresh=args.fresh
+        )
+        return run_tools_demo(args.out, tools_options)
 
     from assay.rl_client.runs.demo import DemoOptions, run_demo
 
@@ -177,8 +203,6 @@ def _run_demo(args: argparse.Namespace) -> int:
         time_budget_s=args.time_budget,
         server=args.server,
         progress=not args.quiet,
+        fresh=args.fresh,
     )
-    summary = run_demo(args.out, options)
-    shown = {k: v for k, v in summary.items() if k != "config"}
-    print(json.dumps(shown, indent=2))
-    return 0
+    return {k: v for k, v in run_demo(args.out, options).items() if k != "config"}

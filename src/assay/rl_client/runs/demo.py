@@ -29,6 +29,7 @@ from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, Tr
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.observe import plot_curves
+from assay.rl_client.runs import rundir
 from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.runs.sft import sft_step
 from assay.rl_client.trainer import Trainer
@@ -157,6 +158,7 @@ class DemoOptions:
     time_budget_s: float = 165.0  # RL stops past this (whole run): the demo ends within 3 minutes
     server: str | None = None  # an Assay URL; None starts one in-process
     progress: bool = True
+    fresh: bool = False  # start anew in an `out` that holds a finished run (`rundir.py`)
 
 
 def run_demo(out: Path, options: DemoOptions) -> dict[str, Any]:
@@ -164,6 +166,7 @@ def run_demo(out: Path, options: DemoOptions) -> dict[str, Any]:
     from assay.rl_client.runs.service import local_service
 
     started = time.perf_counter()
+    rundir.announce(rundir.prepare(out, fresh=options.fresh, resumable=False))
     out.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
         url = options.server or stack.enter_context(local_service(Settings(workers=1)))

@@ -27,6 +27,7 @@ from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.observe import plot_curves
+from assay.rl_client.runs import rundir
 from assay.rl_client.runs.demo import PAD, CharTokenizer
 from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.runs.sft import MaskedPair, sft_step
@@ -46,6 +47,7 @@ class ToolsDemoOptions:
     time_budget_s: float = 240.0  # RL stops past this (whole run)
     server: str | None = None
     progress: bool = True
+    fresh: bool = False  # start anew in an `out` that holds a finished run (`rundir.py`)
 
 
 def problems(count: int, rng: random.Random) -> list[Problem]:
@@ -131,6 +133,7 @@ def run_tools_demo(out: Path, options: ToolsDemoOptions) -> dict[str, Any]:
     from assay.settings import Settings
 
     started = time.perf_counter()
+    rundir.announce(rundir.prepare(out, fresh=options.fresh, resumable=False))
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(options.seed)
     rng = random.Random(options.seed)

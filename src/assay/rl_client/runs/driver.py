@@ -25,6 +25,7 @@ from assay.client import AssayClient
 from assay.rl_client import checkpoints
 from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.observe import plot_curves
+from assay.rl_client.runs import rundir
 from assay.rl_client.runs.config import ConfigError, RunConfig
 from assay.rl_client.runs.evaluate import Evaluator
 from assay.rl_client.runs.models import resolve
@@ -49,14 +50,16 @@ class Algorithm(Protocol):
     def load(self, directory: Path) -> None: ...
 
 
-def run(cfg: RunConfig, base: Path, progress: bool = True) -> dict[str, Any]:
-    """Train as configured; returns (and writes) the summary."""
+def run(cfg: RunConfig, base: Path, progress: bool = True, fresh: bool = False) -> dict[str, Any]:
+    """Train as configured; returns (and writes) the summary. An output directory that holds a run is
+    handled by `rundir.prepare` (a finished one is refused unless `fresh`)."""
     from assay.rl_client.runs.service import local_service
     from assay.settings import Settings
 
     started = time.perf_counter()
     torch.set_num_threads(cfg.threads)
     out = resolve(cfg.output.dir, base)
+    rundir.announce(rundir.prepare(out, fresh=fresh, resumable=cfg.output.resume))
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(cfg.model_dump_json(indent=2) + "\n", encoding="utf-8")
     with ExitStack() as stack:
