@@ -74,7 +74,7 @@ _RUN_FLAGS: list[tuple[tuple[str, ...], str, Any, Any, str]] = [
     (("--rollout",), "train.rollout", str, "group", "group: i.i.d. responses; tree: a tree sharing prefixes"),
     (("--time-budget",), "time_budget_s", float, 165.0, "seconds; RL stops past it"),
     (("--threads",), "threads", int, 1, "torch threads (on a busy 2-core machine 2 ran 10x slower)"),
-    (("--out",), "output.dir", Path, None, "directory for summary, log, curves"),
+    (("--out",), "output.dir", Path, None, "directory for summary, log, curves (from the current directory)"),
     (("--server",), "reward.url", str, None, "Assay URL (default: start one in-process)"),
 ]
 
