@@ -71,15 +71,3 @@ def test_demo_improves_greedy_accuracy_by_a_tenth(
     steps = [json.loads(line)["step"] for line in (out / "log.jsonl").read_text().splitlines()]
     assert steps == list(range(1, summary["steps"] + 1))
     assert (out / "checkpoint" / "state.pt").exists()
-
-
-def test_the_demo_curves_end_with_the_final_evaluation_the_summary_prints() -> None:
-    from assay.rl_client.runs.demo import curve_records
-
-    # RL stopped at step 13 (time budget): the last evaluation in the step log was at step 10.
-    steps = [{"step": s, "reward": 0.5, **({"dev_accuracy": 0.4} if s == 10 else {})} for s in range(1, 14)]
-    records = curve_records(0.3, steps, 13, 0.55)
-    assert records[0] == {"step": 0, "dev_accuracy": 0.3}
-    assert records[-1] == {"step": 13, "dev_accuracy": 0.55}
-    # Stopped on an evaluation step: that evaluation is the final one, not drawn twice.
-    assert curve_records(0.3, steps[:10], 10, 0.4)[-1] == steps[9]

@@ -36,6 +36,12 @@ def test_the_tools_demo_beats_the_no_tool_baseline(tmp_path: Path) -> None:
     assert printed == summary
     for key in ("eval_start", "eval_end", "eval_no_tools"):
         assert 0.0 <= summary[key] <= 1.0
+    # the schema every run kind shares (issue 43), the old names kept
+    assert (summary["accuracy_before"], summary["accuracy_after"]) == (
+        summary["eval_start"],
+        summary["eval_end"],
+    )
+    assert summary["steps"] == summary["rl_steps"] > 0 and summary["stopped_by"] in ("steps", "time_budget")
     assert summary["eval_end"] >= 0.6
     assert summary["eval_end"] - summary["eval_no_tools"] >= 0.4
     assert summary["seconds"] <= 300

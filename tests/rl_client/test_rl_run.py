@@ -117,7 +117,8 @@ def test_the_example_run_raises_greedy_eval_accuracy(example: Path) -> None:
     """The example as `--init` writes it, with a step count instead of its wall-clock budget (so the
     result does not depend on the machine's load). Measured: 0.355 -> 0.405 after 60 steps, seed 0."""
     summary = _run(example, "output.dir=full", "train.steps=60", "time_budget_s=null")
-    assert summary["steps"] == 60
+    assert summary["steps"] == 60 and summary["stopped_by"] == "steps"
+    assert summary["accuracy_before"] == summary["eval_accuracy_before"] is not None
     assert summary["eval_accuracy_after"] - summary["eval_accuracy_before"] >= 0.03, summary
     out = example.parent / "full"
     assert [r["step"] for r in _log(out)] == list(range(1, 61))

@@ -12,7 +12,6 @@ not: anything about large models; dev accuracy is exact string match, stricter t
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Sequence
@@ -28,8 +27,8 @@ from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, TrainConfig, TreeConfig
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
-from assay.rl_client.observe import plot_curves
 from assay.rl_client.runs import rundir
+from assay.rl_client.runs import summary as run_summary
 from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.runs.sft import sft_step
 from assay.rl_client.trainer import Trainer
@@ -172,20 +171,8 @@ def run_demo(out: Path, options: DemoOptions) -> dict[str, Any]:
         url = options.server or stack.enter_context(local_service(Settings(workers=1)))
         summary = _train_demo(out, options, url, started)
     summary["seconds"] = round(time.perf_counter() - started, 2)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    run_summary.write(out, summary)
     return summary
-
-
-def curve_records(
-    before: float, history: list[dict[str, Any]], steps: int, after: float
-) -> list[dict[str, Any]]:
-    """The records the demo plots: dev accuracy before RL, each step, and the final evaluation the
-    summary prints (it was left out whenever RL stopped between two `eval_every` steps; issue 31)."""
-    records = [{"step": 0, "dev_accuracy": before}, *history]
-    last = next((r for r in reversed(records) if r.get("dev_accuracy") is not None), None)
-    if last is None or last["step"] != steps:
-        records.append({"step": steps, "dev_accuracy": after})
-    return records
 
 
 def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> dict[str, Any]:
@@ -230,13 +217,10 @@ def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> di
     finally:
         trainer.close()
     after = greedy_accuracy(backend, dev)
-    history = curve_records(before, trainer.history, trainer.step, after)
-    plot_curves(history, out / "curves.png", title=f"assay train --demo (seed {options.seed})")
+    title = f"assay train --demo (seed {options.seed})"
+    run_summary.plot_run(out, before, trainer.history, trainer.step, after, title)
     return {
-        "greedy_accuracy_before": before,
-        "greedy_accuracy_after": after,
-        "improvement": round(after - before, 4),
-        "steps": trainer.step,
+        **run_summary.common("demo", before, after, trainer.step, cfg.steps, options.time_budget_s),
         "reward_requests": rewards.requests,
         "sft_steps": sft.steps,
         "sft_seconds": round(sft.seconds, 2),

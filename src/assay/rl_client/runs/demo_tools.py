@@ -10,7 +10,6 @@ model without tools (its calls are not run: it must answer from what it writes i
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Sequence
@@ -26,8 +25,8 @@ from assay.rl_client.config import ControlConfig, GenerateConfig, ToolsConfig, T
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.multiturn import ToolRollouts
-from assay.rl_client.observe import plot_curves
 from assay.rl_client.runs import rundir
+from assay.rl_client.runs import summary as run_summary
 from assay.rl_client.runs.demo import PAD, CharTokenizer
 from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.runs.sft import MaskedPair, sft_step
@@ -155,7 +154,8 @@ def run_tools_demo(out: Path, options: ToolsDemoOptions) -> dict[str, Any]:
     ):
         tools = ToolRollouts(backend, client, cfg)
         eval_start = eval_with_tools(tools, dev)
-        trainer = Trainer(model, backend, ServiceRewards.at(url), train, cfg, pad_id=PAD,
+        rewards = ServiceRewards.at(url)
+        trainer = Trainer(model, backend, rewards, train, cfg, pad_id=PAD,
                           log_path=out / "log.jsonl", progress=options.progress, sessions=client)  # fmt: skip
         try:
             while trainer.step < cfg.steps and time.perf_counter() - started < options.time_budget_s:
@@ -164,18 +164,20 @@ def run_tools_demo(out: Path, options: ToolsDemoOptions) -> dict[str, Any]:
             trainer.close()
         eval_end = eval_with_tools(tools, dev)
         eval_no_tools = eval_without_tools(backend, client, dev, cfg.tools.max_total_tokens)
+    title = f"assay train --demo tools (seed {options.seed})"
+    run_summary.plot_run(out, eval_start, trainer.history, trainer.step, eval_end, title)
     summary = {
-        "eval_start": eval_start,
-        "eval_end": eval_end,
+        **run_summary.common(
+            "demo_tools", eval_start, eval_end, trainer.step, cfg.steps, options.time_budget_s
+        ),
         "eval_no_tools": eval_no_tools,
+        "reward_requests": rewards.requests,
         "sft_steps": options.sft_steps,
         "sft_loss": round(sft_loss, 4),
-        "rl_steps": trainer.step,
         "seconds": round(time.perf_counter() - started, 1),
         "seed": options.seed,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    plot_curves(trainer.history, out / "curves.png", title=f"assay train --demo tools (seed {options.seed})")
+    run_summary.write(out, summary)
     return summary
 
 
