@@ -1,4 +1,4 @@
-"""`assay train --demo`: the reward server inside a real RL loop, on a CPU, in about three minutes.
+"""`assay train --demo`: the reward server inside a real RL loop, on a CPU, in a few minutes.
 
 The task is 2-digit addition ("37+58=" -> "95"). A 0.4M-parameter GPT-2 with a character vocabulary is
 built from a config (random init), trained by SFT until its greedy dev accuracy first reaches about 0.35,
