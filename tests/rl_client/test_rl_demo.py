@@ -88,3 +88,24 @@ def test_the_demo_flags_default_to_the_demo_options_a_step_count_and_a_safety_st
     assert (args.steps, args.time_budget) == (options.steps, options.time_budget_s)
     # measured: 180 steps took 183 s of RL on a loaded 2-core machine; the stop is well beyond that
     assert options.time_budget_s >= 2 * options.steps
+
+
+def _finished_run(out: Path) -> Path:
+    """A directory as a finished run leaves it (summary written last)."""
+    (out / "checkpoints" / "step-000004").mkdir(parents=True)
+    (out / "log.jsonl").write_text('{"step": 1}\n')
+    (out / "summary.json").write_text('{"steps": 4}\n')
+    return out
+
+
+@pytest.mark.parametrize("demo", [[], ["tools"]])
+def test_the_demo_refuses_a_finished_out_with_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo: list[str]
+) -> None:
+    out = _finished_run(tmp_path / "run")
+    assert main(["--demo", *demo, "--out", str(out), "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "finished run" in err and "--fresh" in err
+    assert json.loads((out / "summary.json").read_text()) == {"steps": 4}

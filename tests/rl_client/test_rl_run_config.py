@@ -311,3 +311,22 @@ def test_paths_on_the_command_line_start_from_the_current_directory(
     assert json.loads(capsys.readouterr().out)["output"]["dir"] == "/abs/o"
     cfg_, base = load_config(Path("../run1/run.yaml"))
     assert (cfg_.output.dir, cfg_.model.path, base) == ("o", "m", config.parent.resolve())
+
+
+def _finished_run(out: Path) -> Path:
+    """A directory as a finished run leaves it (summary written last)."""
+    (out / "checkpoints" / "step-000004").mkdir(parents=True)
+    (out / "log.jsonl").write_text('{"step": 1}\n')
+    (out / "summary.json").write_text('{"steps": 4}\n')
+    return out
+
+
+def test_a_config_run_refuses_a_finished_out_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.yaml").write_text("model: {path: m}\ndata: {train: t.jsonl}\n")
+    out = _finished_run(tmp_path / "out")
+    assert main(["--config", str(tmp_path / "run.yaml"), "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(out) in err and "--fresh" in err
+    assert (out / "summary.json").exists()

@@ -1,15 +1,13 @@
 """An output directory that already holds a run (issue 43): a finished run is refused unless `--fresh`,
 an unfinished `--config` run with a checkpoint is resumed with a notice, anything else starts anew with
-a notice. No training runs here: the refusal comes before any."""
+a notice. The command's refusals: tests/rl_client/test_rl_demo.py and test_rl_run_config.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from assay.rl_client.runs.command import main
 from assay.rl_client.runs.rundir import FinishedRunError, prepare
 
 
@@ -59,27 +57,3 @@ def test_an_unfinished_run_that_cannot_resume_starts_anew_with_a_notice(tmp_path
     notice = prepare(out, fresh=False, resumable=False)
     assert notice is not None and "starting anew" in notice
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
-
-
-@pytest.mark.parametrize("demo", [[], ["tools"]])
-def test_the_demo_refuses_a_finished_out_with_one_line_and_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo: list[str]
-) -> None:
-    out = _finished(tmp_path / "run")
-    assert main(["--demo", *demo, "--out", str(out), "-q"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    err = captured.err.strip()
-    assert len(err.splitlines()) == 1 and "finished run" in err and "--fresh" in err
-    assert json.loads((out / "summary.json").read_text()) == {"steps": 4}
-
-
-def test_a_config_run_refuses_a_finished_out_with_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "run.yaml").write_text("model: {path: m}\ndata: {train: t.jsonl}\n")
-    out = _finished(tmp_path / "out")
-    assert main(["--config", str(tmp_path / "run.yaml"), "-q"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and str(out) in err and "--fresh" in err
-    assert (out / "summary.json").exists()
