@@ -64,6 +64,11 @@ def test_demo_improves_greedy_accuracy_by_a_tenth(
     summary = json.loads((out / "summary.json").read_text())
     for key in ("greedy_accuracy_before", "greedy_accuracy_after", "steps", "reward_requests", "seconds"):
         assert key in summary
+    from assay.rl_client.runs.demo import DemoOptions
+
+    # A step count ends the demo, not the machine's load; the time budget is only a safety stop (issue 43).
+    assert (summary["steps"], summary["stopped_by"]) == (DemoOptions().steps, "steps"), summary
+    assert summary["accuracy_after"] == summary["greedy_accuracy_after"]
     assert 0.3 <= summary["greedy_accuracy_before"] <= 0.5
     assert summary["greedy_accuracy_after"] - summary["greedy_accuracy_before"] >= 0.10, summary
     assert summary["reward_requests"] >= summary["steps"] > 0
@@ -73,13 +78,34 @@ def test_demo_improves_greedy_accuracy_by_a_tenth(
     assert (out / "checkpoint" / "state.pt").exists()
 
 
-def test_the_demo_curves_end_with_the_final_evaluation_the_summary_prints() -> None:
-    from assay.rl_client.runs.demo import curve_records
+def test_the_demo_flags_default_to_the_demo_options_a_step_count_and_a_safety_stop() -> None:
+    from assay.rl_client.runs.command import _demo_defaults, build_parser
+    from assay.rl_client.runs.demo import DemoOptions
 
-    # RL stopped at step 13 (time budget): the last evaluation in the step log was at step 10.
-    steps = [{"step": s, "reward": 0.5, **({"dev_accuracy": 0.4} if s == 10 else {})} for s in range(1, 14)]
-    records = curve_records(0.3, steps, 13, 0.55)
-    assert records[0] == {"step": 0, "dev_accuracy": 0.3}
-    assert records[-1] == {"step": 13, "dev_accuracy": 0.55}
-    # Stopped on an evaluation step: that evaluation is the final one, not drawn twice.
-    assert curve_records(0.3, steps[:10], 10, 0.4)[-1] == steps[9]
+    args = build_parser().parse_args(["--demo", "--out", "x"])
+    _demo_defaults(args)
+    options = DemoOptions()
+    assert (args.steps, args.time_budget) == (options.steps, options.time_budget_s)
+    # measured: 180 steps took 183 s of RL on a loaded 2-core machine; the stop is well beyond that
+    assert options.time_budget_s >= 2 * options.steps
+
+
+def _finished_run(out: Path) -> Path:
+    """A directory as a finished run leaves it (summary written last)."""
+    (out / "checkpoints" / "step-000004").mkdir(parents=True)
+    (out / "log.jsonl").write_text('{"step": 1}\n')
+    (out / "summary.json").write_text('{"steps": 4}\n')
+    return out
+
+
+@pytest.mark.parametrize("demo", [[], ["tools"]])
+def test_the_demo_refuses_a_finished_out_with_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo: list[str]
+) -> None:
+    out = _finished_run(tmp_path / "run")
+    assert main(["--demo", *demo, "--out", str(out), "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "finished run" in err and "--fresh" in err
+    assert json.loads((out / "summary.json").read_text()) == {"steps": 4}

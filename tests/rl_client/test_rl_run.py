@@ -32,10 +32,17 @@ def _command(config: Path, *sets: str) -> list[str]:
     return args
 
 
-def _run(config: Path, *sets: str, timeout: float = 600) -> dict[str, Any]:
-    done = subprocess.run(_command(config, *sets), capture_output=True, text=True, timeout=timeout)
+def _done(config: Path, *sets: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """A run from the config's directory: the `output.dir=NAME` given here lands beside the config."""
+    done = subprocess.run(
+        _command(config, *sets), capture_output=True, text=True, timeout=timeout, cwd=config.parent
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
+    return done
+
+
+def _run(config: Path, *sets: str, timeout: float = 600) -> dict[str, Any]:
+    return json.loads(_done(config, *sets, timeout=timeout).stdout)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +72,7 @@ def test_a_run_killed_at_a_checkpoint_resumes_to_the_same_weights_and_metrics(ex
     straight = _run(example, *SMALL, "output.dir=straight")
 
     killed = subprocess.Popen(_command(example, *SMALL, "output.dir=killed"), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=os.environ.copy())  # fmt: skip
+                              stderr=subprocess.DEVNULL, env=os.environ.copy(), cwd=root)  # fmt: skip
     first = root / "killed" / "checkpoints" / "step-000002"
     try:
         for _ in range(3000):  # bounded: about 10 minutes of 0.2 s waits on the process itself
@@ -80,7 +87,9 @@ def test_a_run_killed_at_a_checkpoint_resumes_to_the_same_weights_and_metrics(ex
     steps_at_kill = len((root / "killed" / "log.jsonl").read_text().splitlines())
     assert steps_at_kill < 6, "the run finished before it was killed: nothing was resumed"
 
-    resumed = _run(example, *SMALL, "output.dir=killed")
+    done = _done(example, *SMALL, "output.dir=killed")
+    assert "resuming the unfinished run" in done.stderr and "from step" in done.stderr  # said, not silent
+    resumed = json.loads(done.stdout)
     assert {k: v for k, v in resumed.items() if k != "seconds"} == {
         k: v for k, v in straight.items() if k != "seconds"
     }
@@ -108,7 +117,8 @@ def test_the_example_run_raises_greedy_eval_accuracy(example: Path) -> None:
     """The example as `--init` writes it, with a step count instead of its wall-clock budget (so the
     result does not depend on the machine's load). Measured: 0.355 -> 0.405 after 60 steps, seed 0."""
     summary = _run(example, "output.dir=full", "train.steps=60", "time_budget_s=null")
-    assert summary["steps"] == 60
+    assert summary["steps"] == 60 and summary["stopped_by"] == "steps"
+    assert summary["accuracy_before"] == summary["eval_accuracy_before"] is not None
     assert summary["eval_accuracy_after"] - summary["eval_accuracy_before"] >= 0.03, summary
     out = example.parent / "full"
     assert [r["step"] for r in _log(out)] == list(range(1, 61))

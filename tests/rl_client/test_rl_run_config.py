@@ -286,3 +286,47 @@ def test_a_bad_flag_value_with_a_config_is_a_config_error_naming_the_field(
     assert main(["--config", str(tmp_path / "run.yaml"), "--check", "--group-size", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert "train.generate: group_size must be at least 2" in err and "Traceback" not in err
+
+
+def test_paths_on_the_command_line_start_from_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--set output.dir=X` landed beside the config file, silently (issue 43); the file's own paths still
+    # start from the file's directory.
+    config = tmp_path / "run1" / "run.yaml"
+    config.parent.mkdir()
+    config.write_text("model: {path: m}\ndata: {train: t.jsonl}\noutput: {dir: o}\n")
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["--config", "../run1/run.yaml", "--check", "--set", "output.dir=out_star"]) == 0
+    assert json.loads(capsys.readouterr().out)["output"]["dir"] == str(here / "out_star")
+    assert (
+        main(["--config", "../run1/run.yaml", "--check", "--out", "runs/a", "--set", "data.eval=e.jsonl"])
+        == 0
+    )
+    cfg = json.loads(capsys.readouterr().out)
+    assert cfg["output"]["dir"] == str(here / "runs" / "a") and cfg["data"]["eval"] == str(here / "e.jsonl")
+    assert main(["--config", "../run1/run.yaml", "--check", "--set", "output.dir=/abs/o"]) == 0
+    assert json.loads(capsys.readouterr().out)["output"]["dir"] == "/abs/o"
+    cfg_, base = load_config(Path("../run1/run.yaml"))
+    assert (cfg_.output.dir, cfg_.model.path, base) == ("o", "m", config.parent.resolve())
+
+
+def _finished_run(out: Path) -> Path:
+    """A directory as a finished run leaves it (summary written last)."""
+    (out / "checkpoints" / "step-000004").mkdir(parents=True)
+    (out / "log.jsonl").write_text('{"step": 1}\n')
+    (out / "summary.json").write_text('{"steps": 4}\n')
+    return out
+
+
+def test_a_config_run_refuses_a_finished_out_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "run.yaml").write_text("model: {path: m}\ndata: {train: t.jsonl}\n")
+    out = _finished_run(tmp_path / "out")
+    assert main(["--config", str(tmp_path / "run.yaml"), "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(out) in err and "--fresh" in err
+    assert (out / "summary.json").exists()

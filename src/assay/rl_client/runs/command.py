@@ -5,6 +5,9 @@ assay train --init DIR --tools              the same, a tool-use run (train.tool
 assay train --config DIR/run.yaml [--set train.steps=20 ...]
 assay train --demo --out DIR                SFT + GRPO on 2-digit addition, nothing to prepare
 assay train --demo tools --out DIR          SFT + GRPO with the python tool on 3-digit multiplication
+
+An output directory that holds a finished run is refused; `--fresh` starts anew there. An unfinished
+`--config` run with a checkpoint is resumed, with a notice (`runs/rundir.py`).
 """
 
 from __future__ import annotations
@@ -33,12 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument("--check", action="store_true", help="validate the config and exit")
     parser.add_argument(
+        "--fresh", action="store_true",
+        help="start anew in an output directory that holds a run (its summary, log, curves and "
+        "checkpoints are removed). Without it a finished run there is refused, and an unfinished "
+        "--config run is resumed from its newest checkpoint, with a notice",
+    )  # fmt: skip
+    parser.add_argument(
         "--tools", action="store_true",
         help="with --init: write the tool-use example (3-digit multiplication with the python tool)",
     )  # fmt: skip
     run = parser.add_argument_group(
         "run flags",
-        "--demo's settings (default shown). With --config each sets the config field named in brackets, "
+        "--demo's settings (default shown; --demo tools takes --seed, --steps (default 20), --time-budget, "
+        "--threads, --out and --server). With --config each sets the config field named in brackets, "
         "as --set would (a --set of the same field wins); --init reads --seed only.",
     )
     for flags, field, kind, default, text in _RUN_FLAGS:
@@ -56,16 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
 # sets its field to false. These used to apply to --demo only, silently ignored with --config (issue 31).
 _RUN_FLAGS: list[tuple[tuple[str, ...], str, Any, Any, str]] = [
     (("--seed",), "train.seed", int, 0, "random seed"),
-    (("--steps",), "train.steps", int, 200, "most RL steps; --time-budget may end RL first"),
+    (("--steps",), "train.steps", int, 180, "RL steps"),
     (("--lr",), "train.lr", float, 3e-4, "RL learning rate (1e-4..3e-4 works)"),
     (("--group-size",), "train.generate.group_size", int, 8, "responses per prompt"),
     (("--prompts-per-step",), "train.control.prompts_per_step", int, 32, "prompts per RL step"),
     (("--no-dynamic-sampling",), "train.control.dynamic_sampling", bool, False, "keep zero-variance groups"),
     (("--aggregation",), "train.loss.aggregation", str, "token", "loss aggregation"),
     (("--rollout",), "train.rollout", str, "group", "group: i.i.d. responses; tree: a tree sharing prefixes"),
-    (("--time-budget",), "time_budget_s", float, 165.0, "seconds; RL stops past it"),
+    (("--time-budget",), "time_budget_s", float, 480.0, "safety stop, seconds (summary: stopped_by)"),
     (("--threads",), "threads", int, 1, "torch threads (on a busy 2-core machine 2 ran 10x slower)"),
-    (("--out",), "output.dir", Path, None, "directory for summary, log, curves"),
+    (("--out",), "output.dir", Path, None, "directory for summary, log, curves (from the current directory)"),
     (("--server",), "reward.url", str, None, "Assay URL (default: start one in-process)"),
 ]
 
@@ -103,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         return _run_config(args)
     if not _has_torch():
         return 1
+    tools_budget: dict[str, Any] = {}
+    if args.demo == "tools":
+        tools_budget = _tools_budget(parser, args)
     _demo_defaults(args)
     if args.init is not None:
         from assay.rl_client.runs.example import write_example
@@ -114,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.out is None:
         parser.error("--demo needs --out DIR")
-    return _run_demo(args)
+    return _run_demo(args, tools_budget)
 
 
 def _has_torch() -> bool:
@@ -130,6 +143,7 @@ def _run_config(args: argparse.Namespace) -> int:
     from assay.errors import ConfigError
     from assay.rl_client.runs.config import load_config
     from assay.rl_client.runs.data import DataError
+    from assay.rl_client.runs.rundir import FinishedRunError
 
     try:
         cfg, base = load_config(args.config, args.overrides)
@@ -144,7 +158,10 @@ def _run_config(args: argparse.Namespace) -> int:
     from assay.rl_client.runs.driver import run
 
     try:
-        summary = run(cfg, base, progress=not args.quiet)
+        summary = run(cfg, base, progress=not args.quiet, fresh=args.fresh)
+    except FinishedRunError as exc:
+        print(f"assay train: {exc}", file=sys.stderr)
+        return 2
     except (DataError, ConfigError, OSError) as exc:
         print(f"assay train: {exc}", file=sys.stderr)
         return 1
@@ -152,16 +169,44 @@ def _run_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_demo(args: argparse.Namespace) -> int:
+def _run_demo(args: argparse.Namespace, tools_budget: dict[str, Any]) -> int:
+    from assay.rl_client.runs.rundir import FinishedRunError
+
+    try:
+        summary = _demo(args, tools_budget)
+    except FinishedRunError as exc:
+        print(f"assay train: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+# The run flags `--demo tools` takes; its own defaults (20 steps) apply to those not given.
+_TOOLS_FLAGS = ("--out", "--seed", "--server", "--steps", "--threads", "--time-budget")
+
+
+def _tools_budget(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, Any]:
+    """`--steps` and `--time-budget` as the tools demo's options, when given; any run flag it does not
+    take is an error (it was ignored, silently)."""
+    given = [f[-1] for f, *_ in _RUN_FLAGS if getattr(args, f[-1].lstrip("-").replace("-", "_")) is not None]
+    other = [flag for flag in given if flag not in _TOOLS_FLAGS]
+    if other:
+        parser.error(f"--demo tools does not take {', '.join(other)} (it takes {', '.join(_TOOLS_FLAGS)})")
+    budget = {"rl_steps": args.steps, "time_budget_s": args.time_budget}
+    return {key: value for key, value in budget.items() if value is not None}
+
+
+def _demo(args: argparse.Namespace, tools_budget: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(args.threads)
     if args.demo == "tools":
         from assay.rl_client.runs.demo_tools import ToolsDemoOptions, run_tools_demo
 
-        tools_options = ToolsDemoOptions(seed=args.seed, server=args.server, progress=not args.quiet)
-        print(json.dumps(run_tools_demo(args.out, tools_options), indent=2))
-        return 0
+        tools_options = ToolsDemoOptions(
+            seed=args.seed, server=args.server, progress=not args.quiet, fresh=args.fresh, **tools_budget
+        )
+        return run_tools_demo(args.out, tools_options)
 
     from assay.rl_client.runs.demo import DemoOptions, run_demo
 
@@ -177,8 +222,6 @@ def _run_demo(args: argparse.Namespace) -> int:
         time_budget_s=args.time_budget,
         server=args.server,
         progress=not args.quiet,
+        fresh=args.fresh,
     )
-    summary = run_demo(args.out, options)
-    shown = {k: v for k, v in summary.items() if k != "config"}
-    print(json.dumps(shown, indent=2))
-    return 0
+    return {k: v for k, v in run_demo(args.out, options).items() if k != "config"}

@@ -261,8 +261,15 @@ def load_text(path: Path) -> dict[str, Any]:
     return data
 
 
+# The fields that are filesystem paths. Written in a config file, a relative one starts from the file's
+# directory; given on the command line (`--set`, `--out`), from the directory the command runs in, as
+# every other command's paths do (issue 43: `--set output.dir=X` landed beside the config, silently).
+PATH_FIELDS = frozenset({"model.path", "model.tokenizer", "data.train", "data.eval", "output.dir"})
+
+
 def apply_override(data: dict[str, Any], assignment: str) -> None:
-    """`a.b.c=value`: set a nested key; the value is parsed as YAML, then typed by the schema."""
+    """`a.b.c=value`: set a nested key; the value is parsed as YAML, then typed by the schema. A relative
+    path in one of `PATH_FIELDS` is made absolute against the current directory."""
     import yaml
 
     key, sep, raw = assignment.partition("=")
@@ -274,6 +281,8 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
         value = raw
     if isinstance(value, dict | list) and not raw.lstrip().startswith(("{", "[")):
         value = raw  # "a: b" is text here, not a mapping
+    if key.strip() in PATH_FIELDS and isinstance(value, str) and not Path(value).expanduser().is_absolute():
+        value = str(Path.cwd() / value)
     node = data
     parts = key.strip().split(".")
     for part in parts[:-1]:
@@ -294,7 +303,8 @@ def validate(data: dict[str, Any], source: str = "config") -> RunConfig:
 
 
 def load_config(path: Path, overrides: list[str] = ()) -> tuple[RunConfig, Path]:  # type: ignore[assignment]
-    """The validated config and the directory its relative paths start from."""
+    """The validated config and the directory its file's relative paths start from (`overrides`, from
+    the command line, start from the current directory: `apply_override`)."""
     data = load_text(path)
     for assignment in overrides:
         apply_override(data, assignment)

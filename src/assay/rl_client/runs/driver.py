@@ -24,7 +24,8 @@ import torch
 from assay.client import AssayClient
 from assay.rl_client import checkpoints
 from assay.rl_client.multiturn import ToolRollouts
-from assay.rl_client.observe import plot_curves
+from assay.rl_client.runs import rundir
+from assay.rl_client.runs import summary as run_summary
 from assay.rl_client.runs.config import ConfigError, RunConfig
 from assay.rl_client.runs.evaluate import Evaluator
 from assay.rl_client.runs.models import resolve
@@ -49,14 +50,16 @@ class Algorithm(Protocol):
     def load(self, directory: Path) -> None: ...
 
 
-def run(cfg: RunConfig, base: Path, progress: bool = True) -> dict[str, Any]:
-    """Train as configured; returns (and writes) the summary."""
+def run(cfg: RunConfig, base: Path, progress: bool = True, fresh: bool = False) -> dict[str, Any]:
+    """Train as configured; returns (and writes) the summary. An output directory that holds a run is
+    handled by `rundir.prepare` (a finished one is refused unless `fresh`)."""
     from assay.rl_client.runs.service import local_service
     from assay.settings import Settings
 
     started = time.perf_counter()
     torch.set_num_threads(cfg.threads)
     out = resolve(cfg.output.dir, base)
+    rundir.announce(rundir.prepare(out, fresh=fresh, resumable=cfg.output.resume))
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(cfg.model_dump_json(indent=2) + "\n", encoding="utf-8")
     with ExitStack() as stack:
@@ -67,7 +70,7 @@ def run(cfg: RunConfig, base: Path, progress: bool = True) -> dict[str, Any]:
             session.model.save_pretrained(str(out / "model"))
             session.tokenizer.tokenizer.save_pretrained(str(out / "model"))
     summary["seconds"] = round(time.perf_counter() - started, 2)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    run_summary.write(out, summary)
     return summary
 
 
@@ -86,10 +89,9 @@ def train(session: Session, progress: bool, started: float) -> dict[str, Any]:
         after = drive(session, algorithm, evaluator, total, every, started)
     before = start_accuracy(session)
     if cfg.output.plots:
-        history = [{"step": 0, "dev_accuracy": before}, *algorithm.history]
         title = f"assay train ({cfg.algorithm}, seed {cfg.train.seed})"
-        plot_curves(history, session.out / "curves.png", title=title)
-    return summary_of(session, before, after, algorithm.step, algorithm.reward_requests)
+        run_summary.plot_run(session.out, before, algorithm.history, algorithm.step, after, title)
+    return summary_of(session, before, after, algorithm.step, total, algorithm.reward_requests)
 
 
 def _grpo(session: Session, progress: bool, stack: ExitStack) -> tuple[Trainer, Evaluator]:
@@ -170,15 +172,12 @@ def _pipe(trainer: Trainer | None) -> Any:
 
 
 def summary_of(
-    session: Session, before: float | None, after: float | None, steps: int, requests: int
+    session: Session, before: float | None, after: float | None, steps: int, total: int, requests: int
 ) -> dict[str, Any]:
     cfg = session.cfg
     return {
+        **run_summary.common("config", before, after, steps, total, cfg.time_budget_s),
         "algorithm": cfg.algorithm,
-        "eval_accuracy_before": before,
-        "eval_accuracy_after": after,
-        "improvement": None if before is None or after is None else round(after - before, 4),
-        "steps": steps,
         "reward_requests": requests,
         "train_problems": len(session.train),
         "eval_problems": len(session.eval),

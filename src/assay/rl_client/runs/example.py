@@ -56,7 +56,7 @@ output:
   dir: out
   checkpoint_every: 10
   tensorboard: false
-time_budget_s: 170             # training stops past this many seconds (whole run)
+time_budget_s: 170             # a safety stop (whole run, seconds); summary.json: stopped_by
 """
 
 

@@ -49,7 +49,7 @@ train:
 output:
   dir: out
   checkpoint_every: 10
-time_budget_s: 240             # training stops past this many seconds (whole run)
+time_budget_s: 240             # a safety stop (whole run, seconds); summary.json: stopped_by
 """
 
 
