@@ -105,6 +105,7 @@ def _every_assay_error() -> dict[str, type[AssayError]]:
         "assay.judges.failures",
         "assay.prm.backends.base",
         "assay.rl_client.runs.data",
+        "assay.rl_client.runs.rundir",
         "assay.sessions",
         "assay.verifiers.repo",
     ):

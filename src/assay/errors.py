@@ -7,7 +7,8 @@ errors once, so no scorer translates failures to statuses by hand.
 
 AssayError
 ├── ConfigError          settings or a plugin cannot be used (raised at start-up, never per item)
-│   └── DataError            (rl_client) a data file cannot be read as training data
+│   ├── DataError            (rl_client) a data file cannot be read as training data
+│   └── FinishedRunError     (rl_client) an output directory holds a finished run (`--fresh` starts anew)
 ├── MissingExtraError    an optional dependency is not installed; says which extra to install
 ├── ItemError            one item cannot be scored as given -> status "invalid"
 │   ├── UnknownTaskError     no such task ("did you mean ...")
