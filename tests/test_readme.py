@@ -48,8 +48,11 @@ class Block:
     run: bool
 
 
-def readme_blocks(text: str, page: str = "README.md") -> list[Block]:
-    """The fenced ```bash and ```python blocks, each marked whether it runs."""
+def readme_blocks(
+    text: str, page: str = "README.md", languages: tuple[str, ...] = ("bash", "python")
+) -> list[Block]:
+    """The fenced blocks of `languages` (```bash and ```python: the ones that run), each marked whether
+    it runs."""
     blocks = []
     lines = text.splitlines()
     i = 0
@@ -60,7 +63,7 @@ def readme_blocks(text: str, page: str = "README.md") -> list[Block]:
             continue
         end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
         previous = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
-        if opening.group(1) in ("bash", "python"):
+        if opening.group(1) in languages:
             code = "\n".join(lines[i + 1 : end]) + "\n"
             blocks.append(Block(page, opening.group(1), i + 1, code, not NOT_RUN.match(previous.strip())))
         i = end + 1
@@ -214,10 +217,8 @@ def _written_by_the_docs() -> set[str]:
     """What the pages' `assay ...` commands write with -o/--out/--keep, shown (```text) or run alike."""
     paths = set()
     for page in PAGES:
-        for block in re.findall(
-            r"^```(?:bash|sh|text)\n(.*?)^```", page.read_text(encoding="utf-8"), re.S | re.M
-        ):
-            for line in block.splitlines():
+        for block in readme_blocks(page.read_text(encoding="utf-8"), languages=("bash", "sh", "text")):
+            for line in block.code.splitlines():
                 if line.lstrip().startswith("assay "):
                     paths.update(
                         p for p in OUTPUT_OPTION.findall(line) if p[0] not in "/-" and not p.isupper()

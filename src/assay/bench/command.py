@@ -181,10 +181,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = _settings(args)
-        if args.task is not None:
-            Registry.from_settings(settings).lookup(args.task)  # a typo is caught before the file is read
-        args.task, rows = load_bench(args.file, args.task, parse_mapping(args.map))
-        Registry.from_settings(settings).lookup(args.task)
+        registry = Registry.from_settings(settings)
+        given = args.task
+        if given is not None:
+            registry.lookup(given)  # a typo is caught before the file is read
+        args.task, rows = load_bench(args.file, given, parse_mapping(args.map))
+        if given is None:
+            registry.lookup(args.task)  # the task the rows name
         names = [] if args.no_baselines else (args.baseline or baseline_lib.DEFAULTS.get(args.task, []))
         loaded = {name: baseline_lib.load(name, settings) for name in names}
     except OSError as exc:

@@ -99,11 +99,11 @@ def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[di
     for task, item, options in jobs:
         started = time.perf_counter()
         try:
-            result = run_item(task, item, options)
-        except Exception as exc:
+            out.append(run_item(task, item, options))  # timed by run_item itself
+        except Exception as exc:  # raised before run_item's own guard (an item that does not parse)
             result = Result.error(f"scorer failed: {failure_text(exc)}").model_dump(mode="json")
-        result["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
-        out.append(result)
+            result["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
+            out.append(result)
     return out
 
 
