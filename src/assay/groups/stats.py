@@ -23,16 +23,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from threading import Lock
-from typing import Any
+from collections.abc import Sequence
 
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector
 from pydantic import BaseModel, Field
 
-from assay.errors import ItemError
 from assay.types import Result, Status
 
 
@@ -114,90 +108,9 @@ def group_stats(results: Sequence[Result], responses: Sequence[str | None] | Non
     )
 
 
-def responses_of(items: Sequence[Any]) -> list[str | None]:
-    """The `response` of each raw item, None where an item is not an object with a text response."""
-    out: list[str | None] = []
-    for item in items:
-        value = item.get("response") if isinstance(item, dict) else getattr(item, "response", None)
-        out.append(value if isinstance(value, str) else None)
-    return out
-
-
 class GroupOutcome(BaseModel):
     """One scored group: its id, its results in item order, and their statistics."""
 
     id: str | None = None
     results: list[Result]
     stats: GroupStats
-
-
-class GroupWindow:
-    """The last `size` groups' statistics, for the /metrics gauges (zero-advantage fraction and friends).
-
-    A window rather than a running total: the doctor and a dashboard care about what the trainer is
-    sending now, not averaged over the life of the server."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self._stats: deque[GroupStats] = deque(maxlen=size)
-        self._lock = Lock()
-
-    def add(self, stats: Sequence[GroupStats]) -> None:
-        with self._lock:
-            self._stats.extend(stats)
-
-    def summary(self) -> dict[str, float]:
-        """Fractions and means over the window; empty before the first group."""
-        with self._lock:
-            window = list(self._stats)
-        if not window:
-            return {}
-        return {
-            "zero_advantage_fraction": sum(s.all_equal for s in window) / len(window),
-            "learning_value_mean": statistics.fmean(s.learning_value for s in window),
-            "distinct_answers_mean": statistics.fmean(s.distinct_answers for s in window),
-            "duplicate_fraction": sum(s.duplicate_responses for s in window)
-            / max(1, sum(s.n for s in window)),
-            "in_window": float(len(window)),
-        }
-
-
-class GroupGauges(Collector):
-    """Exports a `GroupWindow` as gauges at scrape time (`assay_groups_<name>`)."""
-
-    def __init__(self, window: GroupWindow) -> None:
-        self._window = window
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        for name, value in self._window.summary().items():
-            yield GaugeMetricFamily(
-                f"assay_groups_{name}", f"{name.replace('_', ' ')} over the last groups scored", value=value
-            )
-
-
-def group_parts(index: int, group: Any) -> tuple[str | None, list[Any]]:
-    """(id, items) of a group given as `{"id", "items"}` or as a plain list of items."""
-    if isinstance(group, dict) and isinstance(group.get("items"), list):
-        gid = group.get("id")
-        return (str(gid) if gid is not None else None), group["items"]
-    if isinstance(group, list | tuple):
-        return None, list(group)
-    raise ItemError(f'group {index} must be {{"id": ..., "items": [...]}} or a list of items')
-
-
-def group_rounds(
-    groups: Sequence[Any], limit: int, count_of: Callable[[int, Any], int] | None = None
-) -> Iterator[list[Any]]:
-    """Consecutive runs of whole groups holding at most `limit` items (a larger group goes alone): the
-    one way a batch of groups (or of trees: `count_of` counts a tree's leaves) is cut, by the sync engine
-    and by the HTTP client."""
-    chunk: list[Any] = []
-    size = 0
-    for index, group in enumerate(groups):
-        count = count_of(index, group) if count_of else len(group_parts(index, group)[1])
-        if chunk and size + count > limit:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(group)
-        size += count
-    if chunk:
-        yield chunk
