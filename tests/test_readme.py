@@ -243,3 +243,15 @@ def test_what_the_readme_commands_write_is_ignored_by_git() -> None:
         check=False,
     )
     assert sorted(done.stdout.split()) == written
+
+
+def test_the_extras_table_and_the_test_install_match_pyproject_and_the_makefile() -> None:
+    """Issue 43: the tutorial's extras table once lacked `validate`, the extra a Quick start line needs."""
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    tutorial = (ROOT / "docs" / "tutorial.md").read_text()
+    tabled = set(re.findall(r"^\| `([a-z]+)` \|", tutorial, re.MULTILINE))
+    assert tabled == extras - {"dev"}, "every user-facing extra has a row in docs/tutorial.md"
+    (made,) = re.findall(r"^TEST_EXTRAS := (\S+)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
+    assert f"the Python extras `{made}`" in tutorial

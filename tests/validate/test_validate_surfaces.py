@@ -138,3 +138,20 @@ def test_a_task_set_too_large_for_one_request_is_413_with_the_way_out(client: Te
     response = client.post("/v1/validate", json={"tasks": [TASKS[0]] * size})
     assert response.status_code == 413
     assert "assay validate FILE" in response.json()["error"]["message"]
+
+
+def test_without_the_validate_extra_the_cli_runs_the_other_checks_with_a_notice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Quick start's `assay validate` on the `make serve` install (no datasketch) used to exit 2."""
+    from assay.validate import command, prompts
+
+    monkeypatch.setattr(prompts, "near_duplicates_available", lambda: False)
+    source = tmp_path / "tasks.jsonl"
+    source.write_text("".join(json.dumps(t) + "\n" for t in TASKS))
+    assert command.main([str(source), "-o", str(tmp_path / "report.jsonl"), "-q"]) == 0
+    notice = [line for line in capsys.readouterr().err.splitlines() if "near-duplicate" in line]
+    assert len(notice) == 1 and "pip install 'assay[validate]'" in notice[0]
+    assert [r["valid"] for r in _jsonl(tmp_path / "report.jsonl")] == [True, False, False]
+    assert command.main([str(source), "-o", str(tmp_path / "quiet.jsonl"), "-q", "--no-near-duplicates"]) == 0
+    assert "near-duplicate" not in capsys.readouterr().err

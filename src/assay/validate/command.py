@@ -97,7 +97,7 @@ def _validate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskRepor
             rows,
             engine,
             repeats=args.repeats,
-            near_duplicates=not args.no_near_duplicates,
+            near_duplicates=_near_duplicates(args),
             progress=bar.update,
             task=args.task,
         )
@@ -120,6 +120,23 @@ def _validate(args: argparse.Namespace, rows: list[Any]) -> tuple[list[TaskRepor
                 if solve_rate.in_band(rate.rate, args.min_solve_rate, args.max_solve_rate):
                     keep.append({**row, "solve_rate": rate.rate, "learning_value": rate.learning_value})
     return reports, keep
+
+
+def _near_duplicates(args: argparse.Namespace) -> bool:
+    """Whether to run the MinHash check: asked for and installed. Without the `validate` extra the rest of
+    the checks still run, with a one-line notice (the Quick start's install has no extras: issue 43)."""
+    from assay.validate.prompts import near_duplicates_available
+
+    if args.no_near_duplicates:
+        return False
+    if not near_duplicates_available():
+        print(
+            "assay validate: near-duplicate prompts not checked: it needs datasketch"
+            " (pip install 'assay[validate]'); --no-near-duplicates silences this",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def _gated() -> list[str]:
