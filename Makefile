@@ -35,7 +35,7 @@ $(VENV)/.test: pyproject.toml | $(VENV)/bin/python
 # The sandbox runtime is part of serving: without it sandboxed Python has the standard library only and a
 # correct program importing numpy scores 0. A prefix you set yourself (ASSAY_CODE__PYTHON_PREFIX) wins.
 serve: $(VENV)/.base sandbox-runtime
-	ASSAY_CODE__PYTHON_PREFIX=$${ASSAY_CODE__PYTHON_PREFIX:-$(SANDBOX_RUNTIME)} $(VENV)/bin/assay serve
+	$(VENV)/bin/assay serve
 
 system-deps:
 	bash scripts/system-deps.sh
@@ -45,12 +45,18 @@ vllm-env:
 	bash scripts/setup_vllm_venv.sh
 
 # The packages sandboxed Python programs may import (numpy, scipy, pandas, ...), built for the sandbox's
-# own /usr/bin/python3 and mounted read-only: ASSAY_CODE__PYTHON_PREFIX=$(SANDBOX_RUNTIME).
-SANDBOX_RUNTIME ?= .sandbox-runtime/python
+# own /usr/bin/python3 and mounted read-only. Built where every surface looks when no prefix is set (the
+# user cache: `assay serve`, `assay score`, `assay.score`, repo tasks and sessions alike), so it is built
+# once per machine and a second clone reuses it; .sandbox-runtime/python links to it for the tests.
+SANDBOX_RUNTIME := .sandbox-runtime/python
 sandbox-runtime: $(SANDBOX_RUNTIME)/.built
 
 $(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.base
-	$(VENV)/bin/assay sandbox-runtime --target $(SANDBOX_RUNTIME) --force
+	$(VENV)/bin/assay sandbox-runtime
+	if [ -d $(SANDBOX_RUNTIME) ] && [ ! -L $(SANDBOX_RUNTIME) ]; then rm -rf $(SANDBOX_RUNTIME); fi
+	mkdir -p $(dir $(SANDBOX_RUNTIME))
+	ln -sfn "$$($(VENV)/bin/assay sandbox-runtime --print-path)" $(SANDBOX_RUNTIME)
+	touch $(SANDBOX_RUNTIME)/.built
 
 # verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
 trainer-clients: $(VENV)/.test

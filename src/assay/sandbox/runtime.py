@@ -15,6 +15,7 @@ import functools
 import glob
 import os
 import re
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -91,7 +92,22 @@ def check_prefix(prefix: str | os.PathLike[str] | None) -> str | None:
             f"code.python_prefix {str(prefix)!r} is not a directory; build one with"
             f" `assay sandbox-runtime --target {prefix}`"
         )
+    if os.geteuid() == 0 and (closed := _closed_to_others(path)) is not None:
+        raise ValueError(
+            f"code.python_prefix {str(path)!r} is inside {closed}, which the sandbox's unprivileged user"
+            " cannot enter (it needs o+x); build the runtime elsewhere (`assay sandbox-runtime` uses"
+            " /var/cache/assay for root) or `chmod o+x` that directory"
+        )
     return str(path)
+
+
+def _closed_to_others(path: Path) -> Path | None:
+    """The first directory on the way to `path` that others may not traverse, if any: a root server
+    drops each sandbox to an unprivileged uid, and bwrap cannot mount a prefix that uid cannot reach."""
+    for directory in [*reversed(path.parents), path]:
+        if not os.stat(directory).st_mode & stat.S_IXOTH:
+            return directory
+    return None
 
 
 def prefix_packages(prefix: str | None) -> dict[str, str]:

@@ -5,9 +5,12 @@ scores as a `runtime_error`: a false negative the user never sees (issue 31). Th
 by pip for the sandbox's own interpreter (`/usr/bin/python3`, its version, binary wheels only) into a
 directory of its own, never into the server's environment, and mounted read-only into each sandbox.
 
-Where: `--target DIR`, else the user's cache (`$XDG_CACHE_HOME/assay/sandbox-runtime/python3.X`, which
-the code task uses when `code.python_prefix` is unset). A `.built` marker holding the package list is
-written last, so an interrupted build is never taken for a finished one.
+Where: `--target DIR`, else the user's cache (`$XDG_CACHE_HOME/assay/sandbox-runtime/python3.X`; for
+root `/var/cache/assay/...`), which every surface uses when `code.python_prefix` is unset. A `.built`
+marker holding the package list is written last, so an interrupted build is never taken for a finished
+one, and a runtime built from an older package list is rebuilt by the next `assay sandbox-runtime` (the
+server still mounts it meanwhile).
+`make sandbox-runtime` builds here too and links `.sandbox-runtime/python` to it: one location.
 """
 
 from __future__ import annotations
@@ -43,14 +46,33 @@ def sandbox_python_version(python: str = SANDBOX_PYTHON) -> str:
     return done.stdout.strip()
 
 
+SYSTEM_CACHE = Path("/var/cache")
+
+
 def default_target(version: str | None = None) -> Path:
-    """The cache directory the code task looks in when `code.python_prefix` is unset."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    """The cache directory the code task looks in when `code.python_prefix` is unset: the user's cache,
+    or for root the system's (`/var/cache`), since a server run as root drops each sandbox to an
+    unprivileged uid, which cannot enter root's private home (bwrap then fails to mount the prefix and
+    every slot dies; measured here). `XDG_CACHE_HOME`, when set, wins."""
+    cache_home = os.environ.get("XDG_CACHE_HOME")
+    if cache_home:
+        cache = Path(cache_home)
+    elif os.geteuid() == 0:
+        cache = SYSTEM_CACHE
+    else:
+        cache = Path.home() / ".cache"
     return cache / "assay" / "sandbox-runtime" / f"python{version or sandbox_python_version()}"
 
 
 def is_built(target: Path) -> bool:
     return (target / MARKER).is_file()
+
+
+def is_current(target: Path, requirements: Path) -> bool:
+    """Built from this very package list: a runtime built from an older list is rebuilt, not kept (the
+    marker holds the list it was built from)."""
+    marker = target / MARKER
+    return marker.is_file() and marker.read_text() == requirements.read_text()
 
 
 def build_command(target: Path, version: str, requirements: Path) -> list[str]:
@@ -65,7 +87,7 @@ def build_command(target: Path, version: str, requirements: Path) -> list[str]:
 def build(target: Path, *, force: bool = False, requirements: Path | None = None) -> Path:
     """Build the prefix at `target` (pip's progress on stderr); a finished one is kept unless `force`."""
     requirements = requirements or packages_file()
-    if is_built(target) and not force:
+    if is_current(target, requirements) and not force:
         return target
     version = sandbox_python_version()
     partial = target.with_name(target.name + ".partial")
@@ -95,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_path:
         print(target)
         return 0
-    if is_built(target) and not args.force:
+    if is_current(target, packages_file()) and not args.force:
         print(f"assay sandbox-runtime: already built at {target} (--force rebuilds)", file=sys.stderr)
     else:
         print(f"assay sandbox-runtime: installing {packages_file().name} into {target}", file=sys.stderr)

@@ -240,16 +240,18 @@ def prefix_for(settings: Settings) -> str:
     from assay.sandbox import runtime
 
     configured = settings.repo.python_prefix or settings.code.python_prefix
-    if configured is None:
-        raise SandboxError("repo tasks need a package prefix with pytest: set repo.python_prefix")
     try:
-        prefix = runtime.check_prefix(configured)
+        prefix = runtime.check_prefix(configured)  # unset: the runtime `assay sandbox-runtime` built
     except ValueError as exc:
         raise SandboxError(str(exc)) from exc
-    assert prefix is not None
+    if prefix is None:
+        raise SandboxError(
+            "repo tasks need the sandbox runtime (it has pytest): run `assay sandbox-runtime`,"
+            " or set repo.python_prefix"
+        )
     if not (Path(prefix) / "_pytest").is_dir():
         raise SandboxError(
-            f"the package prefix {prefix} has no pytest: add pytest to scripts/sandbox-runtime.txt and "
-            "run `make sandbox-runtime`, or point repo.python_prefix at a prefix that has it"
+            f"the package prefix {prefix} has no pytest: add pytest to the runtime's package list and run"
+            " `assay sandbox-runtime --force`, or point repo.python_prefix at a prefix that has it"
         )
     return prefix
