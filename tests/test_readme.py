@@ -255,3 +255,20 @@ def test_the_extras_table_and_the_test_install_match_pyproject_and_the_makefile(
     assert tabled == extras - {"dev"}, "every user-facing extra has a row in docs/tutorial.md"
     (made,) = re.findall(r"^TEST_EXTRAS := (\S+)$", (ROOT / "Makefile").read_text(), re.MULTILINE)
     assert f"the Python extras `{made}`" in tutorial
+
+
+@pytest.mark.slow
+def test_the_demo_numbers_in_the_training_docs_are_what_the_demo_gives(scratch: Scratch) -> None:
+    """docs/training.md quotes a demo run; this holds the quote to the run the README block made (issue 43:
+    docs numbers went stale silently). Tolerances allow another CPU's float rounding, not another result."""
+    summary_path = scratch.directory / "runs" / "demo" / "summary.json"
+    if not summary_path.exists():  # this test run alone: make the README's run
+        command = [sys.executable, "-m", "assay.cli", "train", "--demo", "--out", "runs/demo", "-q"]
+        subprocess.run(command, cwd=scratch.directory, env=scratch.env, timeout=900, check=True)
+    summary = json.loads(summary_path.read_text())
+    text = (ROOT / "docs" / "training.md").read_text()
+    (quote,) = re.findall(r"greedy accuracy\s+(\d\.\d+) -> (\d\.\d+) after \d+ SFT and (\d+) RL steps", text)
+    before, after, steps = float(quote[0]), float(quote[1]), int(quote[2])
+    assert summary["steps"] == steps and summary["stopped_by"] == "steps"
+    assert abs(summary["accuracy_before"] - before) <= 0.03, summary
+    assert abs(summary["accuracy_after"] - after) <= 0.08, summary

@@ -147,7 +147,7 @@ class DemoOptions:
     seed: int = 0
     # A step count, so the same command gives the same result on a busy machine (issue 43: the old 165 s
     # budget cut RL to 72 steps on a busy machine, 0.44 -> 0.59, where an idle one ran 178, -> 0.76).
-    # Seed 0 on 2 shared cores: 0.438 -> 0.724 both in 102 s (load ~5) and in ~3.5 min (load ~8).
+    # Seed 0 on 2 shared cores: 0.410 -> 0.796 (docs/training.md, held to the README's run by a test).
     steps: int = 180
     lr: float = 3e-4  # the top of the range that worked here (1e-4..3e-4); 1e-3 collapsed
     group_size: int = 8
