@@ -161,3 +161,29 @@ def test_cli_shapes_each_group(tmp_path: Path) -> None:
     assert json.loads(stats.read_text())["stats"]["shaping"]["length_unit"] == "chars"
     assert main([*args, "--shaping", '{"method": "nope"}']) == 2
     assert main(["score", str(source), "--shaping", shaping]) == 2  # shaping needs groups
+
+
+def test_the_ray_engine_shapes_groups_too() -> None:
+    """Under `assay serve --ray` the groups are scored on deployments; the shaping must not be dropped."""
+    import asyncio
+
+    from assay.distributed.engine import RayEngine
+    from assay.metrics import Metrics
+    from assay.types import Result
+
+    class Scorers:  # a deployment handle: `.score.remote(items)`, the answer 4 is right
+        class score:  # Ray's handle.method.remote shape
+            @staticmethod
+            async def remote(items: list[Any]) -> list[Result]:
+                dicts = [i for i in items if isinstance(i, dict)]
+                assert dicts and all("length" not in i for i in dicts)  # taken off before scoring
+                return [
+                    Result.verdict(i["response"].endswith("{4}"))
+                    if isinstance(i, dict)
+                    else Result.invalid("no")
+                    for i in items
+                ]
+
+    engine = RayEngine(Settings(workers=1), Metrics(), {"scorers": Scorers()})
+    (outcome,) = asyncio.run(engine.score_groups_async([SHORTER]))
+    assert [r.shaped_reward for r in outcome.results] == pytest.approx([1.96, -0.02, 2.0, None])

@@ -16,9 +16,8 @@ from typing import Any
 
 from assay.engine.running import Job, Runner
 from assay.errors import ItemError
-from assay.groups import GroupOutcome, GroupResult, group_parts, group_stats, responses_of
-from assay.groups.members import Member, ShapingInputError, take_member_fields
-from assay.groups.shaping import AdaptThink, SolveRates, parse_options, shape
+from assay.groups import GroupOutcome
+from assay.groups.shaping import AdaptThink, SolveRates, group_outcome, shaping_parts
 from assay.items import prepare
 from assay.registry import Registry
 from assay.types import Item, Result
@@ -50,55 +49,16 @@ class GroupPath:
     async def score(self, groups: Sequence[Any], lane: Hashable) -> list[GroupOutcome]:
         """Each group's results in item order, with its statistics; the groups of one call share a lane.
         A malformed group or shaping option raises ItemError before anything is scored."""
-        parsed = [group_parts(index, group) for index, group in enumerate(groups)]
-        options = [parse_options(index, group) for index, group in enumerate(groups)]
-        split = [[take_member_fields(raw) for raw in items] for _, items in parsed]
-        scored = await asyncio.gather(*(self._group([i for i, _ in s], lane) for s in split))
+        parsed = [shaping_parts(index, group) for index, group in enumerate(groups)]
+        scored = await asyncio.gather(*(self._group([i for i, _ in s], lane) for _, _, s in parsed))
         outcomes = []
-        for (gid, _), spec, members, results in zip(parsed, options, split, scored, strict=True):
-            items = [item for item, _ in members]
-            stats = group_stats(results, responses_of(items))
-            if spec is None:
-                outcomes.append(GroupOutcome(id=gid, results=results, stats=stats))
-                continue
-            group = [
-                Member(result, text, extras)
-                for result, text, (_, extras) in zip(results, responses_of(items), members, strict=True)
-            ]
-            reference, problem = await self._reference(spec, gid, items)
-            rewards, stats.shaping, shaped = shape(spec, group, reference)
-            if problem is not None:
-                stats.shaping.error = problem
-            outcomes.append(
-                GroupOutcome(
-                    id=gid,
-                    results=[
-                        GroupResult(**dict(r), shaped_reward=w) for r, w in zip(shaped, rewards, strict=True)
-                    ],
-                    stats=stats,
-                )
-            )
+        for (gid, spec, split), results in zip(parsed, scored, strict=True):
+            if isinstance(spec, AdaptThink) and spec.reference_accuracy_file is not None:  # reads a file
+                outcome = await asyncio.to_thread(group_outcome, gid, spec, split, results, self._solve_rates)
+            else:
+                outcome = group_outcome(gid, spec, split, results, self._solve_rates)
+            outcomes.append(outcome)
         return outcomes
-
-    async def _reference(
-        self, spec: Any, gid: str | None, items: Sequence[Any]
-    ) -> tuple[float | None, str | None]:
-        """(adapt_think's reference accuracy, or why there is none); the file is read off the loop."""
-        if not isinstance(spec, AdaptThink):
-            return None, None
-        if spec.reference_accuracy is not None:
-            return spec.reference_accuracy, None
-        prompts = [i.get("prompt") for i in items if isinstance(i, dict) and isinstance(i.get("prompt"), str)]
-        try:
-            found = await asyncio.to_thread(
-                self._solve_rates.accuracy,
-                spec.reference_accuracy_file or "",
-                gid,
-                prompts[0] if prompts else None,
-            )
-        except ShapingInputError as exc:
-            return None, str(exc)
-        return found, None
 
     async def _group(self, raw_items: Sequence[Any], lane: Hashable) -> list[Result]:
         shared: list[tuple[int, Item, float]] = []  # (position, item, its own deadline)

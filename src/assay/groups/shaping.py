@@ -31,9 +31,17 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from assay.errors import ItemError
-from assay.groups.members import Member, ShapingInputError, ShapingStats, lengths, number_field
+from assay.groups.members import (
+    Member,
+    ShapingInputError,
+    ShapingStats,
+    lengths,
+    number_field,
+    take_member_fields,
+)
+from assay.groups.parts import group_parts, responses_of
 from assay.groups.rubric import Rubric, compose
-from assay.groups.stats import raw_score
+from assay.groups.stats import GroupOutcome, GroupResult, group_stats, raw_score
 from assay.types import Result
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -82,6 +90,8 @@ class SGrpo(_Method):
 
 
 Shaping = Annotated[ShorterBetter | AdaptThink | SGrpo, Field(discriminator="method")]
+Spec = ShorterBetter | AdaptThink | SGrpo | Rubric
+Split = list[tuple[Any, dict[str, Any]]]  # each item without its member fields, and those fields
 _SHAPING: TypeAdapter[ShorterBetter | AdaptThink | SGrpo] = TypeAdapter(Shaping)
 
 
@@ -248,3 +258,48 @@ def shape(
         stats.error = str(exc)
         return [None] * len(members), stats, [m.result for m in members]
     return [None if r is None or not math.isfinite(r) else r for r in rewards], stats, results
+
+
+def shaping_parts(index: int, group: Any) -> tuple[str | None, Spec | None, Split]:
+    """(id, option, items split from their member fields) of one group; ItemError when malformed. The
+    one way a group is read for shaping, by the engine and by the Ray engine."""
+    gid, items = group_parts(index, group)
+    return gid, parse_options(index, group), [take_member_fields(raw) for raw in items]
+
+
+def _reference(
+    spec: Spec, gid: str | None, items: Sequence[Any], solve_rates: SolveRates
+) -> tuple[float | None, str | None]:
+    """(adapt_think's reference accuracy, or why there is none)."""
+    if not isinstance(spec, AdaptThink):
+        return None, None
+    if spec.reference_accuracy is not None:
+        return spec.reference_accuracy, None
+    prompts = [i.get("prompt") for i in items if isinstance(i, dict) and isinstance(i.get("prompt"), str)]
+    try:
+        file = spec.reference_accuracy_file or ""
+        return solve_rates.accuracy(file, gid, prompts[0] if prompts else None), None
+    except ShapingInputError as exc:
+        return None, str(exc)
+
+
+def group_outcome(
+    gid: str | None, spec: Spec | None, split: Split, results: Sequence[Result], solve_rates: SolveRates
+) -> GroupOutcome:
+    """One scored group with its statistics and, under an option, each result's shaped reward. May read
+    a solve-rate file: call it off the event loop when the option names one."""
+    items = [item for item, _ in split]
+    texts = responses_of(items)
+    stats = group_stats(results, texts)
+    if spec is None:
+        return GroupOutcome(id=gid, results=list(results), stats=stats)
+    members = [Member(r, t, extras) for r, t, (_, extras) in zip(results, texts, split, strict=True)]
+    reference, problem = _reference(spec, gid, items, solve_rates)
+    rewards, stats.shaping, shaped = shape(spec, members, reference)
+    if problem is not None:
+        stats.shaping.error = problem
+    return GroupOutcome(
+        id=gid,
+        results=[GroupResult(**dict(r), shaped_reward=w) for r, w in zip(shaped, rewards, strict=True)],
+        stats=stats,
+    )
