@@ -32,7 +32,7 @@ from assay.types import Result
 class Component(BaseModel):
     """One named part of a rubric."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="Its key in details.")
     kind: Literal["correctness", "format", "length", "tool_calls"]
@@ -56,7 +56,7 @@ class Component(BaseModel):
 class Rubric(BaseModel):
     """Weighted components with gates; see the module docstring."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     components: list[Component] = Field(min_length=1, max_length=16)
     fail_value: float = Field(0.0, ge=-1e6, le=1e6, description="The reward when a gate fails.")

@@ -51,7 +51,8 @@ NOTHINKING_CAP = {"tokens": 2048.0, "chars": 8192.0}
 
 
 class _Method(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # strict: the schema says number and boolean, so `"alpha": false` is refused as the schema refuses it
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class ShorterBetter(_Method):

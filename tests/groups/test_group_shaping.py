@@ -186,6 +186,10 @@ def test_s_grpo_without_exit_positions_is_a_group_error() -> None:
         ({"shaping": {"method": "shortest"}}, "does not match any of the expected tags"),
         ({"shaping": {"method": "shorter_better", "alpha": -1}}, "alpha"),
         ({"shaping": {"method": "shorter_better", "gamma": 1}}, "gamma"),
+        (
+            {"shaping": {"method": "shorter_better", "alpha": False}},
+            "alpha",
+        ),  # not a number, as the schema says
         ({"shaping": {"method": "s_grpo", "decay": 0}}, "decay"),
         ({"shaping": {"method": "adapt_think", "reference_accuracy": 1.5}}, "reference_accuracy"),
         ({"shaping": {"method": "shorter_better"}, "rubric": {"components": []}}, "not both"),
