@@ -208,3 +208,37 @@ def test_member_fields_come_off_the_item_before_scoring() -> None:
         {"length": 12, "exit_position": 3, "tool_calls": 2},
     )
     assert take_member_fields(42) == (42, {})
+
+
+# -- the hacks, as an adversarial policy would try them ----------------------------------------------
+@given(
+    st.lists(st.tuples(st.booleans(), st.integers(1, 5_000)), min_size=1, max_size=8),
+    st.lists(st.integers(0, 5_000), min_size=1, max_size=4),
+)
+def test_truncated_wrong_answers_never_move_the_target(
+    members: list[tuple[bool, int]], truncated: list[int]
+) -> None:
+    """A policy that cuts its answers short adds wrong members of any length; the correct members'
+    rewards, and SOL while one is correct, stay where they were."""
+    honest = [_member(c, length=n) for c, n in members]
+    before, stats_before, _ = shape(SB, honest)
+    after, stats_after, _ = shape(SB, honest + [_member(False, length=n) for n in truncated])
+    if any(c for c, _ in members):
+        assert stats_after.sol == stats_before.sol
+        assert after[: len(honest)] == before
+
+
+_PIECES = st.sampled_from(["<think>", "</think>", "reasoning ", "\\boxed{4}", " ", "\n"])
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join), st.integers(1, 400))
+def test_no_response_over_the_cap_earns_more_than_a_thinking_answer(text: str, cap: int) -> None:
+    """Whatever tags a policy writes and wherever: past the cap there is no bonus, and any `<think>`
+    (reasoning re-opened after the closing tag) fails the gate."""
+    spec = AdaptThink(method="adapt_think", reference_accuracy=0.5, nothinking_max_length=cap)
+    (reward,), _, _ = shape(spec, [_member(True, text)], 0.5)
+    assert reward is not None
+    if len(text) > cap:
+        assert reward <= 1.0 - 0.5
+    if "<think>" in text:
+        assert reward <= -0.5 + 0.05
