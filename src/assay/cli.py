@@ -5,7 +5,8 @@ sandbox-runtime | new-task.
 progress on stderr and ends with a summary line. A line that is not JSON gets an `invalid` result of its
 own; it never stops the run. With `--group-by FIELD`, items sharing a value of FIELD are scored as one
 group (as POST /v1/groups) and each group's statistics go to `--group-stats` (default: stderr); a FIELD
-that is not an item field is taken off the item before scoring.
+that is not an item field is taken off the item before scoring. `--shaping JSON` or `--rubric JSON` gives
+every group that option (docs/length-control.md); items may carry `length`, `exit_position`, `tool_calls`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,24 @@ def _summary(results: Counter[str], correct: int, reward_sum: float) -> str:
     return f"scored {total} items: {parts}; correct={correct}; mean reward over ok={mean:.4f}"
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    """An argument that is a JSON object (a group's shaping or rubric option)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object, got {text}")
+    return value
+
+
 def _score(args: argparse.Namespace) -> int:
+    if args.shaping is not None or args.rubric is not None:
+        from assay.groups.shaping import parse_options
+
+        if args.group_by is None:
+            raise AssayError("--shaping and --rubric shape groups: give --group-by FIELD too")
+        parse_options(0, {"shaping": args.shaping, "rubric": args.rubric})  # a bad option fails here
     if args.group_by is not None:
         return _score_grouped(args)
     from tqdm import tqdm
@@ -107,7 +125,10 @@ def _score_grouped(args: argparse.Namespace) -> int:
             if not isinstance(raw, Result):
                 key, item = _group_key(raw, args.group_by)
                 members.setdefault(key, []).append((index, item))
-        groups = [{"id": key, "items": [item for _, item in rows]} for key, rows in members.items()]
+        options = {"shaping": args.shaping, "rubric": args.rubric}
+        groups = [
+            {"id": key, "items": [item for _, item in rows], **options} for key, rows in members.items()
+        ]
         outcomes = stack.enter_context(Engine(Settings())).score_groups(groups)
         results = [raw if isinstance(raw, Result) else None for raw in lines]
         for rows, outcome in zip(members.values(), outcomes, strict=True):
@@ -230,6 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--group-stats", metavar="PATH", help="per-group statistics as JSON Lines (default: stderr)"
     )
+    score.add_argument(
+        "--shaping",
+        type=_json_object,
+        metavar="JSON",
+        help="each group's length shaping (JSON)",
+    )
+    score.add_argument("--rubric", type=_json_object, metavar="JSON", help="each group's reward rubric")
     score.set_defaults(run=_score)
 
     sub.add_parser(

@@ -467,6 +467,11 @@ class Settings(BaseSettings):
         description="After SIGTERM, how long in-flight requests may finish; the rest get 503 + Retry-After.",
     )
     deadline_s: float = Field(10.0, gt=0, description="Deadline for tasks without their own.")
+    solve_rates: Path | None = Field(
+        None,
+        description="Directory of solve-rate files (`assay validate --policy -o`) an adapt_think group"
+        " names by file name; unset: groups give reference_accuracy themselves.",
+    )
     max_body_bytes: int = Field(64 * 1024 * 1024, gt=0, description="Larger request bodies get 413.")
     max_tasks_per_worker: int = Field(
         10_000, ge=0, description="Recycle a worker process after this many items (0: never)."

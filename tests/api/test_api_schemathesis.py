@@ -47,8 +47,28 @@ Rule = Callable[[Any, httpx.Client], "int | None"]
 _BODY_OPTIONAL = {"POST /openenv/reset"}  # OpenEnv clients may post no body
 
 
+def _bad_group_option(group: dict[str, Any]) -> bool:
+    """A group option the schema admits and the contract refuses (docs/contract.md, issue 40)."""
+    shaping, rubric = group.get("shaping"), group.get("rubric")
+    if shaping is not None and rubric is not None:
+        return True
+    if shaping is not None and shaping.get("method") == "adapt_think":
+        number, file = shaping.get("reference_accuracy"), shaping.get("reference_accuracy_file")
+        return (number is None) == (file is None)
+    components = rubric["components"] if rubric is not None else []
+    names = [c["name"] for c in components]
+    return len(set(names)) != len(names) or any(
+        (c.get("check") is not None and c["kind"] != "format")
+        or ((c.get("min") is not None or c.get("max") is not None) and not c.get("gate"))
+        for c in components
+    )
+
+
 def _groups_total(body: dict[str, Any], http: httpx.Client) -> int | None:
-    """More than ASSAY_QUEUE_SIZE items summed over a request's groups is a 413."""
+    """A refused group option is a 422; more than ASSAY_QUEUE_SIZE items summed over a request's groups
+    is a 413."""
+    if any(_bad_group_option(group) for group in body["groups"]):
+        return 422
     return 413 if sum(len(group["items"]) for group in body["groups"]) > QUEUE else None
 
 

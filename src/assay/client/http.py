@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import httpx
+from pydantic import BaseModel
 
 from assay.backoff import Backoff, parse_retry_after
 from assay.client.coalescing import Coalescer
@@ -52,6 +53,15 @@ _JSON = {"content-type": "application/json"}
 _ENVELOPE_BYTES = 16  # {"items":[...]} around the items
 # What a request may raise that is an outcome to judge (retry or a ClientError), not a bug of ours.
 _SEND_ERRORS = (httpx.HTTPError, httpx.InvalidURL)
+
+
+def _group_options(group: dict[str, Any]) -> dict[str, Any]:
+    """A group's `shaping` and `rubric` options as JSON, the keys it does not carry left out."""
+    return {
+        key: value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+        for key in ("shaping", "rubric")
+        if (value := group.get(key)) is not None
+    }
 
 
 def _as_json(item: Any) -> Any:
@@ -227,9 +237,10 @@ class AssayClient(SessionCalls):
 
     def group_chunks(self, groups: Iterable[Any]) -> list[list[dict[str, Any]]]:
         """Whole groups per request, at most `batch_size` items each (a larger group goes alone); cut by
-        `assay.groups.group_rounds`, the one chunker of groups."""
+        `assay.groups.group_rounds`, the one chunker of groups. A group's `shaping` or `rubric` (a dict
+        or its model) goes with it."""
         wire = [
-            {"id": group.get("id"), "items": [_as_json(i) for i in group["items"]]}
+            {"id": group.get("id"), "items": [_as_json(i) for i in group["items"]]} | _group_options(group)
             if isinstance(group, dict)
             else {"id": None, "items": [_as_json(i) for i in group]}
             for group in groups

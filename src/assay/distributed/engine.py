@@ -12,6 +12,7 @@ why);
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,8 @@ from assay import items as item_io
 from assay.distributed.dispatch import Dispatcher
 from assay.distributed.sessions import RaySessions
 from assay.engine.admission import Admission
-from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
+from assay.groups import GroupOutcome
+from assay.groups.shaping import SolveRates, group_outcome, shaping_parts
 from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.sandbox import Execution, Program, SandboxError
@@ -44,6 +46,7 @@ class RayEngine:
         self._handles = dict(handles)
         self.dispatcher = Dispatcher.on_serve(self._call, settings, kinds=self._handles)
         self._admission = Admission(settings, metrics)
+        self._solve_rates = SolveRates(settings.solve_rates)  # adapt_think's files, read in the ingress
 
     @property
     def pending(self) -> int:
@@ -80,14 +83,17 @@ class RayEngine:
     async def score_groups_async(
         self, groups: Sequence[Any], lane: Hashable | None = None
     ) -> list[GroupOutcome]:
-        """Groups scored as one flat batch on the deployments, then split back with their statistics."""
-        parsed = [group_parts(index, group) for index, group in enumerate(groups)]
-        results = iter(await self.score_async([item for _, items in parsed for item in items]))
+        """Groups scored as one flat batch on the deployments, then split back with their statistics and,
+        under a group's shaping or rubric, its shaped rewards (as the Engine's group path does)."""
+        parsed = [shaping_parts(index, group) for index, group in enumerate(groups)]
+        results = iter(await self.score_async([item for _, _, split in parsed for item, _ in split]))
         outcomes = []
-        for gid, items in parsed:
-            scored = [next(results) for _ in items]
+        for gid, spec, split in parsed:
+            scored = [next(results) for _ in split]
             outcomes.append(
-                GroupOutcome(id=gid, results=scored, stats=group_stats(scored, responses_of(items)))
+                await asyncio.to_thread(group_outcome, gid, spec, split, scored, self._solve_rates)
+                if spec is not None
+                else group_outcome(gid, spec, split, scored, self._solve_rates)
             )
         return outcomes
 

@@ -3,7 +3,9 @@
 A group's process-run items (math, sql) go to one worker task: one round trip instead of G, and the items
 share that worker's caches (the math gold is parsed once per reference). Whatever that task cannot answer
 (no slot in time, a dead worker) and every other item takes the per-item path, so a group's results are
-exactly those the items would get one by one. Statistics come from `assay.groups`.
+exactly those the items would get one by one. Statistics come from `assay.groups`; a group's `shaping` or
+`rubric` option turns its verdicts into each result's `shaped_reward` (assay.groups.shaping) after
+scoring, from the member fields (`length`, `exit_position`, `tool_calls`) taken off the items before.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 
 from assay.engine.running import Job, Runner
 from assay.errors import ItemError
-from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
+from assay.groups import GroupOutcome
+from assay.groups.shaping import AdaptThink, SolveRates, group_outcome, shaping_parts
 from assay.items import prepare
 from assay.registry import Registry
 from assay.types import Item, Result
@@ -28,22 +31,34 @@ class GroupPath:
     """Scores groups through the engine's runner, reviews and per-item path (`score_items`)."""
 
     def __init__(
-        self, registry: Registry, runner: Runner, review: Review, finish: Finish, score_items: ScoreItems
+        self,
+        registry: Registry,
+        runner: Runner,
+        review: Review,
+        finish: Finish,
+        score_items: ScoreItems,
+        solve_rates: SolveRates | None = None,
     ) -> None:
         self._registry = registry
         self._runner = runner
         self._review = review
         self._finish = finish
         self._score_items = score_items
+        self._solve_rates = solve_rates if solve_rates is not None else SolveRates(None)
 
     async def score(self, groups: Sequence[Any], lane: Hashable) -> list[GroupOutcome]:
-        """Each group's results in item order, with its statistics; the groups of one call share a lane."""
-        parsed = [group_parts(index, group) for index, group in enumerate(groups)]
-        scored = await asyncio.gather(*(self._group(items, lane) for _, items in parsed))
-        return [
-            GroupOutcome(id=gid, results=results, stats=group_stats(results, responses_of(items)))
-            for (gid, items), results in zip(parsed, scored, strict=True)
-        ]
+        """Each group's results in item order, with its statistics; the groups of one call share a lane.
+        A malformed group or shaping option raises ItemError before anything is scored."""
+        parsed = [shaping_parts(index, group) for index, group in enumerate(groups)]
+        scored = await asyncio.gather(*(self._group([i for i, _ in s], lane) for _, _, s in parsed))
+        outcomes = []
+        for (gid, spec, split), results in zip(parsed, scored, strict=True):
+            if isinstance(spec, AdaptThink) and spec.reference_accuracy_file is not None:  # reads a file
+                outcome = await asyncio.to_thread(group_outcome, gid, spec, split, results, self._solve_rates)
+            else:
+                outcome = group_outcome(gid, spec, split, results, self._solve_rates)
+            outcomes.append(outcome)
+        return outcomes
 
     async def _group(self, raw_items: Sequence[Any], lane: Hashable) -> list[Result]:
         shared: list[tuple[int, Item, float]] = []  # (position, item, its own deadline)

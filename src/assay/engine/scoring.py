@@ -29,6 +29,7 @@ from assay.engine.running import Runner, Scorers
 from assay.engine.workers import WorkerPool
 from assay.errors import ItemError
 from assay.groups import GroupGauges, GroupOutcome, GroupWindow, group_rounds
+from assay.groups.shaping import SolveRates
 from assay.items import parse_item, prepare
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
@@ -61,7 +62,14 @@ class Engine:
             pool = WorkerPool(self.settings, self.registry, on_restart=self._count_restart)
         self._runner = Runner(self.settings, self._scorers, pool)
         self._reviews = Reviews(self.settings, self.registry, self._runner)
-        self._groups = GroupPath(self.registry, self._runner, self._reviews, self._finish, self._score_all)
+        self._groups = GroupPath(
+            self.registry,
+            self._runner,
+            self._reviews,
+            self._finish,
+            self._score_all,
+            SolveRates(self.settings.solve_rates),
+        )
         self._admission = Admission(self.settings, self.metrics)
         self._background = BackgroundLoop()
         self._closed = False

@@ -24,9 +24,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from assay.groups.members import ShapingStats
 from assay.types import Result, Status
 
 
@@ -52,6 +54,9 @@ class GroupStats(BaseModel):
     duplicate_responses: int = Field(0, description="Responses identical to an earlier one in the group.")
     response_length_mean: float | None = Field(None, description="Mean response length in characters.")
     response_length_max: int | None = Field(None, description="Longest response in characters.")
+    shaping: ShapingStats | None = Field(
+        None, description="With a group's shaping or rubric: the quantities used (assay.groups.shaping)."
+    )
 
 
 def raw_score(result: Result) -> float | None:
@@ -108,9 +113,25 @@ def group_stats(results: Sequence[Result], responses: Sequence[str | None] | Non
     )
 
 
+class GroupResult(Result):
+    """A result on the group path: the item's Result plus the reward group shaping gave it."""
+
+    shaped_reward: float | None = Field(
+        None, description="The shaped or composed reward; null without shaping or when the item is not ok."
+    )
+
+
 class GroupOutcome(BaseModel):
     """One scored group: its id, its results in item order, and their statistics."""
 
     id: str | None = None
-    results: list[Result]
+    results: list[GroupResult]
     stats: GroupStats
+
+    @field_validator("results", mode="before")
+    @classmethod
+    def _as_group_results(cls, value: Any) -> Any:
+        """Plain Results (a group scored without shaping) become GroupResults with no shaped reward."""
+        if not isinstance(value, list):
+            return value
+        return [dict(r) if type(r) is Result else r for r in value]
