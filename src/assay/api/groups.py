@@ -2,7 +2,8 @@
 
 Same items, results and limits as /v1/rewards (413 past the queue size, 429 when the queue is full), plus
 statistics over each group's `ok` items (assay.groups): zero advantage, pass@k, learning value, answer
-diversity, response lengths.
+diversity, response lengths, and answer clusters with the majority vote (`self_consistency`: without a
+reference).
 """
 
 from __future__ import annotations
@@ -50,6 +51,11 @@ class GroupIn(BaseModel):
         json_schema_extra={"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
     )
     items: list[Any] = Field(description="Items as in /v1/rewards.")
+    self_consistency: bool = Field(
+        False,
+        description="Vote without a reference: an item with no verdict still joins the answer clusters with"
+        " the answer its response states; the stats' `majority_answer` is the vote (docs/voting.md).",
+    )
 
     @field_validator("id", mode="before")
     @classmethod
@@ -72,6 +78,8 @@ async def groups(body: GroupsRequest, request: Request) -> GroupsResponse:
     """Score groups of responses; each comes back with its results and its statistics."""
     engine = engine_of(request)
     count = sum(len(g.items) for g in body.groups)
-    work = engine.score_groups_async([{"id": g.id, "items": g.items} for g in body.groups])
+    work = engine.score_groups_async(
+        [{"id": g.id, "items": g.items, "self_consistency": g.self_consistency} for g in body.groups]
+    )
     outcomes = await admitted(request, count, work, f"{count} items in {len(body.groups)} groups")
     return GroupsResponse(groups=outcomes)

@@ -230,6 +230,7 @@ class AssayClient(SessionCalls):
         `assay.groups.group_rounds`, the one chunker of groups."""
         wire = [
             {"id": group.get("id"), "items": [_as_json(i) for i in group["items"]]}
+            | ({"self_consistency": True} if group.get("self_consistency") is True else {})
             if isinstance(group, dict)
             else {"id": None, "items": [_as_json(i) for i in group]}
             for group in groups

@@ -3,7 +3,8 @@
 A group's process-run items (math, sql) go to one worker task: one round trip instead of G, and the items
 share that worker's caches (the math gold is parsed once per reference). Whatever that task cannot answer
 (no slot in time, a dead worker) and every other item takes the per-item path, so a group's results are
-exactly those the items would get one by one. Statistics come from `assay.groups`.
+exactly those the items would get one by one. Statistics come from `assay.groups`; answer clusters and
+the majority vote from `assay.engine.voting`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
 from assay.engine.running import Job, Runner
+from assay.engine.voting import group_vote
 from assay.errors import ItemError
 from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
 from assay.items import prepare
@@ -39,10 +41,17 @@ class GroupPath:
     async def score(self, groups: Sequence[Any], lane: Hashable) -> list[GroupOutcome]:
         """Each group's results in item order, with its statistics; the groups of one call share a lane."""
         parsed = [group_parts(index, group) for index, group in enumerate(groups)]
+        voting = [isinstance(group, dict) and group.get("self_consistency") is True for group in groups]
         scored = await asyncio.gather(*(self._group(items, lane) for _, items in parsed))
+        votes = await asyncio.gather(
+            *(
+                group_vote(self._runner, self._registry, items, results, lane, vote)
+                for (_, items), results, vote in zip(parsed, scored, voting, strict=True)
+            )
+        )
         return [
-            GroupOutcome(id=gid, results=results, stats=group_stats(results, responses_of(items)))
-            for (gid, items), results in zip(parsed, scored, strict=True)
+            GroupOutcome(id=gid, results=results, stats=group_stats(results, responses_of(items), vote))
+            for (gid, items), results, vote in zip(parsed, scored, votes, strict=True)
         ]
 
     async def _group(self, raw_items: Sequence[Any], lane: Hashable) -> list[Result]:

@@ -242,6 +242,13 @@ class WorkerPool:
         except BrokenProcessPool:
             return None
 
+    async def call(self, function: Callable[..., Any], args: tuple[Any, ...], deadline_s: float) -> Any:
+        """`function(*args)` in a worker under `deadline_s` (a group's answer clusters): its return value,
+        or its exception raised; a worker past the deadline is killed (FutureTimeout), a dead one is
+        ProcessExpired. Nothing is retried: the caller reports the failure as its own."""
+        future = await self._submit(args, deadline_s, function)
+        return await self._outcome(future, deadline_s)
+
     async def run(
         self, task: str, item: dict[str, Any], options: dict[str, Any], deadline_s: float
     ) -> Result:

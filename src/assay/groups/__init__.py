@@ -1,21 +1,36 @@
 """Group arithmetic over verified rewards: what a GRPO/DAPO trainer's Control stage needs about the G
 responses it sampled for one prompt. One module per thing: `stats` (the statistics /v1/groups reports),
-`parts` (how groups arrive and are cut into rounds), `window` (the /metrics gauges over recent groups).
+`parts` (how groups arrive and are cut into rounds), `window` (the /metrics gauges over recent groups),
+`clusters` (answer clusters and the majority vote).
 """
 
+from assay.groups.clusters import (
+    AnswerCluster,
+    ClusteringTimeout,
+    Vote,
+    answer_clusters,
+    cluster_indices,
+    majority,
+)
 from assay.groups.parts import group_parts, group_rounds, responses_of
 from assay.groups.stats import GroupOutcome, GroupStats, group_stats, learning_value, pass_at_k, raw_score
 from assay.groups.window import GroupGauges, GroupWindow
 
 __all__ = [
+    "AnswerCluster",
+    "ClusteringTimeout",
     "GroupGauges",
     "GroupOutcome",
     "GroupStats",
     "GroupWindow",
+    "Vote",
+    "answer_clusters",
+    "cluster_indices",
     "group_parts",
     "group_rounds",
     "group_stats",
     "learning_value",
+    "majority",
     "pass_at_k",
     "raw_score",
     "responses_of",

@@ -14,6 +14,9 @@ The trainer's Control stage needs to know whether a group can teach anything. Wh
 - `distinct_answers` (distinct `extracted` values) and `duplicate_responses` (responses identical to an
   earlier one): exploration collapse shows here before it shows in the reward.
 - Response length mean and max, in characters (the server sees text, not tokens).
+- `answer_clusters`, `majority_answer`, `majority_correct`: the group's answers merged by the task's own
+  equivalence and its majority vote (`assay.groups.clusters`, issue 42); `clusters_unavailable` says why
+  there are none.
 
 Reward statistics count only `ok` items: an item we could not score is neither right nor wrong. Response
 statistics count every item that carries a response.
@@ -27,6 +30,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from assay.groups.clusters import AnswerCluster, Vote, majority
 from assay.types import Result, Status
 
 
@@ -52,6 +56,17 @@ class GroupStats(BaseModel):
     duplicate_responses: int = Field(0, description="Responses identical to an earlier one in the group.")
     response_length_mean: float | None = Field(None, description="Mean response length in characters.")
     response_length_max: int | None = Field(None, description="Longest response in characters.")
+    answer_clusters: list[AnswerCluster] | None = Field(
+        None,
+        description="Answers merged when the task judges them equivalent, largest first (ties: earliest"
+        " first member); null when unavailable (see `clusters_unavailable`).",
+    )
+    majority_answer: str | None = Field(None, description="The majority cluster's representative.")
+    majority_correct: bool | None = Field(
+        None, description="Whether the majority answer is correct; null when no member is ok with a verdict."
+    )
+    clusters_unavailable: str | None = Field(None, description="Why there are no answer clusters.")
+    clusters_ms: float | None = Field(None, description="Time spent forming the answer clusters.")
 
 
 def raw_score(result: Result) -> float | None:
@@ -83,8 +98,11 @@ def learning_value(scores: Sequence[float]) -> float:
     return min(1.0, 4.0 * statistics.pvariance(scores))
 
 
-def group_stats(results: Sequence[Result], responses: Sequence[str | None] | None = None) -> GroupStats:
-    """Statistics of one group's results; `responses` (same order) feed the length and duplicate counts."""
+def group_stats(
+    results: Sequence[Result], responses: Sequence[str | None] | None = None, vote: Vote | None = None
+) -> GroupStats:
+    """Statistics of one group's results; `responses` (same order) feed the length and duplicate counts;
+    `vote`, the answer clusters the engine formed (assay.groups.clusters)."""
     ok = [r for r in results if r.status is Status.OK and r.reward is not None]
     rewards = [float(r.reward) for r in ok if r.reward is not None]
     scores = [s for s in (raw_score(r) for r in ok) if s is not None]
@@ -105,7 +123,22 @@ def group_stats(results: Sequence[Result], responses: Sequence[str | None] | Non
         duplicate_responses=len(texts) - len(set(texts)),
         response_length_mean=statistics.fmean(lengths) if lengths else None,
         response_length_max=max(lengths) if lengths else None,
+        **_vote_fields(vote),
     )
+
+
+def _vote_fields(vote: Vote | None) -> dict[str, object]:
+    if vote is None:
+        return {}
+    if vote.clusters is None:
+        return {"clusters_unavailable": vote.unavailable, "clusters_ms": vote.elapsed_ms}
+    top = majority(vote.clusters)
+    return {
+        "clusters_ms": vote.elapsed_ms,
+        "answer_clusters": vote.clusters,
+        "majority_answer": top.representative if top else None,
+        "majority_correct": top.correct if top else None,
+    }
 
 
 class GroupOutcome(BaseModel):

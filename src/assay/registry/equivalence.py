@@ -1,0 +1,38 @@
+"""A task's notion of answer equivalence: when two extracted answers are one answer (issue 42).
+
+Answer clusters and majority votes over a group (`assay.groups.clusters`) merge members whose answers the
+task's own verifier judges equivalent: `1/2`, `0.5` and `\\frac12` are one math answer, which a vote over
+strings would split three ways. A task declares its notion as `Scorer.equivalence`; this base has none,
+and a group of such a task reports its clusters as unavailable with `why_not`.
+
+Two verbs, cheapest first: `key` maps an answer to a canonical key (equal keys are one answer; None: no
+key), and `equivalent` decides a pair the keys left apart. With G = 64 answers pairwise comparison is up to
+2,016 calls, so a task with a good key pays for few of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import ClassVar
+
+from assay.types import Item
+
+
+class Equivalence:
+    """How a task tells when two of its answers are the same answer. This base knows none."""
+
+    available: ClassVar[bool] = False
+    why_not: ClassVar[str] = "the task has no notion of answer equivalence"
+
+    def answer(self, item: Item) -> str | None:
+        """The answer `item`'s response gives, read without a reference (self-consistency votes on items
+        that have none); None: no answer."""
+        return None
+
+    def key(self, answer: str) -> Hashable | None:
+        """A canonical key: answers with equal keys are equivalent. None: no key (compared pairwise)."""
+        return None
+
+    def equivalent(self, a: str, b: str) -> bool:
+        """Whether `a` and `b` are one answer (symmetric). Called only for pairs whose keys differ."""
+        return a == b
