@@ -16,14 +16,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Hashable, Sequence
+from functools import partial
 from typing import Any
 
 from assay.engine.running import Runner
-from assay.engine.workers import failure_text
+from assay.engine.workers import failure_text, worker_scorer
 from assay.errors import ItemError
 from assay.groups import Vote, answer_clusters, cluster_indices
 from assay.items import prepare
-from assay.registry import Equivalence, Registry
+from assay.registry import Equivalence, Registry, Scorer
 from assay.types import Item, Result, Status
 
 # The clustering's own budget is the task's item deadline; the kill comes this much later, so a budget
@@ -32,11 +33,22 @@ _KILL_GRACE_S = 1.0
 
 
 def form_clusters(
-    equivalence: Equivalence, answers: list[str | None], unread: list[dict[str, Any] | None], budget_s: float
+    equivalence: Equivalence,
+    context: tuple[str, dict[str, Any], dict[str, Any]],
+    answers: list[str | None],
+    unread: list[dict[str, Any] | None],
+    budget_s: float,
+    scorer: Scorer | None = None,
 ) -> tuple[list[str | None], list[list[int]]]:
     """(answers, clusters): `answers` with each None whose `unread` item is given read by the task, then
-    the clusters' positions. Runs in a worker or a thread; plain data in and out."""
+    the clusters' positions, by the equivalence bound to the group's `context` (task, first item,
+    options) and `scorer` (in a worker: the worker's own). Runs in a worker or a thread."""
     started = time.perf_counter()
+    task, first, options = context
+    scorer = scorer if scorer is not None else worker_scorer(task)
+    equivalence = equivalence.within(
+        scorer, Item.model_validate(first), scorer.Options.model_validate(options)
+    )
     filled = list(answers)
     for index, raw in enumerate(unread):
         if raw is not None and filled[index] is None:
@@ -88,9 +100,10 @@ async def group_vote(
     ]
     item = next(p[0] for p in prepared if p is not None)
     budget = runner.deadline(scorer_cls, item, options)
+    context = (item.task, item.model_dump(mode="json"), options.model_dump(mode="json"))
     try:
         filled, groups = await _cluster(
-            runner, scorer_cls.runs_in, lane, equivalence, answers, unread, budget
+            runner, scorer_cls, context, lane, equivalence, answers, unread, budget
         )
     except Exception as exc:  # the deadline, a dead worker, no slot: the group scores without clusters
         reason = "no clusters within the deadline" if isinstance(exc, TimeoutError) else failure_text(exc)
@@ -103,7 +116,8 @@ async def group_vote(
 
 async def _cluster(
     runner: Runner,
-    runs_in: str,
+    scorer_cls: type[Scorer],
+    context: tuple[str, dict[str, Any], dict[str, Any]],
     lane: Hashable,
     equivalence: Equivalence,
     answers: list[str | None],
@@ -112,8 +126,10 @@ async def _cluster(
 ) -> tuple[list[str | None], list[list[int]]]:
     if sum(a is not None for a in answers) <= 1 and not any(unread):  # nothing to compare
         return answers, [[i] for i, a in enumerate(answers) if a is not None]
-    args = (equivalence, answers, unread, budget)
-    if runs_in == "process" and runner.pool is not None:
+    if scorer_cls.runs_in == "process" and runner.pool is not None:
+        args = (equivalence, context, answers, unread, budget)
         return await runner.call_in_worker(form_clusters, args, budget + _KILL_GRACE_S, lane)
-    call = asyncio.get_running_loop().run_in_executor(runner.threads, form_clusters, *args)
+    scorer = runner.scorers(scorer_cls)
+    work = partial(form_clusters, equivalence, context, answers, unread, budget, scorer)
+    call = asyncio.get_running_loop().run_in_executor(runner.threads, work)
     return await asyncio.wait_for(call, budget + _KILL_GRACE_S)

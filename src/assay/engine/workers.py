@@ -55,6 +55,11 @@ def _init_worker(settings: Settings) -> None:
             _worker_scorers[name] = registry[name](settings)
 
 
+def worker_scorer(task: str) -> Scorer:
+    """The scorer this worker built for `task` at start-up (a group's clustering binds its equivalence)."""
+    return _worker_scorers[task]
+
+
 def failure_text(exc: BaseException) -> str:
     """`Name: message` for a result's reason; an exception raised with no message is placed instead
     (`Name at file.py:LINE, no message`), so a reason never ends on a bare class name."""

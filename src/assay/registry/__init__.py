@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from assay.errors import ConfigError, OptionsError, UnknownTaskError
 from assay.registry.audit import Probe as AuditProbe
-from assay.registry.equivalence import Equivalence
+from assay.registry.equivalence import Equivalence, MutualVerdicts
 from assay.registry.gate import Gate
 from assay.settings import Settings
 from assay.suggest import did_you_mean
@@ -46,6 +46,7 @@ __all__ = [
     "Equivalence",
     "Finding",
     "Gate",
+    "MutualVerdicts",
     "Recheck",
     "Registry",
     "Scorer",

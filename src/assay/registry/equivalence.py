@@ -12,8 +12,8 @@ key), and `equivalent` decides a pair the keys left apart. With G = 64 answers p
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import ClassVar
+from collections.abc import Callable, Hashable
+from typing import Any, ClassVar
 
 from assay.types import Item
 
@@ -23,6 +23,12 @@ class Equivalence:
 
     available: ClassVar[bool] = False
     why_not: ClassVar[str] = "the task has no notion of answer equivalence"
+
+    def within(self, scorer: Any, item: Item, options: Any) -> Equivalence:
+        """The equivalence for one group, whose first item is `item` with validated `options`: a task whose
+        verdict needs the group's context (its database) binds it here; `scorer` is the task's scorer
+        instance where the clustering runs (a worker for a process-run task). This base needs none."""
+        return self
 
     def answer(self, item: Item) -> str | None:
         """The answer `item`'s response gives, read without a reference (self-consistency votes on items
@@ -36,3 +42,24 @@ class Equivalence:
     def equivalent(self, a: str, b: str) -> bool:
         """Whether `a` and `b` are one answer (symmetric). Called only for pairs whose keys differ."""
         return a == b
+
+
+class MutualVerdicts(Equivalence):
+    """Two answers are one when the task's own scorer judges each correct with the other as the reference
+    (the sql task: result equality on the group's database, with every guard of scoring). Costs two
+    scorings per pair, so the key of the task's equivalence (`key`) goes first."""
+
+    available: ClassVar[bool] = True
+
+    def __init__(self, scorer: Any, item: Item, options: Any, key: Callable[[str], Hashable | None]) -> None:
+        self._scorer, self._item, self._options, self._key = scorer, item, options, key
+
+    def key(self, answer: str) -> Hashable | None:
+        return self._key(answer)
+
+    def equivalent(self, a: str, b: str) -> bool:
+        for reference, response in ((a, b), (b, a)):
+            probe = self._item.model_copy(update={"response": response, "reference": reference})
+            if self._scorer.score(probe, self._options).correct is not True:
+                return False
+        return True
