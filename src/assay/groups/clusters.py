@@ -5,7 +5,7 @@ in Language Models"; Maj@K in DeepSeekMath, Shao et al. 2024) counts answers, no
 and `\\frac12` are one answer, and a vote over strings hands the majority to two identical wrong strings
 over three spellings of the right one. Members are merged when the task's own verifier judges their
 extracted answers equivalent (`assay.registry.Equivalence`: a canonical key first, pairwise comparison
-only among what the keys left apart).
+only among what the keys left apart and the signatures did not).
 
 The rules, stated once here and in docs/voting.md:
 
@@ -13,7 +13,7 @@ The rules, stated once here and in docs/voting.md:
   also every item whose response gives an answer the task can read without one.
 - Merging: answers with equal keys (or identical text) are one answer; then each remaining answer joins the
   first cluster, in order of appearance, whose representative it is equivalent to (leader clustering:
-  deterministic, at most one comparison per pair of representatives).
+  deterministic, at most one comparison per pair of representatives, none where the signatures differ).
 - A cluster's `representative` is its first member's answer; its `correct` is the verdict of its first
   member that has one (null when none has: self-consistency without references).
 - Order and ties: clusters by size, largest first; among equal sizes, the one whose first member comes
@@ -65,6 +65,18 @@ def _safe_key(equivalence: Equivalence, answer: str) -> Hashable:
     return ("key", key) if key is not None else ("text", answer)
 
 
+def _safe_signature(equivalence: Equivalence, answer: str) -> Hashable | None:
+    try:
+        return equivalence.signature(answer)
+    except Exception:  # no signature: compared with every answer
+        return None
+
+
+def _apart(a: Hashable | None, b: Hashable | None) -> bool:
+    """Different signatures: the pair needs no comparison."""
+    return a is not None and b is not None and a != b
+
+
 def _safe_equivalent(equivalence: Equivalence, a: str, b: str) -> bool:
     try:
         return bool(equivalence.equivalent(a, b))
@@ -87,21 +99,22 @@ def cluster_indices(
             buckets.setdefault(_safe_key(equivalence, answer), []).append(index)
             if give_up is not None and clock() > give_up:
                 raise ClusteringTimeout(f"the answers' keys took longer than {budget_s:g}s")
-    clusters: list[list[int]] = []
+    clusters: list[tuple[list[int], Hashable | None]] = []  # members, the leader's signature
     for members in buckets.values():  # dicts keep insertion order: by first appearance
         answer = answers[members[0]]
         assert answer is not None
-        for cluster in clusters:
+        signature = _safe_signature(equivalence, answer) if len(buckets) > 1 else None
+        for cluster, leader_signature in clusters:
             if give_up is not None and clock() > give_up:
                 raise ClusteringTimeout(f"comparing answers took longer than {budget_s:g}s")
             leader = answers[cluster[0]]
             assert leader is not None
-            if _safe_equivalent(equivalence, leader, answer):
+            if not _apart(signature, leader_signature) and _safe_equivalent(equivalence, leader, answer):
                 cluster.extend(members)
                 break
         else:
-            clusters.append(list(members))
-    return [sorted(c) for c in clusters]
+            clusters.append((list(members), signature))
+    return [sorted(c) for c, _ in clusters]
 
 
 def answer_clusters(

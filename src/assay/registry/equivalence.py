@@ -5,9 +5,10 @@ task's own verifier judges equivalent: `1/2`, `0.5` and `\\frac12` are one math 
 strings would split three ways. A task declares its notion as `Scorer.equivalence`; this base has none,
 and a group of such a task reports its clusters as unavailable with `why_not`.
 
-Two verbs, cheapest first: `key` maps an answer to a canonical key (equal keys are one answer; None: no
-key), and `equivalent` decides a pair the keys left apart. With G = 64 answers pairwise comparison is up to
-2,016 calls, so a task with a good key pays for few of them.
+Three verbs, cheapest first: `key` maps an answer to a canonical key (equal keys are one answer; None: no
+key); `signature` to a necessary condition (different signatures are different answers: a fingerprint);
+`equivalent` decides a pair the keys left apart and the signatures did not. With G = 64 answers pairwise
+comparison is up to 2,016 calls, so a task with good keys and signatures pays for few of them.
 """
 
 from __future__ import annotations
@@ -39,8 +40,14 @@ class Equivalence:
         """A canonical key: answers with equal keys are equivalent. None: no key (compared pairwise)."""
         return None
 
+    def signature(self, answer: str) -> Hashable | None:
+        """A necessary condition: answers whose signatures differ are never equivalent, so they are not
+        compared (an expression's value at a fixed point). None: none (compared with every answer)."""
+        return None
+
     def equivalent(self, a: str, b: str) -> bool:
-        """Whether `a` and `b` are one answer (symmetric). Called only for pairs whose keys differ."""
+        """Whether `a` and `b` are one answer (symmetric). Called only for pairs whose keys differ and
+        whose signatures do not."""
         return a == b
 
 
@@ -56,6 +63,9 @@ class MutualVerdicts(Equivalence):
 
     def key(self, answer: str) -> Hashable | None:
         return self._key(answer)
+
+    def signature(self, answer: str) -> Hashable | None:
+        return None
 
     def equivalent(self, a: str, b: str) -> bool:
         for reference, response in ((a, b), (b, a)):

@@ -56,3 +56,22 @@ def test_the_answer_read_without_a_reference_is_the_scorers_extraction() -> None
 
 def test_the_math_task_declares_its_equivalence() -> None:
     assert MathScorer.equivalence.available and isinstance(MathScorer.equivalence, MathEquivalence)
+
+
+def test_expressions_that_differ_at_the_fixed_point_are_never_compared() -> None:
+    class Counting(MathEquivalence):
+        compared = 0
+
+        def equivalent(self, a: str, b: str) -> bool:
+            Counting.compared += 1
+            return super().equivalent(a, b)
+
+    polynomials = [f"{i + 1}x^{i % 5 + 2}+{i}" for i in range(64)]
+    assert len(cluster_indices([*polynomials, "(x+1)^2", "x^2+2x+1"], Counting())) == 65
+    assert Counting.compared == 1  # only the one pair that agrees at the point: (x+1)^2 and x^2+2x+1
+
+
+def test_a_signature_is_for_expressions_only() -> None:
+    assert EQ.signature("x+1") == EQ.signature("1+x") != EQ.signature("x+2")
+    assert EQ.signature("x+1") != EQ.signature("y+1")  # the symbols are part of it
+    assert EQ.signature("1/2") is None and EQ.signature("\\{1,2\\}") is None

@@ -3,8 +3,9 @@
 Two answers are one answer when the comparer (compare.py) accepts each against the other as the gold:
 mutual, because the comparer is asymmetric by design (a decimal gold accepts a more precise answer that
 rounds to it, so `1.73` accepts `\\sqrt{3}` but `\\sqrt{3}` does not accept `1.73`). Exact numbers get a
-canonical key (their exact value: `1/2`, `0.5`, `\\frac12` and `2/4` share one), so the comparer runs only
-between answers the keys left apart: expressions, sets, percents, decimals against fractions.
+canonical key (their exact value: `1/2`, `0.5`, `\\frac12` and `2/4` share one), and expressions a
+signature (their value at a fixed point), so the comparer runs only between answers the keys left apart
+and the signatures did not: sets, percents, decimals against fractions, expressions that agree there.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import ClassVar
 
 from assay.registry.equivalence import Equivalence
 from assay.types import Item
+from assay.verifiers.math import symbolic
 from assay.verifiers.math.compare import GoldUnusable, Policy, compare
 from assay.verifiers.math.extract import Extraction, extract
 from assay.verifiers.math.kinds import Atom
@@ -22,6 +24,9 @@ from assay.verifiers.math.values import parse_value
 MAX_RESPONSE_CHARS = 200_000  # settings.math.max_response_chars' default: responses are cut to their tail
 MAX_ANSWER_CHARS = 2_000  # as the scorer: a longer "answer" is no answer
 _POLICY = Policy()  # no prompt, no options: the comparer's defaults
+# A fixed point for the signature, one coordinate per free symbol: positive, irrational-looking fractions
+# (a point where nothing common is undefined: not 0, 1, or a root of a small polynomial by design).
+_POINT = (0.5731, 1.3117, 0.7919, 2.2361, 1.6183)
 
 
 class MathEquivalence(Equivalence):
@@ -51,6 +56,27 @@ class MathEquivalence(Equivalence):
         except TypeError:
             return None
         return ("value", value)
+
+    def signature(self, answer: str) -> Hashable | None:
+        """An expression's free symbols and its value at one fixed point, to 12 digits (evaluated to 30):
+        expressions the comparer accepts as equal agree there, so different ones skip the comparer (64
+        different polynomials: 2,016 sympy comparisons otherwise). None for anything but an expression."""
+        if len(answer) > MAX_ANSWER_CHARS:
+            return None
+        value = parse_value(answer)
+        if not isinstance(value, Atom) or value.number is not None or value.var is not None or value.degrees:
+            return None
+        try:
+            expr = symbolic.to_sympy(value.text)
+        except (symbolic.TooCostly, ValueError):
+            return None
+        symbols = sorted(expr.free_symbols, key=str)
+        point = {s: _POINT[i % len(_POINT)] + i // len(_POINT) for i, s in enumerate(symbols)}
+        at = symbolic.evaluate(expr, point)
+        if at is None:
+            return None
+        imag = at.imag if abs(at.imag) > 1e-20 * abs(at) else 0.0
+        return (tuple(map(str, symbols)), f"{at.real:.12g}", f"{imag:.12g}")
 
     def equivalent(self, a: str, b: str) -> bool:
         if max(len(a), len(b)) > MAX_ANSWER_CHARS:
