@@ -45,6 +45,8 @@ def test_a_wrong_string_majority_loses_to_the_right_equivalence_majority(client:
     assert [c["members"] for c in stats["answer_clusters"]] == [[1, 3, 4], [0, 2]]
     assert (stats["majority_answer"], stats["majority_correct"]) == ("1/2", True)
     assert stats["distinct_answers"] == 4 and stats["clusters_unavailable"] is None
+    # Maj@1 is the share of right samples (3/5); with all five the vote is right.
+    assert stats["maj_at_k"]["1"] == pytest.approx(0.6) and stats["maj_at_k"]["5"] == 1.0
 
 
 def test_a_tie_goes_to_the_answer_given_first(client: TestClient) -> None:
@@ -57,7 +59,7 @@ def test_self_consistency_votes_without_a_reference(client: TestClient) -> None:
     items = [_math(a, reference=None) for a in ("7", "14/2", "3", "7.0", "3")]
     voted, plain = _stats(client, {"items": items, "self_consistency": True}, {"items": items})
     assert _clusters(voted) == [("7", 3, None), ("3", 2, None)]
-    assert (voted["majority_answer"], voted["majority_correct"]) == ("7", None)
+    assert (voted["majority_answer"], voted["majority_correct"], voted["maj_at_k"]) == ("7", None, {})
     # Without the option only verdicts vote, and an item with no reference has none.
     assert (plain["answer_clusters"], plain["majority_answer"], plain["majority_correct"]) == ([], None, None)
 

@@ -1,7 +1,7 @@
 """Group arithmetic over verified rewards: what a GRPO/DAPO trainer's Control stage needs about the G
 responses it sampled for one prompt. One module per thing: `stats` (the statistics /v1/groups reports),
 `parts` (how groups arrive and are cut into rounds), `window` (the /metrics gauges over recent groups),
-`clusters` (answer clusters and the majority vote).
+`clusters` (answer clusters and the majority vote), `estimators` (Maj@K).
 """
 
 from assay.groups.clusters import (
@@ -12,6 +12,7 @@ from assay.groups.clusters import (
     cluster_indices,
     majority,
 )
+from assay.groups.estimators import majority_at_k
 from assay.groups.parts import group_parts, group_rounds, responses_of
 from assay.groups.stats import GroupOutcome, GroupStats, group_stats, learning_value, pass_at_k, raw_score
 from assay.groups.window import GroupGauges, GroupWindow
@@ -31,6 +32,7 @@ __all__ = [
     "group_stats",
     "learning_value",
     "majority",
+    "majority_at_k",
     "pass_at_k",
     "raw_score",
     "responses_of",

@@ -15,8 +15,8 @@ The trainer's Control stage needs to know whether a group can teach anything. Wh
   earlier one): exploration collapse shows here before it shows in the reward.
 - Response length mean and max, in characters (the server sees text, not tokens).
 - `answer_clusters`, `majority_answer`, `majority_correct`: the group's answers merged by the task's own
-  equivalence and its majority vote (`assay.groups.clusters`, issue 42); `clusters_unavailable` says why
-  there are none.
+  equivalence and its majority vote (`assay.groups.clusters`, issue 42); `maj_at_k`, the unbiased Maj@k
+  over them (`assay.groups.estimators`); `clusters_unavailable` says why there are none.
 
 Reward statistics count only `ok` items: an item we could not score is neither right nor wrong. Response
 statistics count every item that carries a response.
@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from assay.groups.clusters import AnswerCluster, Vote, majority
+from assay.groups.estimators import majority_at_k
 from assay.types import Result, Status
 
 
@@ -64,6 +65,11 @@ class GroupStats(BaseModel):
     majority_answer: str | None = Field(None, description="The majority cluster's representative.")
     majority_correct: bool | None = Field(
         None, description="Whether the majority answer is correct; null when no member is ok with a verdict."
+    )
+    maj_at_k: dict[str, float] = Field(
+        default_factory=dict,
+        description="Unbiased Maj@k over the answer clusters for k = 1, 2, 4, ... up to n and n itself (ok"
+        " members and ok items without an answer; empty when no cluster has a verdict).",
     )
     clusters_unavailable: str | None = Field(None, description="Why there are no answer clusters.")
     clusters_ms: float | None = Field(None, description="Time spent forming the answer clusters.")
@@ -123,11 +129,22 @@ def group_stats(
         duplicate_responses=len(texts) - len(set(texts)),
         response_length_mean=statistics.fmean(lengths) if lengths else None,
         response_length_max=max(lengths) if lengths else None,
-        **_vote_fields(vote),
+        **_vote_fields(vote, results),
     )
 
 
-def _vote_fields(vote: Vote | None) -> dict[str, object]:
+def _maj_at_k(clusters: Sequence[AnswerCluster], results: Sequence[Result]) -> dict[str, float]:
+    """Maj@k over the clusters' members and the ok items that gave no answer (they never vote)."""
+    if all(c.correct is None for c in clusters):
+        return {}
+    members = {i for c in clusters for i in c.members}
+    unanswered = sum(r.status is Status.OK and i not in members for i, r in enumerate(results))
+    n = len(members) + unanswered
+    sizes, verdicts = [c.size for c in clusters], [c.correct for c in clusters]
+    return {str(k): majority_at_k(sizes, verdicts, n, k) for k in _ks(n)}
+
+
+def _vote_fields(vote: Vote | None, results: Sequence[Result]) -> dict[str, object]:
     if vote is None:
         return {}
     if vote.clusters is None:
@@ -135,6 +152,7 @@ def _vote_fields(vote: Vote | None) -> dict[str, object]:
     top = majority(vote.clusters)
     return {
         "clusters_ms": vote.elapsed_ms,
+        "maj_at_k": _maj_at_k(vote.clusters, results),
         "answer_clusters": vote.clusters,
         "majority_answer": top.representative if top else None,
         "majority_correct": top.correct if top else None,
