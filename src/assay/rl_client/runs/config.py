@@ -167,7 +167,9 @@ class OutputSection(_Section):
 class RunConfig(_Section):
     model: ModelSection
     data: DataSection
-    algorithm: Literal["grpo", "star"] = "grpo"
+    # grpo: group-normalised rewards; rft: online rejection fine-tuning on the same loop (1 for a correct
+    # fresh sample, 0 otherwise); star: offline iterations of sample, keep, fine-tune (runs/star.py).
+    algorithm: Literal["grpo", "star", "rft"] = "grpo"
     backend: BackendSection = Field(default_factory=BackendSection)
     reward: RewardSection = Field(default_factory=RewardSection)
     train: TrainConfig = Field(default_factory=TrainConfig)

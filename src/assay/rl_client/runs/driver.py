@@ -1,6 +1,6 @@
 """A configured run (`assay train --config`): build a `Session` from a `RunConfig`, then drive one loop
-for every algorithm, GRPO/DAPO (`Trainer`) or STaR (`star.py`): resume from the newest checkpoint, step
-until the configured count or the time budget, checkpoint every `checkpoint_every` steps (STaR: every
+for every algorithm, GRPO/DAPO and RFT (`Trainer`) or STaR (`star.py`): resume from the newest checkpoint,
+step until the configured count or the time budget, checkpoint every `checkpoint_every` steps (STaR: every
 iteration) and at the end, evaluate greedily, and finish with `summary.json`, `curves.png` and the
 trained model saved with `save_pretrained`.
 
@@ -16,6 +16,7 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -102,8 +103,11 @@ def _grpo(session: Session, progress: bool, stack: ExitStack) -> tuple[Trainer, 
         stack.callback(sessions.close)
     tools = ToolRollouts(session.backend, sessions, cfg.train) if sessions is not None else None
     evaluator = Evaluator(session.backend, lambda: _pipe(trainer), session.eval, session.eval_tokens, tools)
+    train = cfg.train
+    if cfg.algorithm == "rft":  # the same loop with STaR's coefficient (loss.correct_coefficients)
+        train = replace(train, loss=replace(train.loss, coefficient="correct"))
     trainer = Trainer(
-        session.model, session.backend, session.rewards, session.train, cfg.train,
+        session.model, session.backend, session.rewards, session.train, train,
         pad_id=session.tokenizer.pad_token_id, log_path=session.out / "log.jsonl", progress=progress,
         evaluate=evaluator if session.eval else None, sessions=sessions,
     )  # fmt: skip
