@@ -176,6 +176,12 @@ class RunConfig(_Section):
     star: StarSection = Field(default_factory=StarSection)
     output: OutputSection = Field(default_factory=OutputSection)
     eval_max_new_tokens: int | None = Field(default=None, gt=0, description="default: train.generate's")
+    eval_samples: int = Field(
+        default=16,
+        ge=0,
+        description="responses per held-out prompt for Pass@K and Maj@K before and after the run (K = 1, 4,"
+        " 16 up to this; runs/k_eval.py); 0: none",
+    )
     threads: int = Field(default=1, gt=0, description="torch threads (1 was fastest on a busy 2-core box)")
     time_budget_s: float | None = Field(default=None, gt=0, description="stop training past this")
 
