@@ -3,8 +3,10 @@ group's database, judged by the scorer itself in both directions."""
 
 from __future__ import annotations
 
+from assay.engine.scoring import Engine
 from assay.groups import cluster_indices
 from assay.registry import Equivalence
+from assay.settings import Settings
 from assay.types import Item
 from assay.verifiers.sql import SqlOptions, SqlScorer
 from assay.verifiers.sql.equivalence import SqlEquivalence
@@ -41,3 +43,16 @@ def test_the_answer_read_without_a_reference_is_the_extracted_sql() -> None:
 
 def test_the_sql_task_declares_its_equivalence() -> None:
     assert isinstance(SqlScorer.equivalence, SqlEquivalence) and SqlScorer.equivalence.available
+
+
+def test_a_groups_sql_clusters_form_in_the_worker(sql_settings: Settings) -> None:
+    """Through the engine: the worker binds the equivalence to its own scorer and the group's database."""
+    items = [
+        {"task": "sql", "db_id": "school", "response": f"```sql\n{sql}\n```", "reference": JOIN}
+        for sql in (ALL, SUBQUERY, ALL, JOIN, f"{SUBQUERY};")
+    ]
+    with Engine(sql_settings) as engine:
+        (outcome,) = engine.score_groups([{"items": items}])
+    clusters = outcome.stats.answer_clusters or []
+    assert [(c.size, c.correct, c.members) for c in clusters] == [(3, True, [1, 3, 4]), (2, False, [0, 2])]
+    assert outcome.stats.majority_correct is True, outcome.stats.clusters_unavailable
