@@ -19,7 +19,7 @@ from assay import items as item_io
 from assay.distributed.dispatch import Dispatcher
 from assay.distributed.sessions import RaySessions
 from assay.engine.admission import Admission
-from assay.groups import GroupOutcome, group_parts, group_stats, responses_of
+from assay.groups import GroupOutcome, Vote, group_parts, group_stats, responses_of
 from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.sandbox import Execution, Program, SandboxError
@@ -30,6 +30,9 @@ from assay.types import Item, Result
 
 if TYPE_CHECKING:
     from assay.engine.service import Service
+
+# Answer clusters need the task's equivalence beside its scorer, which the deployments do not offer yet.
+_NO_VOTE = Vote(unavailable="answer clusters are not formed under assay serve --ray yet")
 
 
 class RayEngine:
@@ -87,7 +90,7 @@ class RayEngine:
         for gid, items in parsed:
             scored = [next(results) for _ in items]
             outcomes.append(
-                GroupOutcome(id=gid, results=scored, stats=group_stats(scored, responses_of(items)))
+                GroupOutcome(id=gid, results=scored, stats=group_stats(scored, responses_of(items), _NO_VOTE))
             )
         return outcomes
 
