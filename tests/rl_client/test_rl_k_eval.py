@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
+
 from assay.client import AssayClient
 from assay.groups import GroupOutcome, GroupStats, majority_at_k, pass_at_k
 from assay.rl_client.generate import Completion, Problem, SamplingParams
@@ -33,6 +35,7 @@ class ScriptedBackend:
         self.calls = state["calls"]
 
 
+@pytest.mark.slow  # a live server's math workers start cold: about 15 s on 2 shared cores
 def test_maj_at_k_votes_by_equivalence_through_the_server(live_server: Callable[..., Any]) -> None:
     backend = ScriptedBackend()
     problems = [Problem("p1", "What is 1/2?", "0.5")]
