@@ -29,6 +29,7 @@ INTERNAL_SIGNALS = {
     "PatchRejected",  # repo: the change does not apply; the scorer answers ok, reward 0
     "EpisodeError",  # openenv: an episode's refusal, answered as OpenEnv's error frame or an HTTP refusal
     "ShapingInputError",  # groups: a group that cannot be shaped; it ends as stats.shaping.error
+    "ClusteringTimeout",  # groups: clustering past its budget; the group reports clusters_unavailable
     "Refused",  # math: a text outside direct.py's subset; read() catches it and the library parses the text
     # The sandbox harness runs on the sandbox's own Python and never imports assay.
     "NotPlain",

@@ -2,8 +2,9 @@
 
 Same items, results and limits as /v1/rewards (413 past the queue size, 429 when the queue is full), plus
 statistics over each group's `ok` items (assay.groups): zero advantage, pass@k, learning value, answer
-diversity, response lengths. A group's `shaping` (shorter_better, adapt_think, s_grpo) or `rubric` adds
-each result's `shaped_reward` and the quantities used (`stats.shaping`); a bad option is a 422.
+diversity, response lengths, and answer clusters with the majority vote (`self_consistency`: without a
+reference). A group's `shaping` (shorter_better, adapt_think, s_grpo) or `rubric` adds each result's
+`shaped_reward` and the quantities used (`stats.shaping`); a bad option is a 422.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ class GroupIn(BaseModel):
     rubric: Rubric | None = Field(
         None, description="Weighted components with gates (docs/length-control.md)."
     )
+    self_consistency: bool = Field(
+        False,
+        description="Vote without a reference: an item with no verdict still joins the answer clusters with"
+        " the answer its response states; the stats' `majority_answer` is the vote (docs/voting.md).",
+    )
 
     @field_validator("id", mode="before")
     @classmethod
@@ -91,7 +97,16 @@ async def groups(body: GroupsRequest, request: Request) -> GroupsResponse:
     engine = engine_of(request)
     count = sum(len(g.items) for g in body.groups)
     work = engine.score_groups_async(
-        [{"id": g.id, "items": g.items, "shaping": g.shaping, "rubric": g.rubric} for g in body.groups]
+        [
+            {
+                "id": g.id,
+                "items": g.items,
+                "shaping": g.shaping,
+                "rubric": g.rubric,
+                "self_consistency": g.self_consistency,
+            }
+            for g in body.groups
+        ]
     )
     outcomes = await admitted(request, count, work, f"{count} items in {len(body.groups)} groups")
     return GroupsResponse(groups=outcomes)

@@ -240,7 +240,9 @@ class AssayClient(SessionCalls):
         `assay.groups.group_rounds`, the one chunker of groups. A group's `shaping` or `rubric` (a dict
         or its model) goes with it."""
         wire = [
-            {"id": group.get("id"), "items": [_as_json(i) for i in group["items"]]} | _group_options(group)
+            {"id": group.get("id"), "items": [_as_json(i) for i in group["items"]]}
+            | _group_options(group)
+            | ({"self_consistency": True} if group.get("self_consistency") is True else {})
             if isinstance(group, dict)
             else {"id": None, "items": [_as_json(i) for i in group]}
             for group in groups

@@ -20,7 +20,7 @@ from assay import items as item_io
 from assay.distributed.dispatch import Dispatcher
 from assay.distributed.sessions import RaySessions
 from assay.engine.admission import Admission
-from assay.groups import GroupOutcome
+from assay.groups import GroupOutcome, Vote
 from assay.groups.shaping import SolveRates, group_outcome, shaping_parts
 from assay.metrics import Metrics
 from assay.registry import Registry
@@ -32,6 +32,9 @@ from assay.types import Item, Result
 
 if TYPE_CHECKING:
     from assay.engine.service import Service
+
+# Answer clusters need the task's equivalence beside its scorer, which the deployments do not offer yet.
+_NO_VOTE = Vote(unavailable="answer clusters are not formed under assay serve --ray yet")
 
 
 class RayEngine:
@@ -91,9 +94,9 @@ class RayEngine:
         for gid, spec, split in parsed:
             scored = [next(results) for _ in split]
             outcomes.append(
-                await asyncio.to_thread(group_outcome, gid, spec, split, scored, self._solve_rates)
+                await asyncio.to_thread(group_outcome, gid, spec, split, scored, self._solve_rates, _NO_VOTE)
                 if spec is not None
-                else group_outcome(gid, spec, split, scored, self._solve_rates)
+                else group_outcome(gid, spec, split, scored, self._solve_rates, _NO_VOTE)
             )
         return outcomes
 

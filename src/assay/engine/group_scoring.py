@@ -3,9 +3,10 @@
 A group's process-run items (math, sql) go to one worker task: one round trip instead of G, and the items
 share that worker's caches (the math gold is parsed once per reference). Whatever that task cannot answer
 (no slot in time, a dead worker) and every other item takes the per-item path, so a group's results are
-exactly those the items would get one by one. Statistics come from `assay.groups`; a group's `shaping` or
-`rubric` option turns its verdicts into each result's `shaped_reward` (assay.groups.shaping) after
-scoring, from the member fields (`length`, `exit_position`, `tool_calls`) taken off the items before.
+exactly those the items would get one by one. Statistics come from `assay.groups`; answer clusters and
+the majority vote from `assay.engine.voting`; a group's `shaping` or `rubric` option turns its verdicts
+into each result's `shaped_reward` (assay.groups.shaping) after scoring, from the member fields
+(`length`, `exit_position`, `tool_calls`) taken off the items before.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Any
 
 from assay.engine.running import Job, Runner
+from assay.engine.voting import group_vote
 from assay.errors import ItemError
 from assay.groups import GroupOutcome
 from assay.groups.shaping import AdaptThink, SolveRates, group_outcome, shaping_parts
@@ -50,14 +52,21 @@ class GroupPath:
         """Each group's results in item order, with its statistics; the groups of one call share a lane.
         A malformed group or shaping option raises ItemError before anything is scored."""
         parsed = [shaping_parts(index, group) for index, group in enumerate(groups)]
+        voting = [isinstance(group, dict) and group.get("self_consistency") is True for group in groups]
         scored = await asyncio.gather(*(self._group([i for i, _ in s], lane) for _, _, s in parsed))
+        votes = await asyncio.gather(
+            *(
+                group_vote(self._runner, self._registry, [i for i, _ in split], results, lane, vote)
+                for (_, _, split), results, vote in zip(parsed, scored, voting, strict=True)
+            )
+        )
         outcomes = []
-        for (gid, spec, split), results in zip(parsed, scored, strict=True):
+        for (gid, spec, split), results, vote in zip(parsed, scored, votes, strict=True):
+            args = (gid, spec, split, results, self._solve_rates, vote)
             if isinstance(spec, AdaptThink) and spec.reference_accuracy_file is not None:  # reads a file
-                outcome = await asyncio.to_thread(group_outcome, gid, spec, split, results, self._solve_rates)
+                outcomes.append(await asyncio.to_thread(group_outcome, *args))
             else:
-                outcome = group_outcome(gid, spec, split, results, self._solve_rates)
-            outcomes.append(outcome)
+                outcomes.append(group_outcome(*args))
         return outcomes
 
     async def _group(self, raw_items: Sequence[Any], lane: Hashable) -> list[Result]:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from assay.engine.scheduling import Gates, SlotWaitTimeout
 from assay.engine.workers import WorkerPool, failure_text
@@ -141,6 +141,21 @@ class Runner:
             return None
         try:
             return await self.pool.run_many(jobs, deadline_s)
+        finally:
+            gate.release()
+
+    async def call_in_worker(
+        self, function: Callable[..., T], args: tuple[Any, ...], deadline_s: float, lane: Hashable
+    ) -> T:
+        """`function(*args)` in a worker, in one "workers" slot taken fairly like an item's (a group's
+        answer clusters beside its items). Raises when there is no pool or slot, past the deadline, or
+        when the function raises."""
+        if self.pool is None:
+            raise RuntimeError("no worker pool")
+        gate = self.gates("workers")
+        await gate.acquire(lane, self.settings.wait_s)
+        try:
+            return cast(T, await self.pool.call(function, args, deadline_s))
         finally:
             gate.release()
 

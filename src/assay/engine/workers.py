@@ -55,6 +55,11 @@ def _init_worker(settings: Settings) -> None:
             _worker_scorers[name] = registry[name](settings)
 
 
+def worker_scorer(task: str) -> Scorer:
+    """The scorer this worker built for `task` at start-up (a group's clustering binds its equivalence)."""
+    return _worker_scorers[task]
+
+
 def failure_text(exc: BaseException) -> str:
     """`Name: message` for a result's reason; an exception raised with no message is placed instead
     (`Name at file.py:LINE, no message`), so a reason never ends on a bare class name."""
@@ -241,6 +246,13 @@ class WorkerPool:
             return None
         except BrokenProcessPool:
             return None
+
+    async def call(self, function: Callable[..., Any], args: tuple[Any, ...], deadline_s: float) -> Any:
+        """`function(*args)` in a worker under `deadline_s` (a group's answer clusters): its return value,
+        or its exception raised; a worker past the deadline is killed (FutureTimeout), a dead one is
+        ProcessExpired. Nothing is retried: the caller reports the failure as its own."""
+        future = await self._submit(args, deadline_s, function)
+        return await self._outcome(future, deadline_s)
 
     async def run(
         self, task: str, item: dict[str, Any], options: dict[str, Any], deadline_s: float

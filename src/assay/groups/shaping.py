@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from assay.errors import ItemError
+from assay.groups.clusters import Vote
 from assay.groups.members import (
     Member,
     ShapingInputError,
@@ -285,13 +286,19 @@ def _reference(
 
 
 def group_outcome(
-    gid: str | None, spec: Spec | None, split: Split, results: Sequence[Result], solve_rates: SolveRates
+    gid: str | None,
+    spec: Spec | None,
+    split: Split,
+    results: Sequence[Result],
+    solve_rates: SolveRates,
+    vote: Vote | None = None,
 ) -> GroupOutcome:
-    """One scored group with its statistics and, under an option, each result's shaped reward. May read
-    a solve-rate file: call it off the event loop when the option names one."""
+    """One scored group with its statistics (with `vote`, its answer clusters) and, under an option, each
+    result's shaped reward. May read a solve-rate file: call it off the event loop when the option names
+    one."""
     items = [item for item, _ in split]
     texts = responses_of(items)
-    stats = group_stats(results, texts)
+    stats = group_stats(results, texts, vote)
     if spec is None:
         return GroupOutcome(id=gid, results=list(results), stats=stats)
     members = [Member(r, t, extras) for r, t, (_, extras) in zip(results, texts, split, strict=True)]

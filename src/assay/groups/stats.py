@@ -14,6 +14,9 @@ The trainer's Control stage needs to know whether a group can teach anything. Wh
 - `distinct_answers` (distinct `extracted` values) and `duplicate_responses` (responses identical to an
   earlier one): exploration collapse shows here before it shows in the reward.
 - Response length mean and max, in characters (the server sees text, not tokens).
+- `answer_clusters`, `majority_answer`, `majority_correct`: the group's answers merged by the task's own
+  equivalence and its majority vote (`assay.groups.clusters`, issue 42); `maj_at_k`, the unbiased Maj@k
+  over them (`assay.groups.estimators`); `clusters_unavailable` says why there are none.
 
 Reward statistics count only `ok` items: an item we could not score is neither right nor wrong. Response
 statistics count every item that carries a response.
@@ -28,6 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from assay.groups.clusters import AnswerCluster, Vote, majority
+from assay.groups.estimators import majority_at_k
 from assay.groups.members import ShapingStats
 from assay.types import Result, Status
 
@@ -57,6 +62,22 @@ class GroupStats(BaseModel):
     shaping: ShapingStats | None = Field(
         None, description="With a group's shaping or rubric: the quantities used (assay.groups.shaping)."
     )
+    answer_clusters: list[AnswerCluster] | None = Field(
+        None,
+        description="Answers merged when the task judges them equivalent, largest first (ties: earliest"
+        " first member); null when unavailable (see `clusters_unavailable`).",
+    )
+    majority_answer: str | None = Field(None, description="The majority cluster's representative.")
+    majority_correct: bool | None = Field(
+        None, description="Whether the majority answer is correct; null when no member is ok with a verdict."
+    )
+    maj_at_k: dict[str, float] = Field(
+        default_factory=dict,
+        description="Unbiased Maj@k over the answer clusters for k = 1, 2, 4, ... up to n and n itself (ok"
+        " members and ok items without an answer; empty when no cluster has a verdict).",
+    )
+    clusters_unavailable: str | None = Field(None, description="Why there are no answer clusters.")
+    clusters_ms: float | None = Field(None, description="Time spent forming the answer clusters.")
 
 
 def raw_score(result: Result) -> float | None:
@@ -88,8 +109,11 @@ def learning_value(scores: Sequence[float]) -> float:
     return min(1.0, 4.0 * statistics.pvariance(scores))
 
 
-def group_stats(results: Sequence[Result], responses: Sequence[str | None] | None = None) -> GroupStats:
-    """Statistics of one group's results; `responses` (same order) feed the length and duplicate counts."""
+def group_stats(
+    results: Sequence[Result], responses: Sequence[str | None] | None = None, vote: Vote | None = None
+) -> GroupStats:
+    """Statistics of one group's results; `responses` (same order) feed the length and duplicate counts;
+    `vote`, the answer clusters the engine formed (assay.groups.clusters)."""
     ok = [r for r in results if r.status is Status.OK and r.reward is not None]
     rewards = [float(r.reward) for r in ok if r.reward is not None]
     scores = [s for s in (raw_score(r) for r in ok) if s is not None]
@@ -110,7 +134,34 @@ def group_stats(results: Sequence[Result], responses: Sequence[str | None] | Non
         duplicate_responses=len(texts) - len(set(texts)),
         response_length_mean=statistics.fmean(lengths) if lengths else None,
         response_length_max=max(lengths) if lengths else None,
+        **_vote_fields(vote, results),
     )
+
+
+def _maj_at_k(clusters: Sequence[AnswerCluster], results: Sequence[Result]) -> dict[str, float]:
+    """Maj@k over the clusters' members and the ok items that gave no answer (they never vote)."""
+    if all(c.correct is None for c in clusters):
+        return {}
+    members = {i for c in clusters for i in c.members}
+    unanswered = sum(r.status is Status.OK and i not in members for i, r in enumerate(results))
+    n = len(members) + unanswered
+    sizes, verdicts = [c.size for c in clusters], [c.correct for c in clusters]
+    return {str(k): majority_at_k(sizes, verdicts, n, k) for k in _ks(n)}
+
+
+def _vote_fields(vote: Vote | None, results: Sequence[Result]) -> dict[str, object]:
+    if vote is None:
+        return {}
+    if vote.clusters is None:
+        return {"clusters_unavailable": vote.unavailable, "clusters_ms": vote.elapsed_ms}
+    top = majority(vote.clusters)
+    return {
+        "clusters_ms": vote.elapsed_ms,
+        "maj_at_k": _maj_at_k(vote.clusters, results),
+        "answer_clusters": vote.clusters,
+        "majority_answer": top.representative if top else None,
+        "majority_correct": top.correct if top else None,
+    }
 
 
 class GroupResult(Result):

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from assay.errors import ConfigError, OptionsError, UnknownTaskError
 from assay.registry.audit import Probe as AuditProbe
+from assay.registry.equivalence import Equivalence, MutualVerdicts
 from assay.registry.gate import Gate
 from assay.settings import Settings
 from assay.suggest import did_you_mean
@@ -42,8 +43,10 @@ if TYPE_CHECKING:
 __all__ = [
     "Audit",
     "AuditProbe",
+    "Equivalence",
     "Finding",
     "Gate",
+    "MutualVerdicts",
     "Recheck",
     "Registry",
     "Scorer",
@@ -195,6 +198,8 @@ class Scorer(Generic[OptionsT]):
     tools: ClassVar[Mapping[str, str]] = {}
     validation: ClassVar[Validation] = Validation()  # what `assay validate` checks of the task
     audit: ClassVar[Audit] = Audit()  # what `assay audit` tries on it
+    # When two of its answers are one answer, for answer clusters and majority votes (issue 42).
+    equivalence: ClassVar[Equivalence] = Equivalence()
     # The Ray deployment that runs this task's items under `assay serve --ray` (assay.distributed.dispatch):
     # "scorers" (CPU), "code" (sandbox slots: a task that waits at the sandbox gate), "judge", "prm".
     work: ClassVar[str] = "scorers"

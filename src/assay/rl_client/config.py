@@ -113,6 +113,9 @@ class LossConfig:
     clip_high: float = 0.28  # DAPO clip-higher
     kl_coef: float = 0.0  # > 0 keeps a frozen reference copy of the initial policy
     max_is_ratio: float = 2.0  # cap on the importance weight of off-policy (replayed) samples
+    # The gradient coefficient of a sample: "group" (GRPO: its reward normalised within its group) or
+    # "correct" (rejection fine-tuning, `algorithm: rft`: 1 for a correct sample, 0 otherwise, STaR's).
+    coefficient: str = "group"
 
     def __post_init__(self) -> None:
         _need(
@@ -122,6 +125,10 @@ class LossConfig:
         _need(0 < self.clip_low < 1 and self.clip_high > 0, "clip_low must be in (0, 1), clip_high > 0")
         _need(self.kl_coef >= 0, "kl_coef must be >= 0")
         _need(self.max_is_ratio >= 1.0, "max_is_ratio must be >= 1")
+        _need(
+            self.coefficient in ("group", "correct"),
+            f"coefficient must be group or correct, got {self.coefficient!r}",
+        )
 
 
 CallFormat = Literal["tags", "hermes"]

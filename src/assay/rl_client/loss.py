@@ -37,6 +37,13 @@ def group_advantages(rewards: Sequence[float | None], scale_std: bool, eps: floa
     return [0.0 if r is None else (r - mean) * scale for r in rewards]
 
 
+def correct_coefficients(scores: Sequence[float | bool | None]) -> list[float]:
+    """Rejection fine-tuning's coefficients (STaR, Zelikman et al. 2022; online RFT): 1 for a correct
+    sample (a graded one: a reward of 1), 0 for anything else, unscored included. On fresh on-policy
+    samples the clipped surrogate with these advantages is the SFT gradient on the correct ones."""
+    return [1.0 if s is True or (type(s) is float and s >= 1.0) else 0.0 for s in scores]
+
+
 def aggregate(
     per_token: torch.Tensor,
     mask: torch.Tensor,

@@ -36,6 +36,12 @@ CURVES = (
     ("truncation_rate", "truncated responses"),
     ("rounds", "generation rounds"),
     ("reward_latency_s", "reward latency (s)"),
+    # sampled held-out evaluation before and after a run (runs/k_eval.py, issue 42)
+    ("pass_at_1", "Pass@1 (held-out, sampled)"),
+    ("pass_at_4", "Pass@4"),
+    ("pass_at_16", "Pass@16"),
+    ("maj_at_4", "Maj@4 (answers by equivalence)"),
+    ("maj_at_16", "Maj@16"),
     # multi-turn tool use (issue 26); logged only by runs with tools
     ("turns", "turns per rollout"),
     ("tool_calls", "tool calls per step"),

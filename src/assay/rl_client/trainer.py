@@ -23,7 +23,7 @@ from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, fill_batch
 from assay.rl_client.filter import RewardPipe, RewardSource
 from assay.rl_client.generate import Backend, Group, Problem, Sample
-from assay.rl_client.loss import group_advantages, policy_loss
+from assay.rl_client.loss import correct_coefficients, group_advantages, policy_loss
 from assay.rl_client.multiturn import SessionClient, ToolRollouts
 from assay.rl_client.observe import StepLog, group_signals
 from assay.rl_client.policy import collate, token_logprobs
@@ -126,8 +126,12 @@ class Trainer:
                 samples.extend(group.tree_rows)
                 advantages.extend(s.advantage or 0.0 for s in group.tree_rows)
                 continue
-            rewards = [s.reward if s.weight > 0 else None for s in group.samples]
-            advantages.extend(group_advantages(rewards, self.cfg.loss.scale_std))
+            if self.cfg.loss.coefficient == "correct":  # algorithm rft: STaR's coefficient, on-policy
+                scores = [s.raw_score if s.weight > 0 else None for s in group.samples]
+                advantages.extend(correct_coefficients(scores))
+            else:
+                rewards = [s.reward if s.weight > 0 else None for s in group.samples]
+                advantages.extend(group_advantages(rewards, self.cfg.loss.scale_std))
             samples.extend(group.samples)
         if self.cfg.rollout == "tree" and self.cfg.tree.method == "treepo":  # the recipe's batch step
             advantages = whiten(samples)

@@ -167,13 +167,21 @@ class OutputSection(_Section):
 class RunConfig(_Section):
     model: ModelSection
     data: DataSection
-    algorithm: Literal["grpo", "star"] = "grpo"
+    # grpo: group-normalised rewards; rft: online rejection fine-tuning on the same loop (1 for a correct
+    # fresh sample, 0 otherwise); star: offline iterations of sample, keep, fine-tune (runs/star.py).
+    algorithm: Literal["grpo", "star", "rft"] = "grpo"
     backend: BackendSection = Field(default_factory=BackendSection)
     reward: RewardSection = Field(default_factory=RewardSection)
     train: TrainConfig = Field(default_factory=TrainConfig)
     star: StarSection = Field(default_factory=StarSection)
     output: OutputSection = Field(default_factory=OutputSection)
     eval_max_new_tokens: int | None = Field(default=None, gt=0, description="default: train.generate's")
+    eval_samples: int = Field(
+        default=16,
+        ge=0,
+        description="responses per held-out prompt for Pass@K and Maj@K before and after the run (K = 1, 4,"
+        " 16 up to this; runs/k_eval.py); 0: none",
+    )
     threads: int = Field(default=1, gt=0, description="torch threads (1 was fastest on a busy 2-core box)")
     time_budget_s: float | None = Field(default=None, gt=0, description="stop training past this")
 

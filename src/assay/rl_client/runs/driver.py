@@ -1,6 +1,6 @@
 """A configured run (`assay train --config`): build a `Session` from a `RunConfig`, then drive one loop
-for every algorithm, GRPO/DAPO (`Trainer`) or STaR (`star.py`): resume from the newest checkpoint, step
-until the configured count or the time budget, checkpoint every `checkpoint_every` steps (STaR: every
+for every algorithm, GRPO/DAPO and RFT (`Trainer`) or STaR (`star.py`): resume from the newest checkpoint,
+step until the configured count or the time budget, checkpoint every `checkpoint_every` steps (STaR: every
 iteration) and at the end, evaluate greedily, and finish with `summary.json`, `curves.png` and the
 trained model saved with `save_pretrained`.
 
@@ -16,6 +16,7 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,11 +24,13 @@ import torch
 
 from assay.client import AssayClient
 from assay.rl_client import checkpoints
+from assay.rl_client.generate import SamplingParams
 from assay.rl_client.multiturn import ToolRollouts
-from assay.rl_client.runs import rundir
+from assay.rl_client.runs import k_eval, rundir
 from assay.rl_client.runs import summary as run_summary
 from assay.rl_client.runs.config import ConfigError, RunConfig
 from assay.rl_client.runs.evaluate import Evaluator
+from assay.rl_client.runs.k_eval import k_evaluation
 from assay.rl_client.runs.models import resolve
 from assay.rl_client.runs.session import Session, build_session
 from assay.rl_client.runs.star import StarRun
@@ -86,12 +89,43 @@ def train(session: Session, progress: bool, started: float) -> dict[str, Any]:
         else:
             trainer, evaluator = _grpo(session, progress, stack)
             algorithm, total, every = trainer, cfg.train.steps, cfg.output.checkpoint_every
+        k_before = sampled_evaluation(session, start=True)
         after = drive(session, algorithm, evaluator, total, every, started)
+        k_after = sampled_evaluation(session, start=False)
     before = start_accuracy(session)
     if cfg.output.plots:
         title = f"assay train ({cfg.algorithm}, seed {cfg.train.seed})"
-        run_summary.plot_run(session.out, before, algorithm.history, algorithm.step, after, title)
-    return summary_of(session, before, after, algorithm.step, total, algorithm.reward_requests)
+        history = _with_k_points(algorithm.history, algorithm.step, k_before, k_after)
+        run_summary.plot_run(session.out, before, history, algorithm.step, after, title)
+    summary = summary_of(session, before, after, algorithm.step, total, algorithm.reward_requests)
+    for when, evaluated in (("before", k_before), ("after", k_after)):
+        summary.update({f"{name}_{when}": table for name, table in evaluated.items()})
+    return summary
+
+
+def sampled_evaluation(session: Session, start: bool) -> dict[str, dict[str, float | None]]:
+    """Pass@K and Maj@K on the held-out set (runs/k_eval.py); at the start, recorded once in
+    `k_eval_start.json`, so a resumed run reports the starting point of the uninterrupted one."""
+    cfg, path = session.cfg, session.out / "k_eval_start.json"
+    if not session.eval or not cfg.eval_samples:
+        return {}
+    if start and path.exists():
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    params = SamplingParams(cfg.train.generate.temperature, session.eval_tokens)
+    with AssayClient(session.url, timeout_s=cfg.reward.timeout_s) as client:
+        evaluated = k_evaluation(session.backend, client, session.eval, cfg.eval_samples, params)
+    if start:
+        path.write_text(json.dumps(evaluated), encoding="utf-8")
+    return evaluated
+
+
+def _with_k_points(
+    history: list[dict[str, Any]], steps: int, before: dict[str, Any], after: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The step log with the sampled evaluation at step 0 and at the last step, for the plot."""
+    first = [{"step": 0, **k_eval.curve_points(before)}] if before else []
+    last = [{"step": steps, **k_eval.curve_points(after)}] if after else []
+    return [*first, *history, *last]
 
 
 def _grpo(session: Session, progress: bool, stack: ExitStack) -> tuple[Trainer, Evaluator]:
@@ -102,8 +136,11 @@ def _grpo(session: Session, progress: bool, stack: ExitStack) -> tuple[Trainer, 
         stack.callback(sessions.close)
     tools = ToolRollouts(session.backend, sessions, cfg.train) if sessions is not None else None
     evaluator = Evaluator(session.backend, lambda: _pipe(trainer), session.eval, session.eval_tokens, tools)
+    train = cfg.train
+    if cfg.algorithm == "rft":  # the same loop with STaR's coefficient (loss.correct_coefficients)
+        train = replace(train, loss=replace(train.loss, coefficient="correct"))
     trainer = Trainer(
-        session.model, session.backend, session.rewards, session.train, cfg.train,
+        session.model, session.backend, session.rewards, session.train, train,
         pad_id=session.tokenizer.pad_token_id, log_path=session.out / "log.jsonl", progress=progress,
         evaluate=evaluator if session.eval else None, sessions=sessions,
     )  # fmt: skip

@@ -16,13 +16,14 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from assay.registry import Audit, Scorer, Validation
+from assay.registry import Audit, Equivalence, Scorer, Validation
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math import audit as math_audit
 from assay.verifiers.math import probes, symbolic
 from assay.verifiers.math.choices import prompt_options
 from assay.verifiers.math.compare import Decision, GoldUnusable, Policy, compare
+from assay.verifiers.math.equivalence import MathEquivalence
 from assay.verifiers.math.extract import Extraction, NoAnswer, extract, opens_with_cue
 from assay.verifiers.math.formulas import find_boxes
 from assay.verifiers.math.normalise import ONE_LETTER_UNITS, strip_units
@@ -146,6 +147,7 @@ class MathScorer(Scorer[MathOptions]):
     quiet_loggers = ("math_verify", "latex2sympy2_extended")
     validation: ClassVar[Validation] = probes.MathValidation()
     audit: ClassVar[Audit] = math_audit.MathAudit()
+    equivalence: ClassVar[Equivalence] = MathEquivalence()  # answer clusters (equivalence.py)
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal
 from cachetools import LRUCache
 from pydantic import Field
 
-from assay.registry import Audit, Scorer, Validation
+from assay.registry import Audit, Equivalence, Scorer, Validation
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.sql import audit as sql_audit
@@ -54,6 +54,7 @@ from assay.verifiers.sql.engines import (
     SqlEngine,
     SqliteEngine,
 )
+from assay.verifiers.sql.equivalence import SqlEquivalence
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
@@ -134,6 +135,7 @@ class SqlScorer(Scorer[SqlOptions]):
     tools: ClassVar[Mapping[str, str]] = {"sql": "assay.verifiers.sql.tool:SqlTool"}
     validation: ClassVar[Validation] = probes.SqlValidation()
     audit: ClassVar[Audit] = sql_audit.SqlAudit()
+    equivalence: ClassVar[Equivalence] = SqlEquivalence()  # answer clusters (equivalence.py)
     description: ClassVar[str] = (
         "Execution equivalence of a predicted SQL query and a gold query on a named database "
         "(SQLite, DuckDB, PostgreSQL), read-only and bounded."

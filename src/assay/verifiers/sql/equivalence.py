@@ -1,0 +1,32 @@
+"""The sql task's notion of answer equivalence, for answer clusters and majority votes (issue 42).
+
+Two queries are one answer when their results are equal on the group's database: the scorer itself judges
+each query with the other as the gold (`MutualVerdicts`), so the comparison has every guard of scoring
+(read-only, bounded, the alternates, result equality as compare.py defines it). Mutual, because a gold's
+ORDER BY makes the comparison order-sensitive in one direction only. The key is the query's text with its
+spacing and final semicolon dropped: the same query written twice is compared once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, ClassVar
+
+from assay.registry.equivalence import Equivalence, MutualVerdicts
+from assay.types import Item
+from assay.verifiers.sql.statement import extract_sql
+
+MAX_RESPONSE_CHARS = 100_000  # settings.sql.max_response_chars' default: responses are cut to their tail
+
+
+class SqlEquivalence(Equivalence):
+    available: ClassVar[bool] = True
+
+    def within(self, scorer: Any, item: Item, options: Any) -> Equivalence:
+        return MutualVerdicts(scorer, item, options, self.key)
+
+    def answer(self, item: Item) -> str | None:
+        return extract_sql(item.response[-MAX_RESPONSE_CHARS:]) if item.response is not None else None
+
+    def key(self, answer: str) -> Hashable | None:
+        return " ".join(answer.split()).rstrip(";").strip()
