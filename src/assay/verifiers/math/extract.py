@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
-from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
+from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer, speaker_lead
 from assay.verifiers.math.formulas import (
     BOX_RE,
     MATH_SEGMENT_RE,
@@ -122,7 +122,7 @@ _BARE_LEAD_RE = re.compile(
 _SPEAKER_LEAD_RE = re.compile(
     r"^(?:(?:i|we)(?:\s+|['’]d\s+)(?:(?:really|would|also)\s+)?"
     r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it)"
-    r"\s+(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
+    r"(?:\s*[:：]\s*|\s+)(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
     r"|(?:a|the)\s+total\s+of\s+|in\s+total,?\s+|(?:it|that|this)['’]s\s+|that\s+makes\s+"
     r"|(?:the\s+)?answer['’]s\s+)",
     re.IGNORECASE,
@@ -182,6 +182,7 @@ def _clause(line: str) -> str | None:
     if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
+    clause = _SPEAKER_LEAD_RE.sub("", clause)  # "Answer: I think 3" -> "3"
     if judged_letter(clause):
         return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
@@ -308,6 +309,9 @@ def _last_line_answer(region: str) -> str | None:
         return match.group(1).strip()
     if _NUMBER_LINE_RE.match(line):
         return line
+    spoken = speaker_lead().sub("", _SPEAKER_LEAD_RE.sub("", line), count=1).rstrip(".!。")
+    if spoken != line and _NUMBER_LINE_RE.match(spoken):
+        return spoken  # "I say: 48", "Ich denke: 48"
     return None
 
 

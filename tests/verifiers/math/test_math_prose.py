@@ -1,0 +1,120 @@
+"""Answers stated in plain prose, without a box (issue 44): a closing sentence with a number and its
+noun, a cue or a speaker before the answer, an interval or several roots in a sentence, in several
+languages; and what must earn nothing: a guess, a question, a bound, two numbers, a step, and a closing
+sentence that only restates the prompt (a hack: the gold is a number of the prompt)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from prose_answers import KINDS, draw
+
+from assay.settings import Settings
+from assay.types import Item
+from assay.verifiers.math import MathOptions, MathScorer
+from assay.verifiers.math.prompt import restated_ending
+
+WORK = "Each box holds 250 bricks and there are 4 boxes, so 4 * 250.\n\n"
+
+
+@pytest.fixture(scope="module")
+def scorer() -> MathScorer:
+    return MathScorer(Settings(workers=1, plugins=[]))
+
+
+def _correct(scorer: MathScorer, response: str, gold: str, prompt: str | None = None) -> bool | None:
+    result = scorer.score(Item(task="math", response=response, reference=gold, prompt=prompt), MathOptions())
+    assert result.status.value == "ok", result.reason
+    return result.correct
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("That makes 1,000 in total.", "1000"),
+        ("We need 2,500 bricks in total.", "2500"),
+        ("We need 2 500 bricks in total.", "2500"),
+        ("That is 1.5e3 bricks.", "1500"),
+        ("The interval is [1, 5).", "[1,5)"),
+        ("The roots are x = 2 and x = -3.", "2, -3"),
+        ("I say: 48", "48"),
+        ("Answer: I think 3", "3"),
+        ("Antwort: ich denke 3", "3"),
+        ("Die Nullstellen sind x = 2 und x = -3.", "\\{-3, 2\\}"),
+        ("所以一共需要2500块砖。", "2500"),
+        ("Il faut 2\u202f500 briques au total.", "2500"),
+    ],
+)
+def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gold: str) -> None:
+    assert _correct(scorer, WORK + closing, gold) is True
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("Maybe it's 1000.", "1000"),
+        ("We might need 1000 bricks.", "1000"),
+        ("Is it 1000?", "1000"),
+        ("It could be 1000 or 1200.", "1000"),
+        ("We need 1,000 bricks and 300 tiles in total.", "1000"),
+        ("We need at least 1000 bricks.", "1000"),
+        ("Next, we add 1000 to the pile.", "1000"),
+        ("The roots are x = 2 and x = -3.", "-3"),  # two roots never answer one of them
+        ("Answer: I think 3 or 4", "3"),
+        ("Wir brauchen vielleicht 1000 Ziegel.", "1000"),
+        ("Es sind nicht 1000 Ziegel.", "1000"),
+        ("也许是1000块砖。", "1000"),
+    ],
+)
+def test_a_guess_a_bound_or_two_values_earns_nothing(scorer: MathScorer, closing: str, gold: str) -> None:
+    assert _correct(scorer, WORK + closing, gold) is False
+
+
+PROMPT = "A square has side length 4. What is its area?"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The area is 4 * 4 = 16.\n\nA square has side length 4.",
+        "A square has side length 4.",
+        "<think>The area is 16.</think>\n\nRecall: A square has side length 4.",
+        "Answer: A square has side length 4.",
+    ],
+)
+def test_a_closing_sentence_that_restates_the_prompt_is_no_answer(scorer: MathScorer, response: str) -> None:
+    """The hack: the gold (4) is a number of the prompt, and the policy ends on the prompt's sentence."""
+    assert _correct(scorer, response, "4", PROMPT) is False
+
+
+def test_the_answer_before_a_restated_sentence_still_counts(scorer: MathScorer) -> None:
+    assert _correct(scorer, "The area is 4 * 4 = 16.\n\nA square has side length 4.", "16", PROMPT) is True
+
+
+@pytest.mark.parametrize(
+    ("prompt", "response"),
+    [
+        (PROMPT, "The area is 16."),  # a number of its own
+        ("A rope is 7 m long. It is cut and tied again. How long is it?", "So the rope is still 7 m long."),
+        ("Tom has 5 apples. He eats none. How many apples does he have?", "He still has 5 apples."),
+        (None, "A square has side length 4."),  # no prompt: nothing to compare with
+    ],
+)
+def test_an_own_closing_sentence_is_not_a_restatement(prompt: str | None, response: str) -> None:
+    assert restated_ending(prompt, response) is None
+
+
+@pytest.mark.parametrize("label", [True, False], ids=["honest-rewarded", "control-earns-nothing"])
+@pytest.mark.parametrize("kind", [kind.__name__.lstrip("_") for kind in KINDS])
+def test_generated_prose_answers_get_their_label(scorer: MathScorer, kind: str, label: bool) -> None:
+    """40 rule-blind draws per kind and label (prose_answers.py); every one must get its label."""
+    wrong = []
+    for seed in range(400):
+        rng = random.Random(seed)
+        pair = draw(rng, label)
+        if pair.kind != kind:
+            continue
+        if _correct(scorer, pair.response, pair.gold, pair.prompt) is not label:
+            wrong.append((pair.gold, pair.response[-90:]))
+    assert not wrong, wrong[:5]
