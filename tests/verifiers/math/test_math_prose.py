@@ -42,6 +42,9 @@ def _correct(scorer: MathScorer, response: str, gold: str, prompt: str | None = 
         ("Answer: I think 3", "3"),
         ("Antwort: ich denke 3", "3"),
         ("Die Nullstellen sind x = 2 und x = -3.", "\\{-3, 2\\}"),
+        ("The roots are x_1 = 2 and x_2 = -3.", "2, -3"),
+        ("The roots are 2 and -3.", "\\{2, -3\\}"),
+        ("I conclude: 48", "48"),
         ("所以一共需要2500块砖。", "2500"),
         ("Il faut 2\u202f500 briques au total.", "2500"),
     ],
@@ -61,6 +64,8 @@ def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gol
         ("We need at least 1000 bricks.", "1000"),
         ("Next, we add 1000 to the pile.", "1000"),
         ("The roots are x = 2 and x = -3.", "-3"),  # two roots never answer one of them
+        ("The roots are x = 2, -3.", "2"),
+        ("The roots are 2 and -3.", "2"),
         ("Answer: I think 3 or 4", "3"),
         ("Wir brauchen vielleicht 1000 Ziegel.", "1000"),
         ("Es sind nicht 1000 Ziegel.", "1000"),

@@ -121,7 +121,8 @@ _BARE_LEAD_RE = re.compile(
 # say 3.", "A total of 48."): read as letters, these made 48 a choice "I" (issue 30).
 _SPEAKER_LEAD_RE = re.compile(
     r"^(?:(?:i|we)(?:\s+|['’]d\s+)(?:(?:really|would|also)\s+)?"
-    r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it)"
+    r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it"
+    r"|conclude|answer|go\s+with|pick|choose)"
     r"(?:\s*[:：]\s*|\s+)(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
     r"|(?:a|the)\s+total\s+of\s+|in\s+total,?\s+|(?:it|that|this)['’]s\s+|that\s+makes\s+"
     r"|(?:the\s+)?answer['’]s\s+)",

@@ -110,10 +110,11 @@ SENTENCE_END_RE = re.compile(r"(?:(?<=[.!?])|(?<=\$\$)|(?<=\\\]))\s+(?=[A-Z*])")
 
 
 # A closing sentence that guesses rather than states ("Maybe it's 7.", "It could be 3."); "could" alone
-# is kept: "She could buy 5 pencils." answers "how many could she buy".
+# is kept: "She could buy 5 pencils." answers "how many could she buy", and "I guess 48." names who
+# answers, as "I think 48." does (issue 30).
 _HEDGE_WORDS_RE = re.compile(
     r"\b(?:maybe|perhaps|possibly|might|(?:could|may)\s+(?:also\s+)?be|may\s+(?:need|have|get|take)|not\s+sure"
-    r"|unsure|guess(?:ing)?)\b",
+    r"|unsure)\b",
     re.I,
 )
 _CJK_DIGIT_RE = re.compile(
@@ -124,7 +125,16 @@ _CJK_SENTENCE_END_RE = re.compile(r"(?<=[。！？])\s*")
 _END_VALUE = r"[-+−]?(?:\d[\d,]*(?:\.\d+)?|∞|\\infty|inf(?:inity)?)"
 _BRACKETED_RE = re.compile(rf"[\[(]\s*{_END_VALUE}\s*[,;]\s*{_END_VALUE}\s*[\])]", re.IGNORECASE)
 # One root of several: "x = 2" in "The roots are x = 2 and x = -3."
-_ROOT_RE = re.compile(r"(?<![\w\\])([a-zA-Z])\s*=\s*(-?\d+(?:\.\d+)?(?:/\d+)?)(?!\w|\.\d)")
+_ROOT_RE = re.compile(
+    r"(?<![\w\\])([a-zA-Z])(?:_\{?\d+\}?|[₀-₉]+)?\s*=\s*(-?\d+(?:\.\d+)?(?:/\d+)?)(?!\w|\.\d)"
+)
+_VALUE_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:/\d+)?(?!\w|\.\d)")
+# A plural answer noun before its values: "The roots are 2 and -3.", "Les solutions sont 2 et -3."
+_PLURAL_LIST_RE = re.compile(
+    r"\b(?:roots|solutions|zeroe?s|values|answers|numbers|integers|nullstellen|lösungen|soluciones|raíces"
+    r"|racines)\b[^.!=]{0,40}?\b(?:are|were|sind|sont|son)\s*:?\s*(.+?)\s*[.!]?$",
+    re.IGNORECASE,
+)
 
 
 def last_sentence(paragraph: str) -> str:
@@ -134,21 +144,36 @@ def last_sentence(paragraph: str) -> str:
     return parts[-1] if parts else sentence
 
 
-def _roots(sentence: str) -> str | None:
-    """ "The roots are x = 2 and x = -3.": several values of one variable joined by "and" / "or" / commas
-    (in any language of the cue table) are one answer, "x = 2 and x = -3", that the comparer reads as a
-    list (or, joined by "or" for a single-valued gold, as a hedge); None for fewer than two."""
-    roots = list(_ROOT_RE.finditer(sentence))
-    if len(roots) < 2 or len({root.group(1) for root in roots}) > 1:
-        return None
-    joined = [roots[0].group(0)]
-    for before, after in itertools.pairwise(roots):
-        gap = sentence[before.end() : after.start()]
+def _join(values: list[str], gaps: list[str]) -> str | None:
+    """Values with only "and" / "or" / commas between them (any language of the cue table) as one answer:
+    "2 and -3" -> "2, -3" (a list), "2 or -3" -> "2 or -3" (a list for a list gold, else a hedge)."""
+    joined = values[0]
+    for gap, value in zip(gaps, values[1:], strict=True):
         word = gap.strip(" \t,;，、；").lower()
         if word and word not in ("and", "or") and word not in and_words() and word not in _or_words():
             return None  # "x = 2 fails, so x = 3": not one answer
-        joined.append((" or " if word == "or" or word in _or_words() else " and ") + after.group(0))
-    return "".join(joined)
+        joined += (" or " if word == "or" or word in _or_words() else ", ") + value
+    return joined
+
+
+def _roots(sentence: str) -> str | None:
+    """ "The roots are x = 2 and x = -3.": several values of one variable (x, x_1, x₂) joined by "and" /
+    "or" / commas are one answer, "x = 2, x = -3", that the comparer reads as a list; None for fewer than
+    two or for other words between them."""
+    roots = list(_ROOT_RE.finditer(sentence))
+    if len(roots) < 2 or len({root.group(1) for root in roots}) > 1:
+        return None
+    gaps = [sentence[a.end() : b.start()] for a, b in itertools.pairwise(roots)]
+    return _join([f"{root.group(1)} = {root.group(2)}" for root in roots], gaps)
+
+
+def _values(text: str) -> str | None:
+    """ "2, -3" or "2 and -3" (only values and joining words, at least two values) as one answer."""
+    values = list(_VALUE_RE.finditer(text))
+    if len(values) < 2 or text[: values[0].start()].strip() or text[values[-1].end() :].strip(" .!。！"):
+        return None
+    gaps = [text[a.end() : b.start()] for a, b in itertools.pairwise(values)]
+    return _join([v.group(0) for v in values], gaps)
 
 
 def _states_no_value(sentence: str) -> bool:
@@ -183,9 +208,12 @@ def concluding_number(region: str) -> str | None:
         return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
     if roots := _roots(sentence):
         return roots
-    if "=" in sentence:
-        tokens = NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
-        return tokens[0] if tokens else None
+    if "=" in sentence:  # "x = 2, -3" is both values; "Thus 8 * 5 = 40 pages." is 40
+        after = sentence.rsplit("=", 1)[1]
+        tokens = NUMBER_TOKEN_RE.findall(after)
+        return _values(after) or (tokens[0] if tokens else None)
+    if (listed := _PLURAL_LIST_RE.search(sentence)) and (values := _values(listed.group(1))):
+        return values  # "The roots are 2 and -3."
     bracketed = _BRACKETED_RE.findall(sentence)
     if len(bracketed) == 1 and not NUMBER_TOKEN_RE.findall(_BRACKETED_RE.sub(" ", sentence)):
         return bracketed[0]  # "The interval is [1, 5).": one interval, no other number
