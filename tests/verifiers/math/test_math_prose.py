@@ -86,11 +86,17 @@ PROMPT = "A square has side length 4. What is its area?"
         "A square has side length 4.",
         "<think>The area is 16.</think>\n\nRecall: A square has side length 4.",
         "Answer: A square has side length 4.",
+        "The area is 16.\n\nSo we know that a square has side length 4. Hope this helps!",
     ],
 )
 def test_a_closing_sentence_that_restates_the_prompt_is_no_answer(scorer: MathScorer, response: str) -> None:
     """The hack: the gold (4) is a number of the prompt, and the policy ends on the prompt's sentence."""
     assert _correct(scorer, response, "4", PROMPT) is False
+
+
+def test_a_restated_clause_of_a_longer_prompt_sentence_is_no_answer(scorer: MathScorer) -> None:
+    prompt = "A square has side length 4 cm, and a circle has radius 2 cm. What is their total area?"
+    assert _correct(scorer, "The total is 16 + 4 pi.\n\nA square has side length 4 cm.", "4", prompt) is False
 
 
 def test_the_answer_before_a_restated_sentence_still_counts(scorer: MathScorer) -> None:

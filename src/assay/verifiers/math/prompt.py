@@ -126,10 +126,14 @@ def with_decimal_points(text: str) -> str:
 # A token: one CJK character (those scripts put no spaces between words), or a run of letters / digits.
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 _TOKEN_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
-_PROMPT_SENTENCE_RE = re.compile(r"[.!?。！？\n]+(?:\s+|$)|[.!?。！？]")
+# A sentence or a clause of the prompt: "A square has side length 4 cm, and a circle has radius 2 cm."
+_PROMPT_CLAUSE_RE = re.compile(
+    r"[.!?;:,](?=\s|$)|[。！？；：，、\n]|\s(?:and|but|then|while)\s", re.IGNORECASE
+)
 # Where a sentence (or a lead-in such as "Recall:") ends: a mark before a space, a CJK mark, a line end.
 _BOUNDARY_RE = re.compile(r"[.!?:](?=\s)|[。！？：\n]")
 _MAX_OWN_TOKENS = 1
+_MAX_REMARKS = 2  # closing remarks with no number after the restated sentence ("Hope this helps!")
 _MIN_PROMPT_SENTENCE_SHARE = 0.8
 
 
@@ -154,7 +158,7 @@ def _copies_a_prompt_sentence(sentence: str, prompt: str) -> bool:
     if len(own) > _MAX_OWN_TOKENS or sum(copied) < _SHINGLE:
         return False
     said = {t for t, was in zip(tokens, copied, strict=True) if was}
-    for prompt_sentence in _PROMPT_SENTENCE_RE.split(prompt):
+    for prompt_sentence in _PROMPT_CLAUSE_RE.split(prompt):
         words = set(_tokens(prompt_sentence))
         if len(words) >= _SHINGLE and len(words & said) >= _MIN_PROMPT_SENTENCE_SHARE * len(words):
             return True
@@ -165,16 +169,25 @@ def restated_ending(prompt: str | None, response: str) -> str | None:
     """The response without its closing sentence when that sentence only repeats a sentence of the prompt
     and the prompt's numbers (issue 44: "A square has side length 4." closing a response to "A square has
     side length 4. What is its area?" was read as the answer 4): the answer must be the response's own
-    claim, so it is looked for in what comes before. None when the closing sentence is the response's own
-    (it holds a number or words of its own)."""
+    claim, so it is looked for in what comes before (closing remarks with no number after the sentence,
+    such as "Hope this helps!", go with it). None when the closing sentence is the response's own (it
+    holds a number or words of its own)."""
     if not prompt:
         return None
     text = response.rstrip()
-    boundaries = [m.end() for m in _BOUNDARY_RE.finditer(text, max(len(text) - 600, 0), len(text) - 1)]
-    sentence = text[boundaries[-1] if boundaries else 0 :]
+    start = max(len(text) - 600, 0)
+    begins = [start, *(m.end() for m in _BOUNDARY_RE.finditer(text, start, len(text) - 1))]
+    cut = len(text)
+    for skipped, begin in enumerate(reversed(begins)):
+        sentence = text[begin:cut]
+        if _numbers(sentence):
+            break
+        if skipped >= _MAX_REMARKS:
+            return None
+        cut = begin
+    else:
+        return None
     numbers = _numbers(sentence)
-    if not sentence.strip() or not numbers or not numbers <= _numbers(prompt):
+    if not numbers <= _numbers(prompt) or not _copies_a_prompt_sentence(sentence, prompt):
         return None
-    if not _copies_a_prompt_sentence(sentence, prompt):
-        return None
-    return text[: len(text) - len(sentence)]
+    return text[:begin]
