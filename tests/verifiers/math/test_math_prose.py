@@ -45,6 +45,8 @@ def _correct(scorer: MathScorer, response: str, gold: str, prompt: str | None = 
         ("The roots are x_1 = 2 and x_2 = -3.", "2, -3"),
         ("The roots are 2 and -3.", "\\{2, -3\\}"),
         ("I conclude: 48", "48"),
+        ("I think it's 48 apples.", "48"),
+        ("We need to buy 12 more packs.", "12"),
         ("所以一共需要2500块砖。", "2500"),
         ("Il faut 2\u202f500 briques au total.", "2500"),
     ],
@@ -63,6 +65,8 @@ def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gol
         ("We need 1,000 bricks and 300 tiles in total.", "1000"),
         ("We need at least 1000 bricks.", "1000"),
         ("Next, we add 1000 to the pile.", "1000"),
+        ("We need to multiply 1000 by 4.", "1000"),
+        ("I think we need to add 1000.", "1000"),
         ("The roots are x = 2 and x = -3.", "-3"),  # two roots never answer one of them
         ("The roots are x = 2, -3.", "2"),
         ("The roots are 2 and -3.", "2"),

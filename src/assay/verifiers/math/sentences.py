@@ -28,12 +28,27 @@ _CONCLUSION_START_RE = re.compile(
 # Openers of a sentence that is a step, a plan or a supposition rather than the result.
 _NOT_FINAL_START_RE = re.compile(
     r"^(?:so\s+far|first(?:ly)?|second(?:ly)?|next|now|then|let(?:'s)?|to|if|suppose|assume|since|because|note|"
-    r"recall|consider|step|initially|before|after|when|while|we\s+(?:need\s+to|have\s+to|must|can|will|should)"
-    r"|i\s+(?:need\s+to|will|think|am|'m)|(?:this|that)(?!['’]s\b|\s+(?:makes|gives|leaves|means|comes\s+to"
+    r"recall|consider|step|initially|before|after|when|while|(?:we|i)\s+(?:need|have)\s+to\s+"
+    r"(?:find|compute|calculate|determine|add|subtract|multiply|divide|figure|solve|check|work|consider|know"
+    r"|count|convert|set|apply|plug|substitute|simplify|evaluate|look|take|account|remember|make\s+sure)\b"
+    r"|we\s+(?:must|can|will|should)|i\s+(?:will|think|am|'m)|(?:this|that)(?!['’]s\b|\s+(?:makes|gives|leaves|means|comes\s+to"
     r"|adds\s+up\s+to|totals?|is(?!\s*,)|was)\b)|here|wait|hmm|but|and|or|also|check|verify|plug)\b",
     re.IGNORECASE,
 )
 _STATEMENT_MAX_WORDS = 25
+_VALUE_FIRST_RE = re.compile(r"^[-+]?\\?\$?\d")
+# A short answer's opening words that say who answers or how sure they are ("I think it is 48.", "I'd
+# say: 3.", "A total of 48."): read as letters, these made 48 a choice "I" (issue 30); before a value they
+# are no step (issue 44: "I think it's 48 apples." closes a response with its answer).
+SPEAKER_LEAD_RE = re.compile(
+    r"^(?:(?:i|we)(?:\s+|['’]d\s+)(?:(?:really|would|also)\s+)?"
+    r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it"
+    r"|conclude|answer|go\s+with|pick|choose)"
+    r"(?:\s*[:：]\s*|\s+)(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
+    r"|(?:a|the)\s+total\s+of\s+|in\s+total,?\s+|(?:it|that|this)['’]s\s+|that\s+makes\s+"
+    r"|(?:the\s+)?answer['’]s\s+)",
+    re.IGNORECASE,
+)
 BOUND_WORDS_RE = re.compile(
     r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
     r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
@@ -178,8 +193,10 @@ def _values(text: str) -> str | None:
 
 def _states_no_value(sentence: str) -> bool:
     """A sentence that is a step or a plan, a bound or a rejection, a guess, or too long to be a result."""
-    if not _CONCLUSION_START_RE.match(sentence) and (
-        _NOT_FINAL_START_RE.match(sentence) or len(sentence.split()) > _STATEMENT_MAX_WORDS
+    said = SPEAKER_LEAD_RE.sub("", sentence)  # "I think it's 48 apples." states 48, a value after "I think"
+    opener = said if said != sentence and _VALUE_FIRST_RE.match(said) else sentence
+    if not _CONCLUSION_START_RE.match(opener) and (
+        _NOT_FINAL_START_RE.match(opener) or len(sentence.split()) > _STATEMENT_MAX_WORDS
     ):
         return True  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
     # "less than 18", "42 is wrong", "18 so far", "Maybe it's 7.", "vielleicht 7", "不是 7"
