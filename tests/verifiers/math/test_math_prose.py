@@ -48,6 +48,8 @@ def _correct(scorer: MathScorer, response: str, gold: str, prompt: str | None = 
         ("I think it's 48 apples.", "48"),
         ("We need to buy 12 more packs.", "12"),
         ("所以一共需要2500块砖。", "2500"),
+        ("Also ist die Fläche 1000.", "1000"),  # German "Also" concludes; English "Also, ..." adds a step
+        ("L'aire vaut 16.", "16"),
         ("Il faut 2\u202f500 briques au total.", "2500"),
     ],
 )
@@ -65,6 +67,7 @@ def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gol
         ("We need 1,000 bricks and 300 tiles in total.", "1000"),
         ("We need at least 1000 bricks.", "1000"),
         ("Next, we add 1000 to the pile.", "1000"),
+        ("Also, 1000 is even.", "1000"),
         ("We need to multiply 1000 by 4.", "1000"),
         ("I think we need to add 1000.", "1000"),
         ("The roots are x = 2 and x = -3.", "-3"),  # two roots never answer one of them
@@ -96,6 +99,26 @@ PROMPT = "A square has side length 4. What is its area?"
 def test_a_closing_sentence_that_restates_the_prompt_is_no_answer(scorer: MathScorer, response: str) -> None:
     """The hack: the gold (4) is a number of the prompt, and the policy ends on the prompt's sentence."""
     assert _correct(scorer, response, "4", PROMPT) is False
+
+
+@pytest.mark.parametrize(
+    ("prompt", "response"),
+    [
+        (
+            "Ein Quadrat hat die Seitenlänge 4. Wie groß ist sein Flächeninhalt?",
+            "Die Fläche ist 4 * 4 = 16.\n\nEin Quadrat hat die Seitenlänge 4.",
+        ),
+        ("一个正方形的边长是4。它的面积是多少？", "面积是4乘4等于16。\n\n一个正方形的边长是4。"),
+        (
+            "Un carré a un côté de longueur 4. Quelle est son aire ?",
+            "Donc, un carré a un côté de longueur 4.",
+        ),
+    ],
+)
+def test_a_restated_prompt_sentence_in_another_language_is_no_answer(
+    scorer: MathScorer, prompt: str, response: str
+) -> None:
+    assert _correct(scorer, response, "4", prompt) is False
 
 
 def test_a_restated_clause_of_a_longer_prompt_sentence_is_no_answer(scorer: MathScorer) -> None:
@@ -133,3 +156,10 @@ def test_generated_prose_answers_get_their_label(scorer: MathScorer, kind: str, 
         if _correct(scorer, pair.response, pair.gold, pair.prompt) is not label:
             wrong.append((pair.gold, pair.response[-90:]))
     assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize(("response", "gold"), [("L'aire vaut 16.", "16"), ("Das sind 16.", "16")])
+def test_a_short_sentence_of_two_words_and_a_number_is_an_answer(
+    scorer: MathScorer, response: str, gold: str
+) -> None:
+    assert _correct(scorer, response, gold) is True

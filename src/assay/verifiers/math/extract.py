@@ -462,7 +462,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     region = without_checks(_SIGN_OFF_RE.sub("", region))
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
-        prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
+        prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 2
         if prose and (number := concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
         bare = _bare_value(region)

@@ -32,7 +32,10 @@ _NOT_FINAL_START_RE = re.compile(
     r"(?:find|compute|calculate|determine|add|subtract|multiply|divide|figure|solve|check|work|consider|know"
     r"|count|convert|set|apply|plug|substitute|simplify|evaluate|look|take|account|remember|make\s+sure)\b"
     r"|we\s+(?:must|can|will|should)|i\s+(?:will|think|am|'m)|(?:this|that)(?!['’]s\b|\s+(?:makes|gives|leaves|means|comes\s+to"
-    r"|adds\s+up\s+to|totals?|is(?!\s*,)|was)\b)|here|wait|hmm|but|and|or|also|check|verify|plug)\b",
+    r"|adds\s+up\s+to|totals?|is(?!\s*,)|was)\b)|here|wait|hmm|but|and|or|check|verify|plug"
+    # "Also, ..." adds a step; German "Also ist die Fläche 16." concludes (its verb comes second)
+    r"|also(?!\s+(?:ist|sind|beträgt|betragen|hat|haben|braucht|brauchen|bekommt|bekommen|kostet|kosten|gibt"
+    r"|ergibt|macht|wird|werden|muss|müssen|erhalten|erhält)\b))\b",
     re.IGNORECASE,
 )
 _STATEMENT_MAX_WORDS = 25
