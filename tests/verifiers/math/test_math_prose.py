@@ -45,6 +45,8 @@ def _correct(scorer: MathScorer, response: str, gold: str, prompt: str | None = 
         ("The roots are x_1 = 2 and x_2 = -3.", "2, -3"),
         ("The roots are 2 and -3.", "\\{2, -3\\}"),
         ("I conclude: 48", "48"),
+        ("The solution set is {2, -3}.", "\\{-3, 2\\}"),
+        ("The point is (1, 2, 3).", "(1, 2, 3)"),
         ("I think it's 48 apples.", "48"),
         ("We need to buy 12 more packs.", "12"),
         ("所以一共需要2500块砖。", "2500"),
@@ -73,6 +75,7 @@ def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gol
         ("The roots are x = 2 and x = -3.", "-3"),  # two roots never answer one of them
         ("The roots are x = 2, -3.", "2"),
         ("The roots are 2 and -3.", "2"),
+        ("The solution set is {2, -3}.", "-3"),  # read as -3 before: "{2" was no number
         ("Answer: I think 3 or 4", "3"),
         ("Wir brauchen vielleicht 1000 Ziegel.", "1000"),
         ("Es sind nicht 1000 Ziegel.", "1000"),

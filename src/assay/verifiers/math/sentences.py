@@ -139,9 +139,12 @@ _CJK_DIGIT_RE = re.compile(
     r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?=\d)|(?<=\d)(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
 )
 _CJK_SENTENCE_END_RE = re.compile(r"(?<=[。！？])\s*")
-# An interval, a point or a pair written in a sentence: "[1, 5)", "(-inf, 3]", "(2, -1)".
+# An interval, a point or a set written in a sentence: "[1, 5)", "(-inf, 3]", "(1, 2, 3)", "{2, -3}".
 _END_VALUE = r"[-+−]?(?:\d[\d,]*(?:\.\d+)?|∞|\\infty|inf(?:inity)?)"
-_BRACKETED_RE = re.compile(rf"[\[(]\s*{_END_VALUE}\s*[,;]\s*{_END_VALUE}\s*[\])]", re.IGNORECASE)
+_BRACKETED_RE = re.compile(
+    rf"[\[(]\s*{_END_VALUE}(?:\s*[,;]\s*{_END_VALUE})+\s*[\])]|\{{\s*{_END_VALUE}(?:\s*[,;]\s*{_END_VALUE})+\s*\}}",
+    re.IGNORECASE,
+)
 # One root of several: "x = 2" in "The roots are x = 2 and x = -3."
 _ROOT_RE = re.compile(
     r"(?<![\w\\])([a-zA-Z])(?:_\{?\d+\}?|[₀-₉]+)?\s*=\s*(-?\d+(?:\.\d+)?(?:/\d+)?)(?!\w|\.\d)"
@@ -234,9 +237,9 @@ def concluding_number(region: str) -> str | None:
         return _values(after) or (tokens[0] if tokens else None)
     if (listed := _PLURAL_LIST_RE.search(sentence)) and (values := _values(listed.group(1))):
         return values  # "The roots are 2 and -3."
-    bracketed = _BRACKETED_RE.findall(sentence)
-    if len(bracketed) == 1 and not NUMBER_TOKEN_RE.findall(_BRACKETED_RE.sub(" ", sentence)):
-        return bracketed[0]  # "The interval is [1, 5).": one interval, no other number
+    if bracketed := _BRACKETED_RE.findall(sentence):  # "The interval is [1, 5).", "The set is {2, -3}."
+        one = len(bracketed) == 1 and not NUMBER_TOKEN_RE.findall(_BRACKETED_RE.sub(" ", sentence))
+        return bracketed[0] if one else None  # a number beside the group ("{2, -3} has 2 elements"): none
     distinct = set(NUMBER_TOKEN_RE.findall(sentence))
     return distinct.pop() if len(distinct) == 1 else None
 
