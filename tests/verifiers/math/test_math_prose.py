@@ -96,6 +96,7 @@ PROMPT = "A square has side length 4. What is its area?"
         "A square has side length 4.",
         "<think>The area is 16.</think>\n\nRecall: A square has side length 4.",
         "Answer: A square has side length 4.",
+        "The area is 16.\n\nAs given, a square has side length 4.",
         "The area is 16.\n\nSo we know that a square has side length 4. Hope this helps!",
     ],
 )

@@ -132,7 +132,7 @@ _PROMPT_CLAUSE_RE = re.compile(
 )
 # Where a sentence (or a lead-in such as "Recall:") ends: a mark before a space, a CJK mark, a line end.
 _BOUNDARY_RE = re.compile(r"[.!?:](?=\s)|[。！？：\n]")
-_MAX_OWN_TOKENS = 1
+_MAX_OWN_TOKENS = 2
 _MAX_REMARKS = 2  # closing remarks with no number after the restated sentence ("Hope this helps!")
 _MIN_PROMPT_SENTENCE_SHARE = 0.8
 
@@ -143,7 +143,7 @@ def _tokens(text: str) -> list[str]:
 
 def _copies_a_prompt_sentence(sentence: str, prompt: str) -> bool:
     """Whether `sentence` is (essentially) one sentence of `prompt`: runs of three or more of its tokens
-    come from the prompt and cover most of one prompt sentence, leaving at most one token of its own
+    come from the prompt and cover most of one prompt sentence, leaving at most two tokens of its own
     besides answer phrasing ("So, ...", "Recall: ...")."""
     tokens = _tokens(sentence)
     prompt_tokens = _tokens(prompt)
