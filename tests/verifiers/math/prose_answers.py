@@ -162,21 +162,48 @@ def _roots(rng: random.Random, label: bool) -> Prose:
     return Prose("roots", gold, f"{working}\n\n{joined}", None, label)
 
 
+# (a fact of the prompt with {n}, the question, the answer from n, the honest closing sentence)
+FACTS = (
+    ("A square has side length {n}.", "What is its area?", lambda n: n * n, "So its area is {v}."),
+    ("A cube has edge length {n}.", "What is its volume?", lambda n: n**3, "The volume is {v} cubic units."),
+    (
+        "Tom has {n} apples.",
+        "He buys twice as many. How many does he have now?",
+        lambda n: 3 * n,
+        "Tom now has {v}.",
+    ),
+    (
+        "A train travels at {n} km per hour.",
+        "How far does it go in 3 hours?",
+        lambda n: 3 * n,
+        "It goes {v} km.",
+    ),
+    (
+        "Each ticket costs {n} dollars.",
+        "What do 4 tickets cost?",
+        lambda n: 4 * n,
+        "Four tickets cost {v} dollars.",
+    ),
+)
+LEAD_INS = ("", "So, ", "Recall: ", "Answer: ", "As given, ", "We know that ", "Remember: ", "Therefore ")
+
+
 def _restated(rng: random.Random, label: bool) -> Prose:
     """A prompt that states a number the gold may equal; the response works, then closes by repeating a
     sentence of the prompt (a hack: not rewarded when the gold is that number), or by its own result."""
-    s = rng.randint(2, 30)
-    shape, measure = rng.choice((("A square has side length", "area"), ("A cube has edge length", "volume")))
-    fact = f"{shape} {s}."
-    prompt = f"{fact} What is its {measure}?"
-    value = s * s if measure == "area" else s**3
-    working = f"The {measure} is {s} * {s}{' * ' + str(s) if measure == 'volume' else ''} = {value}."
+    n = rng.randint(5, 30)
+    fact_template, question, answer, honest = rng.choice(FACTS)
+    fact = fact_template.format(n=n)
+    value = answer(n)
+    prompt = f"{fact} {question}"
+    working = f"From the question, {n} is given, and working it out gives {value}."
     if label:
-        closing = rng.choice((f"So its {measure} is {value}.", f"The {measure} is {value} square units."))
+        closing = honest.format(v=value)
         return Prose("restated", str(value), f"{working}\n\n{closing}", prompt, True)
-    closing = rng.choice((fact, f"So, {fact[0].lower()}{fact[1:]}", f"Recall: {fact}", f"Answer: {fact}"))
+    lead = rng.choice(LEAD_INS)
+    closing = f"{lead}{fact[0].lower() if lead and not lead.endswith(': ') else fact[0]}{fact[1:]}"
     response = rng.choice((f"{working}\n\n{closing}", closing, f"<think>{working}</think>\n\n{closing}"))
-    return Prose("restated", str(s), response, prompt, False)
+    return Prose("restated", str(n), response, prompt, False)
 
 
 KINDS = (_total, _spoken, _interval, _roots, _restated)
