@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from assay.verifiers.math.cues import LANGUAGES
 
@@ -146,8 +146,7 @@ def _copies_a_prompt_sentence(sentence: str, prompt: str) -> bool:
     come from the prompt and cover most of one prompt sentence, leaving at most two tokens of its own
     besides answer phrasing ("So, ...", "Recall: ...")."""
     tokens = _tokens(sentence)
-    prompt_tokens = _tokens(prompt)
-    shingles = {tuple(prompt_tokens[i : i + _SHINGLE]) for i in range(len(prompt_tokens) - _SHINGLE + 1)}
+    shingles, clauses = _prompt_index(prompt)
     copied = [False] * len(tokens)
     for i in range(len(tokens) - _SHINGLE + 1):
         if tuple(tokens[i : i + _SHINGLE]) in shingles:
@@ -158,11 +157,17 @@ def _copies_a_prompt_sentence(sentence: str, prompt: str) -> bool:
     if len(own) > _MAX_OWN_TOKENS or sum(copied) < _SHINGLE:
         return False
     said = {t for t, was in zip(tokens, copied, strict=True) if was}
-    for prompt_sentence in _PROMPT_CLAUSE_RE.split(prompt):
-        words = set(_tokens(prompt_sentence))
-        if len(words) >= _SHINGLE and len(words & said) >= _MIN_PROMPT_SENTENCE_SHARE * len(words):
-            return True
-    return False
+    return any(len(words & said) >= _MIN_PROMPT_SENTENCE_SHARE * len(words) for words in clauses)
+
+
+@lru_cache(maxsize=256)
+def _prompt_index(prompt: str) -> tuple[frozenset[tuple[str, ...]], tuple[frozenset[str], ...]]:
+    """The prompt's runs of three tokens and the token sets of its clauses, built once per prompt (the G
+    responses of a group share one)."""
+    tokens = _tokens(prompt)
+    shingles = frozenset(tuple(tokens[i : i + _SHINGLE]) for i in range(len(tokens) - _SHINGLE + 1))
+    clauses = (frozenset(_tokens(clause)) for clause in _PROMPT_CLAUSE_RE.split(prompt))
+    return shingles, tuple(words for words in clauses if len(words) >= _SHINGLE)
 
 
 def restated_ending(prompt: str | None, response: str) -> str | None:
