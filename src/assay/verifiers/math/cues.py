@@ -17,10 +17,11 @@ English cues live in extract.py. A cue found here is named `answer-cue:<code>` i
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from assay.verifiers.math.choices import prose_choice
+from assay.verifiers.math.cue_extras import EXTRA
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,14 @@ class Language:
     or_words: tuple[str, ...]
     trailers: tuple[str, ...] = ()
     decimal_comma: bool = False  # the language writes 3,5 for 3.5
+    # what reads a closing sentence written in the language (cue_extras.py, issue 44)
+    and_words: tuple[str, ...] = ()
+    speakers: tuple[str, ...] = ()
+    hedges: tuple[str, ...] = ()
+    negations: tuple[str, ...] = ()
 
 
-LANGUAGES: tuple[Language, ...] = (
+_BASE: tuple[Language, ...] = (
     Language(
         "zh",
         "Chinese",
@@ -282,6 +288,19 @@ LANGUAGES: tuple[Language, ...] = (
     ),
 )
 
+
+LANGUAGES: tuple[Language, ...] = tuple(
+    replace(
+        language,
+        and_words=EXTRA[language.code][0],
+        speakers=EXTRA[language.code][1],
+        hedges=EXTRA[language.code][2],
+        negations=EXTRA[language.code][3],
+    )
+    for language in _BASE
+)
+
+
 # A letter of a script written without spaces between words (no \b word boundary applies there).
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
 
@@ -368,6 +387,7 @@ def localised_answer(snippet: str, language: Language) -> str:
     closer; a second value after the language's "or" keeps the sentence whole, with the "or" written in
     English so the comparer sees the hedge ("42 oder 43" -> "42 or 43")."""
     snippet = snippet.lstrip(" \t:：*=—–-")  # "Правильный ответ — 418"
+    snippet = speaker_lead().sub("", snippet, count=1)  # "Antwort: ich denke 3" -> "3"
     sentence = re.split(r"[。！？!?\n।]|[.．]\s", snippet, maxsplit=1)[0]
     cut = _END_RE.search(snippet)
     head = snippet[: cut.start()] if cut else snippet
@@ -391,3 +411,28 @@ def localised_answer(snippet: str, language: Language) -> str:
 
 # A number followed by at most three words of letters only (a unit or a counted noun, in any script).
 _NUMBER_THEN_WORDS_RE = re.compile(r"^([-+]?\d+(?:[.,]\d+)?)\s*(?:[^\W\d_A-Za-z][^\W\d_]*\s*){1,3}$")
+
+
+def _words_pattern(phrases: list[str]) -> str:
+    return "|".join(_phrase(p) for p in sorted(set(phrases), key=len, reverse=True))
+
+
+@cache
+def speaker_lead() -> re.Pattern[str]:
+    """Who says the answer, opening it ("ich denke 3", "je dirais : 48", "我认为 3"), with its colon."""
+    phrases = [p for language in LANGUAGES for p in language.speakers]
+    return re.compile(rf"^\s*(?:{_words_pattern(phrases)})(?:\s*[:：,，]\s*|\s+|(?=\d))", re.IGNORECASE)
+
+
+@cache
+def hedge_or_negation() -> re.Pattern[str]:
+    """A word of any language of the table that makes a closing sentence a guess ("vielleicht", "也许")
+    or a bound / rejection ("nicht", "不是"): such a sentence states no answer."""
+    phrases = [p for language in LANGUAGES for p in (*language.hedges, *language.negations)]
+    return re.compile(rf"(?:{_words_pattern(phrases)})(?!-)", re.IGNORECASE)  # not "non-negative"
+
+
+@cache
+def and_words() -> frozenset[str]:
+    """ "and" of every language of the table (several roots joined into one answer)."""
+    return frozenset(w for language in LANGUAGES for w in language.and_words)

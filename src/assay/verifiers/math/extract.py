@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
-from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer
+from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer, speaker_lead
 from assay.verifiers.math.formulas import (
     BOX_RE,
     MATH_SEGMENT_RE,
@@ -55,6 +55,7 @@ from assay.verifiers.math.sentences import (
     CJK_MAX_BARE,
     CJK_RE,
     NUMBER_TOKEN_RE,
+    SPEAKER_LEAD_RE,
     concluding_number,
     in_english,
     is_connector,
@@ -117,16 +118,6 @@ _BARE_LEAD_RE = re.compile(
     r"(?:is|are|was|were|equals|get|got|gets|obtain|obtained|have|has|find|found)\b\s*:?\s*",
     re.IGNORECASE,
 )
-# A short answer's opening words that say who answers or how sure they are ("I think it is 48.", "I'd
-# say 3.", "A total of 48."): read as letters, these made 48 a choice "I" (issue 30).
-_SPEAKER_LEAD_RE = re.compile(
-    r"^(?:(?:i|we)(?:\s+|['’]d\s+)(?:(?:really|would|also)\s+)?"
-    r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it)"
-    r"\s+(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
-    r"|(?:a|the)\s+total\s+of\s+|in\s+total,?\s+|(?:it|that|this)['’]s\s+|that\s+makes\s+"
-    r"|(?:the\s+)?answer['’]s\s+)",
-    re.IGNORECASE,
-)
 _LEAD_WORD_RE = re.compile(r"^(?:so|thus|therefore|hence|then|finally)\b[,:]?\s*", re.IGNORECASE)
 _WORDS_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{2,}")
 # A last line that is only an answer: an option letter (alone, or with a short value and no words).
@@ -182,6 +173,7 @@ def _clause(line: str) -> str | None:
     if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())
+    clause = SPEAKER_LEAD_RE.sub("", clause)  # "Answer: I think 3" -> "3"
     if judged_letter(clause):
         return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
@@ -308,6 +300,9 @@ def _last_line_answer(region: str) -> str | None:
         return match.group(1).strip()
     if _NUMBER_LINE_RE.match(line):
         return line
+    spoken = speaker_lead().sub("", SPEAKER_LEAD_RE.sub("", line), count=1).rstrip(".!。")
+    if spoken != line and _NUMBER_LINE_RE.match(spoken):
+        return spoken  # "I say: 48", "Ich denke: 48"
     return None
 
 
@@ -367,7 +362,7 @@ def _bare_value(region: str) -> str:
     """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
     (read whole, "It is 3" is the product I*t*i*s*3)."""
     text = _LEAD_WORD_RE.sub("", region.strip())
-    text = _SPEAKER_LEAD_RE.sub("", text)
+    text = SPEAKER_LEAD_RE.sub("", text)
     text = _BARE_LEAD_RE.sub("", text)
     text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
     text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
@@ -467,7 +462,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     region = without_checks(_SIGN_OFF_RE.sub("", region))
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
-        prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 3
+        prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 2
         if prose and (number := concluding_number(region)):
             return Extraction((number,), "concluding-sentence")
         bare = _bare_value(region)

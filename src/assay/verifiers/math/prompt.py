@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from assay.verifiers.math.cues import LANGUAGES
 
@@ -121,3 +121,78 @@ def decimal_comma(prompt: str | None, extraction: str) -> str | None:
 def with_decimal_points(text: str) -> str:
     """ "1,22" -> "1.22" (only the ambiguous commas; "1,000" and "1,2,3" are left alone)."""
     return text if re.search(r"[(\[{]", text) else _AMBIGUOUS_COMMA_RE.sub(r"\1.\2", text)
+
+
+# A token: one CJK character (those scripts put no spaces between words), or a run of letters / digits.
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+_TOKEN_RE = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+# A sentence or a clause of the prompt: "A square has side length 4 cm, and a circle has radius 2 cm."
+_PROMPT_CLAUSE_RE = re.compile(
+    r"[.!?;:,](?=\s|$)|[。！？；：，、\n]|\s(?:and|but|then|while)\s", re.IGNORECASE
+)
+# Where a sentence (or a lead-in such as "Recall:") ends: a mark before a space, a CJK mark, a line end.
+_BOUNDARY_RE = re.compile(r"[.!?:](?=\s)|[。！？：\n]")
+_MAX_OWN_TOKENS = 2
+_MAX_REMARKS = 2  # closing remarks with no number after the restated sentence ("Hope this helps!")
+_MIN_PROMPT_SENTENCE_SHARE = 0.8
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN_RE.findall(re.sub(r"\\[a-zA-Z]+", " ", text.lower()))
+
+
+def _copies_a_prompt_sentence(sentence: str, prompt: str) -> bool:
+    """Whether `sentence` is (essentially) one sentence of `prompt`: runs of three or more of its tokens
+    come from the prompt and cover most of one prompt sentence, leaving at most two tokens of its own
+    besides answer phrasing ("So, ...", "Recall: ...")."""
+    tokens = _tokens(sentence)
+    shingles, clauses = _prompt_index(prompt)
+    copied = [False] * len(tokens)
+    for i in range(len(tokens) - _SHINGLE + 1):
+        if tuple(tokens[i : i + _SHINGLE]) in shingles:
+            copied[i : i + _SHINGLE] = [True] * _SHINGLE
+    own = [
+        t for t, was in zip(tokens, copied, strict=True) if not was and t not in _ANSWER_WORDS | _cue_words()
+    ]
+    if len(own) > _MAX_OWN_TOKENS or sum(copied) < _SHINGLE:
+        return False
+    said = {t for t, was in zip(tokens, copied, strict=True) if was}
+    return any(len(words & said) >= _MIN_PROMPT_SENTENCE_SHARE * len(words) for words in clauses)
+
+
+@lru_cache(maxsize=256)
+def _prompt_index(prompt: str) -> tuple[frozenset[tuple[str, ...]], tuple[frozenset[str], ...]]:
+    """The prompt's runs of three tokens and the token sets of its clauses, built once per prompt (the G
+    responses of a group share one)."""
+    tokens = _tokens(prompt)
+    shingles = frozenset(tuple(tokens[i : i + _SHINGLE]) for i in range(len(tokens) - _SHINGLE + 1))
+    clauses = (frozenset(_tokens(clause)) for clause in _PROMPT_CLAUSE_RE.split(prompt))
+    return shingles, tuple(words for words in clauses if len(words) >= _SHINGLE)
+
+
+def restated_ending(prompt: str | None, response: str) -> str | None:
+    """The response without its closing sentence when that sentence only repeats a sentence of the prompt
+    and the prompt's numbers (issue 44: "A square has side length 4." closing a response to "A square has
+    side length 4. What is its area?" was read as the answer 4): the answer must be the response's own
+    claim, so it is looked for in what comes before (closing remarks with no number after the sentence,
+    such as "Hope this helps!", go with it). None when the closing sentence is the response's own (it
+    holds a number or words of its own)."""
+    if not prompt:
+        return None
+    text = response.rstrip()
+    start = max(len(text) - 600, 0)
+    begins = [start, *(m.end() for m in _BOUNDARY_RE.finditer(text, start, len(text) - 1))]
+    cut = len(text)
+    for skipped, begin in enumerate(reversed(begins)):
+        sentence = text[begin:cut]
+        if _numbers(sentence):
+            break
+        if skipped >= _MAX_REMARKS:
+            return None
+        cut = begin
+    else:
+        return None
+    numbers = _numbers(sentence)
+    if not numbers <= _numbers(prompt) or not _copies_a_prompt_sentence(sentence, prompt):
+        return None
+    return text[:begin]

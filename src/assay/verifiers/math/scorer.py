@@ -31,6 +31,7 @@ from assay.verifiers.math.prompt import (
     asks_for_percent,
     decimal_comma,
     has_ambiguous_comma,
+    restated_ending,
     restates_prompt,
     with_decimal_points,
 )
@@ -45,6 +46,8 @@ _PROSE_RE = re.compile(r"(?<![\\a-zA-Z])[a-zA-Z]{3,}\b")
 # A short reference that states its value in a sentence ("The number is 4."): read by the extractor.
 _STATES_RE = re.compile(r"\b(?:is|are|was|equals)\b", re.IGNORECASE)
 MAX_ANSWER_CHARS = 2_000
+# Extraction rules whose answer is marked as the response's own (a box, an answer tag): never a restatement.
+_OWN_CLAIM_RULES = frozenset({"boxed", "answer-tag", "final-answer-cue", "correction-cue"})
 
 
 class MathOptions(TaskOptions):
@@ -181,6 +184,21 @@ class MathScorer(Scorer[MathOptions]):
             options=tuple(prompt_options(prompt).items()) if prompt else (),
         )
 
+    def _extract(self, item: Item) -> Extraction | NoAnswer:
+        """The response's final answer; a closing sentence that only repeats a sentence of the prompt is
+        no claim of the response's own, so the answer is looked for before it (prompt.restated_ending)."""
+        max_chars = self.settings.math.max_response_chars
+        found = extract(item.response or "", max_chars)
+        if not isinstance(found, Extraction) or found.rule in _OWN_CLAIM_RULES:
+            return found
+        shorter = restated_ending(item.prompt, item.response or "")
+        if shorter is None:
+            return found
+        before = extract(shorter, max_chars)
+        if isinstance(before, Extraction):
+            return before
+        return NoAnswer("the closing sentence only restates the prompt, and nothing before it is an answer")
+
     def _score(self, item: Item, options: MathOptions) -> Result:
         reference = (item.reference or "").strip()
         if not reference:
@@ -189,7 +207,7 @@ class MathScorer(Scorer[MathOptions]):
             return Result.invalid(f"the reference is longer than {MAX_REFERENCE_CHARS} characters")
         if item.response is None:
             return Result.invalid("math items need a response")
-        found = extract(item.response, self.settings.math.max_response_chars)
+        found = self._extract(item)
         comma = _comma_reading(item.prompt, found, reference)
         if comma and comma.startswith("decimal comma: the prompt"):
             reference = with_decimal_points(reference)  # the gold is written in the prompt's convention

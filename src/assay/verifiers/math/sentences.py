@@ -5,10 +5,11 @@ words only join two formulas. Split from extract.py, which applies these in its 
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import cache
 
-from assay.verifiers.math.cues import LANGUAGES
+from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
 
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
@@ -27,11 +28,30 @@ _CONCLUSION_START_RE = re.compile(
 # Openers of a sentence that is a step, a plan or a supposition rather than the result.
 _NOT_FINAL_START_RE = re.compile(
     r"^(?:so\s+far|first(?:ly)?|second(?:ly)?|next|now|then|let(?:'s)?|to|if|suppose|assume|since|because|note|"
-    r"recall|consider|step|initially|before|after|when|while|we\s+(?:need|have\s+to|must|can|will|should)"
-    r"|i\s+(?:need|will|think|am|'m)|this|that|here|wait|hmm|but|and|or|also|check|verify|plug)\b",
+    r"recall|consider|step|initially|before|after|when|while|(?:we|i)\s+(?:need|have)\s+to\s+"
+    r"(?:find|compute|calculate|determine|add|subtract|multiply|divide|figure|solve|check|work|consider|know"
+    r"|count|convert|set|apply|plug|substitute|simplify|evaluate|look|take|account|remember|make\s+sure)\b"
+    r"|we\s+(?:must|can|will|should)|i\s+(?:will|think|am|'m)|(?:this|that)(?!['’]s\b|\s+(?:makes|gives|leaves|means|comes\s+to"
+    r"|adds\s+up\s+to|totals?|is(?!\s*,)|was)\b)|here|wait|hmm|but|and|or|check|verify|plug"
+    # "Also, ..." adds a step; German "Also ist die Fläche 16." concludes (its verb comes second)
+    r"|also(?!\s+(?:ist|sind|beträgt|betragen|hat|haben|braucht|brauchen|bekommt|bekommen|kostet|kosten|gibt"
+    r"|ergibt|macht|wird|werden|muss|müssen|erhalten|erhält)\b))\b",
     re.IGNORECASE,
 )
 _STATEMENT_MAX_WORDS = 25
+_VALUE_FIRST_RE = re.compile(r"^[-+]?\\?\$?\d")
+# A short answer's opening words that say who answers or how sure they are ("I think it is 48.", "I'd
+# say: 3.", "A total of 48."): read as letters, these made 48 a choice "I" (issue 30); before a value they
+# are no step (issue 44: "I think it's 48 apples." closes a response with its answer).
+SPEAKER_LEAD_RE = re.compile(
+    r"^(?:(?:i|we)(?:\s+|['’]d\s+)(?:(?:really|would|also)\s+)?"
+    r"(?:think|guess|believe|reckon|suppose|say|get|got|found|find|obtain(?:ed)?|calculated|computed|make\s+it"
+    r"|conclude|answer|go\s+with|pick|choose)"
+    r"(?:\s*[:：]\s*|\s+)(?:that\s+)?(?:(?:it|this|that|the\s+answer)(?:\s+is|['’]s|\s+would\s+be|\s+should\s+be)\s+)?"
+    r"|(?:a|the)\s+total\s+of\s+|in\s+total,?\s+|(?:it|that|this)['’]s\s+|that\s+makes\s+"
+    r"|(?:the\s+)?answer['’]s\s+)",
+    re.IGNORECASE,
+)
 BOUND_WORDS_RE = re.compile(
     r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
     r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
@@ -40,7 +60,8 @@ BOUND_WORDS_RE = re.compile(
 _TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
 # A percent sign may be LaTeX-escaped (`12\%`): it belongs to the number (issue 28: gold 4 vs "4\%").
 NUMBER_TOKEN_RE = re.compile(
-    r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{]|\.\d)"
+    r"(?<![\w.^_{}\\])-?(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?:[ \u00a0\u202f\u2009]\d{3})+|\d+)"  # 2,500 / 2 500
+    r"(?:\.\d+)?(?:[eE][-+]?\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{]|\.\d)"
 )
 _LAST_SENTENCE_MAX_CHARS = 300
 
@@ -58,7 +79,7 @@ def _joining_word(gap: str) -> str | None:
     """ "or" / "and" when the text between two formulas is another language's word for it (CJK scripts
     write "and" with no spaces around it), else None."""
     word = gap.strip(" \t\n,;.:，、；：")
-    if word in _AND_WORDS:
+    if word in _AND_WORDS or word.lower() in and_words():
         return "and"
     return "or" if word in _or_words() else None
 
@@ -106,28 +127,119 @@ def other_values_after(paragraph: str, segment: re.Match[str]) -> bool:
 SENTENCE_END_RE = re.compile(r"(?:(?<=[.!?])|(?<=\$\$)|(?<=\\\]))\s+(?=[A-Z*])")
 
 
+# A closing sentence that guesses rather than states ("Maybe it's 7.", "It could be 3."); "could" alone
+# is kept: "She could buy 5 pencils." answers "how many could she buy", and "I guess 48." names who
+# answers, as "I think 48." does (issue 30).
+_HEDGE_WORDS_RE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|(?:could|may)\s+(?:also\s+)?be|may\s+(?:need|have|get|take)|not\s+sure"
+    r"|unsure)\b",
+    re.I,
+)
+_CJK_DIGIT_RE = re.compile(
+    r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?=\d)|(?<=\d)(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"
+)
+_CJK_SENTENCE_END_RE = re.compile(r"(?<=[。！？])\s*")
+# An interval, a point or a set written in a sentence: "[1, 5)", "(-inf, 3]", "(1, 2, 3)", "{2, -3}".
+_END_VALUE = r"[-+−]?(?:\d[\d,]*(?:\.\d+)?|∞|\\infty|inf(?:inity)?)"
+_BRACKETED_RE = re.compile(
+    rf"[\[(]\s*{_END_VALUE}(?:\s*[,;]\s*{_END_VALUE})+\s*[\])]|\{{\s*{_END_VALUE}(?:\s*[,;]\s*{_END_VALUE})+\s*\}}",
+    re.IGNORECASE,
+)
+# One root of several: "x = 2" in "The roots are x = 2 and x = -3."
+_ROOT_RE = re.compile(
+    r"(?<![\w\\])([a-zA-Z])(?:_\{?\d+\}?|[₀-₉]+)?\s*=\s*(-?\d+(?:\.\d+)?(?:/\d+)?)(?!\w|\.\d)"
+)
+_VALUE_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:/\d+)?(?!\w|\.\d)")
+# A plural answer noun before its values: "The roots are 2 and -3.", "Les solutions sont 2 et -3."
+_PLURAL_LIST_RE = re.compile(
+    r"\b(?:roots|solutions|zeroe?s|values|answers|numbers|integers|nullstellen|lösungen|soluciones|raíces"
+    r"|racines)\b[^.!=]{0,40}?\b(?:are|were|sind|sont|son)\s*:?\s*(.+?)\s*[.!]?$",
+    re.IGNORECASE,
+)
+
+
+def last_sentence(paragraph: str) -> str:
+    """The last sentence of a paragraph (a CJK sentence ends at 。！？ with no space after it)."""
+    sentence = SENTENCE_END_RE.split(paragraph)[-1]
+    parts = [part for part in _CJK_SENTENCE_END_RE.split(sentence) if part.strip()]
+    return parts[-1] if parts else sentence
+
+
+def _join(values: list[str], gaps: list[str]) -> str | None:
+    """Values with only "and" / "or" / commas between them (any language of the cue table) as one answer:
+    "2 and -3" -> "2, -3" (a list), "2 or -3" -> "2 or -3" (a list for a list gold, else a hedge)."""
+    joined = values[0]
+    for gap, value in zip(gaps, values[1:], strict=True):
+        word = gap.strip(" \t,;，、；").lower()
+        if word and word not in ("and", "or") and word not in and_words() and word not in _or_words():
+            return None  # "x = 2 fails, so x = 3": not one answer
+        joined += (" or " if word == "or" or word in _or_words() else ", ") + value
+    return joined
+
+
+def _roots(sentence: str) -> str | None:
+    """ "The roots are x = 2 and x = -3.": several values of one variable (x, x_1, x₂) joined by "and" /
+    "or" / commas are one answer, "x = 2, x = -3", that the comparer reads as a list; None for fewer than
+    two or for other words between them."""
+    roots = list(_ROOT_RE.finditer(sentence))
+    if len(roots) < 2 or len({root.group(1) for root in roots}) > 1:
+        return None
+    gaps = [sentence[a.end() : b.start()] for a, b in itertools.pairwise(roots)]
+    return _join([f"{root.group(1)} = {root.group(2)}" for root in roots], gaps)
+
+
+def _values(text: str) -> str | None:
+    """ "2, -3" or "2 and -3" (only values and joining words, at least two values) as one answer."""
+    values = list(_VALUE_RE.finditer(text))
+    if len(values) < 2 or text[: values[0].start()].strip() or text[values[-1].end() :].strip(" .!。！"):
+        return None
+    gaps = [text[a.end() : b.start()] for a, b in itertools.pairwise(values)]
+    return _join([v.group(0) for v in values], gaps)
+
+
+def _states_no_value(sentence: str) -> bool:
+    """A sentence that is a step or a plan, a bound or a rejection, a guess, or too long to be a result."""
+    said = SPEAKER_LEAD_RE.sub("", sentence)  # "I think it's 48 apples." states 48, a value after "I think"
+    opener = said if said != sentence and _VALUE_FIRST_RE.match(said) else sentence
+    if not _CONCLUSION_START_RE.match(opener) and (
+        _NOT_FINAL_START_RE.match(opener) or len(sentence.split()) > _STATEMENT_MAX_WORDS
+    ):
+        return True  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
+    # "less than 18", "42 is wrong", "18 so far", "Maybe it's 7.", "vielleicht 7", "不是 7"
+    return bool(
+        BOUND_WORDS_RE.search(sentence)
+        or _HEDGE_WORDS_RE.search(sentence)
+        or hedge_or_negation().search(sentence)
+    )
+
+
 def concluding_number(region: str) -> str | None:
-    """The one number of a last sentence that concludes (rule 6 of extract.py's docstring)."""
+    """The one number of a last sentence that concludes (rule 6 of extract.py's docstring); or the one
+    interval / point it states, or the roots it lists ("x = 2 and x = -3")."""
     paragraphs = paragraphs_of(region)
     if not paragraphs or not looks_complete(region):
         return None
-    sentence = unbold(SENTENCE_END_RE.split(paragraphs[-1])[-1]).strip()
-    if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!")):
+    sentence = unbold(last_sentence(paragraphs[-1])).strip()
+    if CJK_RE.search(sentence):  # "共需要2500块砖。": a number written against CJK letters is still one
+        sentence = _CJK_DIGIT_RE.sub(" ", sentence)
+    if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!", "。", "！")):
         return None
-    if not _CONCLUSION_START_RE.match(sentence) and (
-        _NOT_FINAL_START_RE.match(sentence) or len(sentence.split()) > _STATEMENT_MAX_WORDS
-    ):
-        return None  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
-    if BOUND_WORDS_RE.search(sentence):
-        return None  # "less than 18", "42 is wrong", "18 so far": a bound, a rejection or an interim value
-    if math_segments(sentence):
+    if _states_no_value(sentence) or math_segments(sentence):
         return None  # a formula: rule 5 reads those
     times = _TIME_TOKEN_RE.findall(sentence)
     if len(times) == 1 and not NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
         return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
-    if "=" in sentence:
-        tokens = NUMBER_TOKEN_RE.findall(sentence.rsplit("=", 1)[1])
-        return tokens[0] if tokens else None
+    if roots := _roots(sentence):
+        return roots
+    if "=" in sentence:  # "x = 2, -3" is both values; "Thus 8 * 5 = 40 pages." is 40
+        after = sentence.rsplit("=", 1)[1]
+        tokens = NUMBER_TOKEN_RE.findall(after)
+        return _values(after) or (tokens[0] if tokens else None)
+    if (listed := _PLURAL_LIST_RE.search(sentence)) and (values := _values(listed.group(1))):
+        return values  # "The roots are 2 and -3."
+    if bracketed := _BRACKETED_RE.findall(sentence):  # "The interval is [1, 5).", "The set is {2, -3}."
+        one = len(bracketed) == 1 and not NUMBER_TOKEN_RE.findall(_BRACKETED_RE.sub(" ", sentence))
+        return bracketed[0] if one else None  # a number beside the group ("{2, -3} has 2 elements"): none
     distinct = set(NUMBER_TOKEN_RE.findall(sentence))
     return distinct.pop() if len(distinct) == 1 else None
 

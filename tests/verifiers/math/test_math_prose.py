@@ -1,0 +1,169 @@
+"""Answers stated in plain prose, without a box (issue 44): a closing sentence with a number and its
+noun, a cue or a speaker before the answer, an interval or several roots in a sentence, in several
+languages; and what must earn nothing: a guess, a question, a bound, two numbers, a step, and a closing
+sentence that only restates the prompt (a hack: the gold is a number of the prompt)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from prose_answers import KINDS, draw
+
+from assay.settings import Settings
+from assay.types import Item
+from assay.verifiers.math import MathOptions, MathScorer
+from assay.verifiers.math.prompt import restated_ending
+
+WORK = "Each box holds 250 bricks and there are 4 boxes, so 4 * 250.\n\n"
+
+
+@pytest.fixture(scope="module")
+def scorer() -> MathScorer:
+    return MathScorer(Settings(workers=1, plugins=[]))
+
+
+def _correct(scorer: MathScorer, response: str, gold: str, prompt: str | None = None) -> bool | None:
+    result = scorer.score(Item(task="math", response=response, reference=gold, prompt=prompt), MathOptions())
+    assert result.status.value == "ok", result.reason
+    return result.correct
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("That makes 1,000 in total.", "1000"),
+        ("We need 2,500 bricks in total.", "2500"),
+        ("We need 2 500 bricks in total.", "2500"),
+        ("That is 1.5e3 bricks.", "1500"),
+        ("The interval is [1, 5).", "[1,5)"),
+        ("The roots are x = 2 and x = -3.", "2, -3"),
+        ("I say: 48", "48"),
+        ("Answer: I think 3", "3"),
+        ("Antwort: ich denke 3", "3"),
+        ("Die Nullstellen sind x = 2 und x = -3.", "\\{-3, 2\\}"),
+        ("The roots are x_1 = 2 and x_2 = -3.", "2, -3"),
+        ("The roots are 2 and -3.", "\\{2, -3\\}"),
+        ("I conclude: 48", "48"),
+        ("The solution set is {2, -3}.", "\\{-3, 2\\}"),
+        ("The point is (1, 2, 3).", "(1, 2, 3)"),
+        ("I think it's 48 apples.", "48"),
+        ("We need to buy 12 more packs.", "12"),
+        ("所以一共需要2500块砖。", "2500"),
+        ("Also ist die Fläche 1000.", "1000"),  # German "Also" concludes; English "Also, ..." adds a step
+        ("L'aire vaut 16.", "16"),
+        ("Il faut 2\u202f500 briques au total.", "2500"),
+    ],
+)
+def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gold: str) -> None:
+    assert _correct(scorer, WORK + closing, gold) is True
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("Maybe it's 1000.", "1000"),
+        ("We might need 1000 bricks.", "1000"),
+        ("Is it 1000?", "1000"),
+        ("It could be 1000 or 1200.", "1000"),
+        ("We need 1,000 bricks and 300 tiles in total.", "1000"),
+        ("We need at least 1000 bricks.", "1000"),
+        ("Next, we add 1000 to the pile.", "1000"),
+        ("Also, 1000 is even.", "1000"),
+        ("We need to multiply 1000 by 4.", "1000"),
+        ("I think we need to add 1000.", "1000"),
+        ("The roots are x = 2 and x = -3.", "-3"),  # two roots never answer one of them
+        ("The roots are x = 2, -3.", "2"),
+        ("The roots are 2 and -3.", "2"),
+        ("The solution set is {2, -3}.", "-3"),  # read as -3 before: "{2" was no number
+        ("Answer: I think 3 or 4", "3"),
+        ("Wir brauchen vielleicht 1000 Ziegel.", "1000"),
+        ("Es sind nicht 1000 Ziegel.", "1000"),
+        ("也许是1000块砖。", "1000"),
+    ],
+)
+def test_a_guess_a_bound_or_two_values_earns_nothing(scorer: MathScorer, closing: str, gold: str) -> None:
+    assert _correct(scorer, WORK + closing, gold) is False
+
+
+PROMPT = "A square has side length 4. What is its area?"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The area is 4 * 4 = 16.\n\nA square has side length 4.",
+        "A square has side length 4.",
+        "<think>The area is 16.</think>\n\nRecall: A square has side length 4.",
+        "Answer: A square has side length 4.",
+        "The area is 16.\n\nAs given, a square has side length 4.",
+        "The area is 16.\n\nSo we know that a square has side length 4. Hope this helps!",
+    ],
+)
+def test_a_closing_sentence_that_restates_the_prompt_is_no_answer(scorer: MathScorer, response: str) -> None:
+    """The hack: the gold (4) is a number of the prompt, and the policy ends on the prompt's sentence."""
+    assert _correct(scorer, response, "4", PROMPT) is False
+
+
+@pytest.mark.parametrize(
+    ("prompt", "response"),
+    [
+        (
+            "Ein Quadrat hat die Seitenlänge 4. Wie groß ist sein Flächeninhalt?",
+            "Die Fläche ist 4 * 4 = 16.\n\nEin Quadrat hat die Seitenlänge 4.",
+        ),
+        ("一个正方形的边长是4。它的面积是多少？", "面积是4乘4等于16。\n\n一个正方形的边长是4。"),
+        (
+            "Un carré a un côté de longueur 4. Quelle est son aire ?",
+            "Donc, un carré a un côté de longueur 4.",
+        ),
+    ],
+)
+def test_a_restated_prompt_sentence_in_another_language_is_no_answer(
+    scorer: MathScorer, prompt: str, response: str
+) -> None:
+    assert _correct(scorer, response, "4", prompt) is False
+
+
+def test_a_restated_clause_of_a_longer_prompt_sentence_is_no_answer(scorer: MathScorer) -> None:
+    prompt = "A square has side length 4 cm, and a circle has radius 2 cm. What is their total area?"
+    assert _correct(scorer, "The total is 16 + 4 pi.\n\nA square has side length 4 cm.", "4", prompt) is False
+
+
+def test_the_answer_before_a_restated_sentence_still_counts(scorer: MathScorer) -> None:
+    assert _correct(scorer, "The area is 4 * 4 = 16.\n\nA square has side length 4.", "16", PROMPT) is True
+
+
+@pytest.mark.parametrize(
+    ("prompt", "response"),
+    [
+        (PROMPT, "The area is 16."),  # a number of its own
+        ("A rope is 7 m long. It is cut and tied again. How long is it?", "So the rope is still 7 m long."),
+        ("Tom has 5 apples. He eats none. How many apples does he have?", "He still has 5 apples."),
+        (None, "A square has side length 4."),  # no prompt: nothing to compare with
+    ],
+)
+def test_an_own_closing_sentence_is_not_a_restatement(prompt: str | None, response: str) -> None:
+    assert restated_ending(prompt, response) is None
+
+
+@pytest.mark.parametrize("label", [True, False], ids=["honest-rewarded", "control-earns-nothing"])
+@pytest.mark.parametrize("kind", [kind.__name__.lstrip("_") for kind in KINDS])
+def test_generated_prose_answers_get_their_label(scorer: MathScorer, kind: str, label: bool) -> None:
+    """40 rule-blind draws per kind and label (prose_answers.py); every one must get its label."""
+    wrong = []
+    for seed in range(400):
+        rng = random.Random(seed)
+        pair = draw(rng, label)
+        if pair.kind != kind:
+            continue
+        if _correct(scorer, pair.response, pair.gold, pair.prompt) is not label:
+            wrong.append((pair.gold, pair.response[-90:]))
+    assert not wrong, wrong[:5]
+
+
+@pytest.mark.parametrize(("response", "gold"), [("L'aire vaut 16.", "16"), ("Das sind 16.", "16")])
+def test_a_short_sentence_of_two_words_and_a_number_is_an_answer(
+    scorer: MathScorer, response: str, gold: str
+) -> None:
+    assert _correct(scorer, response, gold) is True
