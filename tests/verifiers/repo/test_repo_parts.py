@@ -16,9 +16,9 @@ from repo_support import CALC, GOLD, diff, make_repo
 
 from assay.types import Item
 from assay.verifiers.repo.patch import PatchRejected, apply_diff, check_path, extract_diff, inspect_diff
+from assay.verifiers.repo.pytest_config import ask_pytest, config_flags
 from assay.verifiers.repo.run import parse_report
 from assay.verifiers.repo.task import TaskInvalid, node_ids, parse_task, pytest_args
-from assay.verifiers.repo.pytest_config import ask_pytest, config_flags
 from assay.verifiers.repo.workcopy import hygiene_flags, is_test_path, resolve_repo
 
 
