@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from assay.sandbox.base import Limits, SandboxError
+from assay.sandbox.base import Limits, RunOutcome, SandboxError
 from assay.sessions.tools import (
     OK,
     TOOL_ERROR,
@@ -153,6 +153,13 @@ def tree_diff(base: Path, copy: Path) -> str:
         )
         out.append("".join(head) + text)
     return "".join(out)
+
+
+def cut_bytes(outcome: RunOutcome) -> int:
+    """Bytes of output the run dropped, at least: the runtime keeps nothing past a cap and stops a
+    command whose stdout passes it, so the count is a lower bound (1 per stream cut), never 0 after a
+    cut (issue 37 measured `truncated=0` after 50 MB were dropped)."""
+    return int(outcome.killed == "output") + int(outcome.stderr_truncated)
 
 
 class RepoTool(Tool[RepoArguments]):
@@ -278,7 +285,10 @@ class RepoTool(Tool[RepoArguments]):
         text += f"\n(exit code {outcome.exit_code}" + (
             f", stopped at the {outcome.killed} limit)" if outcome.killed else ")"
         )
-        return Observation(text, OK, details={"exit_code": outcome.exit_code})
+        cut = cut_bytes(outcome)
+        if cut:
+            text += f"\n[output cut at its cap of {run_limits.stdout_bytes} bytes]"
+        return Observation(text, OK, truncated=cut, details={"exit_code": outcome.exit_code})
 
     def alive(self, state: Workspace) -> str | None:
         if state.slot is not None and not state.slot.alive:
