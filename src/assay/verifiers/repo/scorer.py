@@ -130,7 +130,7 @@ class RepoScorer(Scorer[RepoOptions]):
             if compiled and not options.allow_compiled:
                 reason = f"the change adds or edits compiled or binary files ({', '.join(compiled[:5])})"
                 return Result.verdict(False, reason, details={"flags": compiled}, extracted=diff[:2000])
-            inputs = special_cases.test_inputs(copy, task.tests) if not task.test_patch else set()
+            inputs = special_cases.visible_inputs(copy, task.tests) if not task.test_patch else set()
             try:
                 patching.apply_diff(copy, diff)
             except patching.PatchRejected as exc:
@@ -152,6 +152,11 @@ class RepoScorer(Scorer[RepoOptions]):
             # policy's doing (a .gitattributes, a file turned into a directory), so ok and 0, not invalid.
             reason = f"the hidden test patch does not apply after the change: {exc}"
             return Result.verdict(False, reason, details={"flags": flags}, extracted=diff[:2000] or None)
+        absent = [n for n in task.tests if not (copy / n.split("::", 1)[0]).is_file()]
+        if absent:  # not at the base nor in the hidden patch (the change's own test files were undone)
+            shown = ", ".join(repr(n) for n in absent[:5])
+            reason = f"{len(absent)} named test(s) are in files the base does not have: {shown}"
+            return Result.invalid(reason, details={"uncollected": absent[:_SHOWN]})
         planted = plant(copy, task.tests, task.fail_to_pass, random.Random(secrets.randbits(64)))
         run = TestRun(
             files=task.test_files,

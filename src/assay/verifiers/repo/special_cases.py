@@ -44,7 +44,7 @@ def _constants(node: ast.AST) -> list[object] | None:
     return None
 
 
-def test_inputs(copy: Path, tests: Iterable[str]) -> set[object]:
+def visible_inputs(copy: Path, tests: Iterable[str]) -> set[object]:
     """The non-trivial literals passed to calls in the modules of `tests` (their inputs)."""
     found: set[object] = set()
     for path in dict.fromkeys(t.split("::", 1)[0] for t in tests):
