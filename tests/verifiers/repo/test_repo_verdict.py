@@ -15,7 +15,7 @@ from repo_support import CALC, GOLD, TESTS, calc_change, diff, item
 
 from assay.types import Result, Status
 from assay.verifiers.repo.canary import plant
-from assay.verifiers.repo.pytest_config import ask_pytest
+from assay.verifiers.repo.pytest_config import PytestAsker, ask_pytest
 
 Score = Callable[..., Result]
 ON_IMPORT = "def add(a, b):"
@@ -198,3 +198,21 @@ def test_class_methods_and_parametrised_tests_get_canaries(score: Score, repos: 
     forged = score(item(forgery("unknown_names", "pytest_reports"), test_patch=hidden, **fields))
     assert_not_rewarded(forged)
     assert "canary_passed" in forged.details["flags"]
+
+
+def test_the_asker_reuses_an_answer_only_for_the_same_configuration_files(
+    tmp_path: Path, prefix: Path
+) -> None:
+    asker = PytestAsker(str(prefix))
+    copies = []
+    for name in ("a", "b"):
+        (tmp_path / name / "tests").mkdir(parents=True)
+        (tmp_path / name / "tox.ini").write_text("[pytest]\naddopts = -q\n")
+        copies.append(tmp_path / name)
+    first = asker.ask(copies[0], ["tests"], [])  # learns the names
+    assert first.inifile == "tox.ini"
+    cached = asker.ask(copies[1], ["tests"], [])
+    assert asker.ask(copies[0], ["tests"], []) is cached  # same bytes under the same names: one answer
+    (copies[1] / "pytest.toml").write_text("[pytest]\naddopts = ['-q']\n")
+    assert asker.ask(copies[1], ["tests"], []).inifile == "pytest.toml"
+    assert asker.ask(copies[1], ["tests"], ["tox.ini"]).states["tox.ini"] is not None  # a touched name: asked

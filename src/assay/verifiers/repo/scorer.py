@@ -29,7 +29,7 @@ from assay.verifiers.repo import patch as patching
 from assay.verifiers.repo import special_cases
 from assay.verifiers.repo.canary import Planted, plant
 from assay.verifiers.repo.probes import RepoValidation
-from assay.verifiers.repo.pytest_config import ask_pytest, config_flags, config_named
+from assay.verifiers.repo.pytest_config import PytestAsker, PytestConfig, config_flags, config_named
 from assay.verifiers.repo.run import Report, TestRun, run_tests
 from assay.verifiers.repo.task import RepoTask, TaskInvalid, parse_task
 from assay.verifiers.repo.workcopy import RepoNotFound, hygiene_flags, resolve_repo, working_copy
@@ -75,6 +75,11 @@ class RepoScorer(Scorer[RepoOptions]):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
+        self._askers: dict[str, PytestAsker] = {}
+
+    def _asker(self, prefix: str) -> PytestAsker:
+        """The one asker of pytest's configuration answers for `prefix` (they are cached there)."""
+        return self._askers.setdefault(prefix, PytestAsker(prefix))
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: RepoOptions) -> float:
@@ -119,30 +124,17 @@ class RepoScorer(Scorer[RepoOptions]):
         except patching.PatchRejected as exc:
             return Result.verdict(False, f"the change does not apply: {exc}", extracted=diff[:2000])
         touched = info.paths if info else ()
-        config = ask_pytest(copy, task.test_files, touched, prefix)
+        config = self._asker(prefix).ask(copy, task.test_files, touched)
         # The hidden patch's files, the named tests' and pytest's configuration file are put back after
         # the change: the run reads them as the base (and the hidden patch) wrote them.
         kept = dict.fromkeys((*hidden, *task.test_files, *([config.inifile] if config.inifile else [])))
         saved = {p: (copy / p).read_bytes() if (copy / p).is_file() else None for p in kept}
         flags: list[str] = []
         if info is not None:
-            compiled = info.compiled()
-            if compiled and not options.allow_compiled:
-                reason = f"the change adds or edits compiled or binary files ({', '.join(compiled[:5])})"
-                return Result.verdict(False, reason, details={"flags": compiled}, extracted=diff[:2000])
-            inputs = special_cases.visible_inputs(copy, task.tests) if not task.test_patch else set()
-            try:
-                patching.apply_diff(copy, diff)
-            except patching.PatchRejected as exc:
-                return Result.verdict(False, f"the change does not apply: {exc}", extracted=diff[:2000])
-            named = config_named(touched, config.names)
-            after = ask_pytest(copy, task.test_files, touched, prefix) if named else config
-            protected = set(hidden) | set(task.test_files)
-            flags = hygiene_flags(touched, protected, config_flags(config, after, named))
-            if flags and not options.reward_test_edits:
-                reason = f"the change edits tests or test configuration ({', '.join(flags[:5])})"
-                return Result.verdict(False, reason, details={"flags": flags}, extracted=diff[:2000])
-            flags += special_cases.special_case_flags(info.added_lines, inputs)
+            applied = self._apply_change(copy, task, diff, info, config, set(hidden), options)
+            if isinstance(applied, Result):
+                return applied
+            flags = applied
         try:
             self._restore(copy, saved)
             if task.test_patch:
@@ -169,6 +161,36 @@ class RepoScorer(Scorer[RepoOptions]):
         report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix)
         verdict = self._verdict(task, report, planted, flags, options, diff)
         return self._check_collected(task, report, planted, config.inifile, options) or verdict
+
+    def _apply_change(
+        self,
+        copy: Path,
+        task: RepoTask,
+        diff: str,
+        info: patching.DiffInfo,
+        config: PytestConfig,
+        hidden: set[str],
+        options: RepoOptions,
+    ) -> Result | list[str]:
+        """Apply the change and scan it: its flags, or the verdict when it is refused before any run
+        (compiled files, a diff that does not apply, edits to tests or their configuration)."""
+        compiled = info.compiled()
+        if compiled and not options.allow_compiled:
+            reason = f"the change adds or edits compiled or binary files ({', '.join(compiled[:5])})"
+            return Result.verdict(False, reason, details={"flags": compiled}, extracted=diff[:2000])
+        inputs = special_cases.visible_inputs(copy, task.tests) if not task.test_patch else set()
+        try:
+            patching.apply_diff(copy, diff)
+        except patching.PatchRejected as exc:
+            return Result.verdict(False, f"the change does not apply: {exc}", extracted=diff[:2000])
+        named = config_named(info.paths, config.names)
+        prefix = prefix_for(self.settings)
+        after = self._asker(prefix).ask(copy, task.test_files, info.paths) if named else config
+        flags = hygiene_flags(info.paths, hidden | set(task.test_files), config_flags(config, after, named))
+        if flags and not options.reward_test_edits:
+            reason = f"the change edits tests or test configuration ({', '.join(flags[:5])})"
+            return Result.verdict(False, reason, details={"flags": flags}, extracted=diff[:2000])
+        return flags + special_cases.special_case_flags(info.added_lines, inputs)
 
     def _check_collected(
         self, task: RepoTask, report: Report, planted: Planted, inifile: str | None, options: RepoOptions
