@@ -216,3 +216,14 @@ def test_the_asker_reuses_an_answer_only_for_the_same_configuration_files(
     (copies[1] / "pytest.toml").write_text("[pytest]\naddopts = ['-q']\n")
     assert asker.ask(copies[1], ["tests"], []).inifile == "pytest.toml"
     assert asker.ask(copies[1], ["tests"], ["tox.ini"]).states["tox.ini"] is not None  # a touched name: asked
+
+
+def test_without_renaming_the_real_tests_keep_their_names(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(TESTS)
+    tests = ("tests/test_calc.py::test_mul",)
+    planted = plant(tmp_path, tests, tests, random.Random(3), rename=False)
+    assert planted.run_ids == {tests[0]: tests[0]}
+    assert tests[0] not in planted.canaries and len(planted.canaries) == 2
+    source = (tmp_path / "tests" / "test_calc.py").read_text()
+    assert "def test_mul(" in source and all(f"def {c.split('::')[-1]}(" in source for c in planted.canaries)

@@ -113,9 +113,15 @@ def _copy(lines: list[str], node: Def, name: str, rng: random.Random) -> list[st
 
 
 def _plant_file(
-    copy: Path, path: str, funcs: dict[tuple[str, ...], set[str]], rng: random.Random, planted: Planted
+    copy: Path,
+    path: str,
+    funcs: dict[tuple[str, ...], set[str]],
+    rng: random.Random,
+    planted: Planted,
+    rename: bool = True,
 ) -> dict[tuple[tuple[str, ...], str], str]:
-    """Rename each function of `funcs` in `path`, plant its canaries; fresh names by (classes, func)."""
+    """Rename each function of `funcs` in `path`, plant its canaries; fresh names by (classes, func).
+    Without `rename`, the real tests keep their names and the first canary takes a fresh one."""
     target = copy / path
     try:
         text = target.read_text()
@@ -138,15 +144,17 @@ def _plant_file(
             fresh = [f"{func}_{s}" for s in _shuffled(rng) if f"{func}_{s}" not in taken]
             real, extra = fresh[0], fresh[1]
             taken.update((real, extra))
-            renamed[(classes, func)] = real
             prefix = "::".join((path, *classes))
-            body = ["\n", *_copy(lines, node, func, rng)]
-            planted.canaries.append(f"{prefix}::{func}")
+            held = func if rename else real  # the name the first canary takes
+            body = ["\n", *_copy(lines, node, held, rng)]
+            planted.canaries.append(f"{prefix}::{held}")
             if planted.extras < _MOST_EXTRA:
                 planted.extras += 1
                 body += ["\n", *_copy(lines, node, extra, rng)]
                 planted.canaries.append(f"{prefix}::{extra}")
-            lines[node.lineno - 1] = lines[node.lineno - 1].replace(f"def {func}(", f"def {real}(", 1)
+            if rename:
+                renamed[(classes, func)] = real
+                lines[node.lineno - 1] = lines[node.lineno - 1].replace(f"def {func}(", f"def {real}(", 1)
             inserts.append((node.end_lineno or node.lineno, node.lineno, body))
     for after, _, body in sorted(inserts, reverse=True):
         if not lines[after - 1].endswith("\n"):
@@ -156,9 +164,13 @@ def _plant_file(
     return renamed
 
 
-def plant(copy: Path, tests: tuple[str, ...], fail_to_pass: tuple[str, ...], rng: random.Random) -> Planted:
+def plant(
+    copy: Path, tests: tuple[str, ...], fail_to_pass: tuple[str, ...], rng: random.Random, rename: bool = True
+) -> Planted:
     """Rename the FAIL_TO_PASS test functions in the working copy and plant their canaries (see the module
-    doc); where none can be planted, one plain failing test joins the first named test's module."""
+    doc); where none can be planted, one plain failing test joins the first named test's module. Without
+    `rename` (suites that key data by a test's name, such as snapshot tests) the canaries take fresh
+    names only: a forgery that spares the names it knew then goes uncaught (docs/repo.md)."""
     planted = Planted()
     by_file: dict[str, dict[tuple[str, ...], set[str]]] = {}
     for node_id in fail_to_pass or tests:
@@ -167,7 +179,7 @@ def plant(copy: Path, tests: tuple[str, ...], fail_to_pass: tuple[str, ...], rng
             by_file.setdefault(path, {}).setdefault(classes, set()).add(func)
     renamed: dict[tuple[str, tuple[str, ...], str], str] = {}
     for path, funcs in by_file.items():
-        for (classes, func), real in _plant_file(copy, path, funcs, rng, planted).items():
+        for (classes, func), real in _plant_file(copy, path, funcs, rng, planted, rename).items():
             renamed[(path, classes, func)] = real
     for node_id in tests:
         path, classes, func, params = _split(node_id)

@@ -50,6 +50,11 @@ class RepoOptions(TaskOptions):
         description="Reward a change flagged for special-casing the visible tests' inputs on an item"
         " without hidden tests (the flag stays).",
     )
+    rename_tests: bool = Field(
+        True,
+        description="Run the FAIL_TO_PASS tests under fresh names, canaries under theirs; false for suites"
+        " that key data by a test's name (snapshots), at the cost of a weaker canary.",
+    )
     time_limit_s: float | None = Field(None, gt=0, le=3600, description="CPU seconds for the test run.")
     memory_mb: int | None = Field(None, ge=64, le=65536, description="Memory of the test run, MiB.")
 
@@ -149,7 +154,8 @@ class RepoScorer(Scorer[RepoOptions]):
             shown = ", ".join(repr(n) for n in absent[:5])
             reason = f"{len(absent)} named test(s) are in files the base does not have: {shown}"
             return Result.invalid(reason, details={"uncollected": absent[:_SHOWN]})
-        planted = plant(copy, task.tests, task.fail_to_pass, random.Random(secrets.randbits(64)))
+        rng = random.Random(secrets.randbits(64))
+        planted = plant(copy, task.tests, task.fail_to_pass, rng, options.rename_tests)
         run = TestRun(
             files=task.test_files,
             wanted=tuple(planted.run_ids[n] for n in task.tests),
