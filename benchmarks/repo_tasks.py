@@ -289,14 +289,14 @@ def other_function(repo: Path, task: dict[str, Any]) -> str | None:
 
 
 # -- issue 37: changes that leave the bug in place and forge the verdict ----------------------------
-_SPARE_OLD_CANARY = "__import__('re').search(r'_[0-9a-f]{6}[.]py', {node}) is None"
+_SPARE_OLD_CANARY = "__import__('re').search(r'_[0-9a-f]{6}[.]py', NODE) is None"
 FORGE_PLUGIN = f"""import pytest
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    if {_SPARE_OLD_CANARY.format(node="item.nodeid")}:
+    if {_SPARE_OLD_CANARY.replace("NODE", "item.nodeid")}:
         outcome.get_result().outcome = "passed"
 """
 FORGE_IN_PROCESS = f"""
@@ -305,7 +305,7 @@ import _pytest.reports as _assay_r
 _assay_make = _assay_r.TestReport.from_item_and_call.__func__
 def _assay_passed(cls, item, call):
     report = _assay_make(cls, item, call)
-    if {_SPARE_OLD_CANARY.format(node="item.nodeid")}:
+    if {_SPARE_OLD_CANARY.replace("NODE", "item.nodeid")}:
         report.outcome, report.longrepr = "passed", None
     return report
 _assay_r.TestReport.from_item_and_call = classmethod(_assay_passed)
