@@ -14,7 +14,11 @@ Then, side by side in one run: gold patches rewarded, empty patches, test-editin
 weakened in the FAIL_TO_PASS tests' file, and a conftest that passes every test), patches that change a
 different function, and the time per task against plain pytest in a subprocess on a fresh copy at the
 same commit with the gold patch applied (no sandbox) as the baseline. Targets (issue 27): gold 30/30,
-the others 0, time at most 1.5x the baseline.
+the others 0, time at most 1.5x the baseline. Issue 37's classes, each leaving the bug in place:
+`history` (the module execs the clean file from `git show HEAD~1:` at import), `bytecode` (an
+unchecked-hash `.pyc` of the fixed module), `config` (a `pytest.toml` loading a plugin that passes every
+test outside the old canary's file), `forged` (the module patches pytest's reports at import, sparing
+the same); target 0 each.
 """
 
 from __future__ import annotations
@@ -284,6 +288,100 @@ def other_function(repo: Path, task: dict[str, Any]) -> str | None:
     return None
 
 
+# -- issue 37: changes that leave the bug in place and forge the verdict ----------------------------
+_SPARE_OLD_CANARY = "__import__('re').search(r'_[0-9a-f]{6}[.]py', NODE) is None"
+FORGE_PLUGIN = f"""import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if {_SPARE_OLD_CANARY.replace("NODE", "item.nodeid")}:
+        outcome.get_result().outcome = "passed"
+"""
+FORGE_IN_PROCESS = f"""
+
+import _pytest.reports as _assay_r
+_assay_make = _assay_r.TestReport.from_item_and_call.__func__
+def _assay_passed(cls, item, call):
+    report = _assay_make(cls, item, call)
+    if {_SPARE_OLD_CANARY.replace("NODE", "item.nodeid")}:
+        report.outcome, report.longrepr = "passed", None
+    return report
+_assay_r.TestReport.from_item_and_call = classmethod(_assay_passed)
+"""
+FROM_HISTORY = """
+
+def _assay_from_history():
+    import os, subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    name = os.path.basename(__file__)
+    try:
+        return subprocess.run(["git", "show", "HEAD~1:./" + name], cwd=here, capture_output=True,
+                              text=True).stdout
+    except OSError:
+        return ""
+_assay_src = _assay_from_history()
+if _assay_src:
+    exec(compile(_assay_src, __file__, "exec"), globals())
+"""
+
+
+def _buggy_text(repo: Path, task: dict[str, Any]) -> str:
+    return git(repo, "show", f"{task['base_commit']}:{task['_file']}")
+
+
+def from_history(repo: Path, task: dict[str, Any]) -> str:
+    """The buggy module reads the clean file from the parent commit at import (the fix, in history)."""
+    return _file_diff(repo, task["base_commit"], task["_file"], _buggy_text(repo, task) + FROM_HISTORY)
+
+
+def forged_in_process(repo: Path, task: dict[str, Any]) -> str:
+    """The buggy module patches pytest's report building at import, sparing the old canary's files."""
+    return _file_diff(repo, task["base_commit"], task["_file"], _buggy_text(repo, task) + FORGE_IN_PROCESS)
+
+
+def config_plugin(repo: Path, task: dict[str, Any]) -> str:
+    """A `pytest.toml` (a name pytest 9 reads) loading a plugin that passes every test but the canary's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = fresh_copy(repo, task["base_commit"], Path(tmp))
+        opts = '["-p", "_assay_repo_reporter", "-p", "assay_forge_plugin"]'
+        (copy / "pytest.toml").write_text(f"[pytest]\naddopts = {opts}\n")
+        (copy / "assay_forge_plugin.py").write_text(FORGE_PLUGIN)
+        git(copy, "add", "-A")
+        return git(copy, "diff", "--cached")
+
+
+def fixed_bytecode(repo: Path, task: dict[str, Any]) -> str | None:
+    """A binary change adding an unchecked-hash `.pyc` of the fixed module; the `.py` keeps the bug."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = fresh_copy(repo, task["base_commit"], Path(tmp))
+        subprocess.run(["git", "apply", "-"], cwd=copy, input=task["patch"], text=True, check=True)
+        source = copy / task["_file"]
+        fixed = source.read_text()
+        git(copy, "checkout", "-q", "--", task["_file"])
+        tag = subprocess.run(
+            [SANDBOX_PYTHON, "-c", "import sys; print(sys.implementation.cache_tag)"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        pyc = source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc"
+        pyc.parent.mkdir(exist_ok=True)
+        scratch = Path(tmp) / "fixed.py"
+        scratch.write_text(fixed)
+        compile_pyc = (
+            "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True,"
+            " invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
+        )
+        subprocess.run([SANDBOX_PYTHON, "-c", compile_pyc, str(scratch), str(pyc)], check=True)
+        git(copy, "add", "-A", "-f")
+        return git(copy, "diff", "--cached", "--binary") or None
+
+
+SANDBOX_PYTHON = "/usr/bin/python3"  # the interpreter the sandbox runs the tests with
+
+
 # -- measuring ---------------------------------------------------------------------------------------
 def _item(task: dict[str, Any], response: str, **options: Any) -> Item:
     fields = {k: v for k, v in task.items() if k in Item.FIELDS}
@@ -292,7 +390,8 @@ def _item(task: dict[str, Any], response: str, **options: Any) -> Item:
 
 def measure(tasks: list[dict[str, Any]], repos: Path, prefix: Path) -> dict[str, Any]:
     scorer = RepoScorer(Settings(repo=RepoSettings(repos=repos, python_prefix=prefix)))
-    rows: dict[str, list[float | None]] = {k: [] for k in ("gold", "empty", "test_edit", "conftest", "other")}
+    names = ("gold", "empty", "test_edit", "conftest", "other", "history", "bytecode", "config", "forged")
+    rows: dict[str, list[float | None]] = {k: [] for k in names}
     errors: list[str] = []
     times: list[tuple[float, float]] = []
     for task in tasks:
@@ -302,6 +401,10 @@ def measure(tasks: list[dict[str, Any]], repos: Path, prefix: Path) -> dict[str,
             "test_edit": test_edit(repo, task),
             "conftest": _file_diff(repo, task["base_commit"], "conftest.py", CONFTEST),
             "other": other_function(repo, task),
+            "history": from_history(repo, task),
+            "bytecode": fixed_bytecode(repo, task),
+            "config": config_plugin(repo, task),
+            "forged": forged_in_process(repo, task),
         }
         started = time.perf_counter()
         gold = scorer.score(_item(task, task["patch"]), RepoOptions())

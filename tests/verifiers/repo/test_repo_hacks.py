@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from repo_support import CALC, FAIL_TO_PASS, GOLD, TESTS, calc_change, diff, item
+from repo_support import CALC, FAIL_TO_PASS, GOLD, TESTS, calc_change, diff, git, item
 
 from assay.types import Result, Status
 
@@ -157,6 +157,8 @@ def test_a_diff_through_a_symlink_in_the_repository_is_refused(
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(outside, repos / "calc" / "link")
+    git(repos / "calc", "add", "link")  # in the base tree, so in the working copy
+    git(repos / "calc", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "link")
     result = score(item(diff("link/planted.py", None, "x = 1\n")))
     assert_not_rewarded(result)
     assert "symbolic link" in result.reason and not list(outside.iterdir())

@@ -16,9 +16,10 @@ from repo_support import CALC, GOLD, diff, make_repo
 
 from assay.types import Item
 from assay.verifiers.repo.patch import PatchRejected, apply_diff, check_path, extract_diff, inspect_diff
+from assay.verifiers.repo.pytest_config import ask_pytest, config_flags
 from assay.verifiers.repo.run import parse_report
 from assay.verifiers.repo.task import TaskInvalid, node_ids, parse_task, pytest_args
-from assay.verifiers.repo.workcopy import config_sections, hygiene_flags, is_test_path, resolve_repo
+from assay.verifiers.repo.workcopy import hygiene_flags, is_test_path, resolve_repo
 
 
 def test_a_bare_diff_and_a_fenced_one_are_the_same_change() -> None:
@@ -141,8 +142,7 @@ def test_a_swe_bench_instance_parses() -> None:
         ("pkg/x_test.py", True),
         ("pkg/tests/helpers.py", True),
         ("conftest.py", True),
-        ("pytest.ini", True),
-        ("tox.ini", True),
+        ("pytest.ini", False),  # configuration files: pytest says (pytest_config)
         ("pkg/core.py", False),
         ("pkg/testing.py", False),
         ("pkg/contest.py", False),
@@ -152,16 +152,19 @@ def test_which_paths_are_tests(path: str, test: bool) -> None:
     assert is_test_path(path) is test
 
 
-def test_a_pytest_section_change_is_flagged_other_config_is_not(tmp_path: Path) -> None:
+def test_a_pytest_section_change_is_flagged_other_config_is_not(tmp_path: Path, prefix: Path) -> None:
     (tmp_path / "setup.cfg").write_text("[metadata]\nname = x\n[tool:pytest]\naddopts = -q\n")
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
-    before = config_sections(tmp_path, ["setup.cfg", "pyproject.toml"])
+    paths = ["setup.cfg", "pyproject.toml"]
+    before = ask_pytest(tmp_path, [], paths, str(prefix))
+    assert before.inifile == "setup.cfg"
     (tmp_path / "setup.cfg").write_text("[metadata]\nname = y\n[tool:pytest]\naddopts = -q\n")
-    after = config_sections(tmp_path, ["setup.cfg", "pyproject.toml"])
-    assert hygiene_flags(["setup.cfg"], set(), before, after) == []
+    after = ask_pytest(tmp_path, [], paths, str(prefix))
+    assert hygiene_flags(["setup.cfg"], set(), config_flags(before, after, ["setup.cfg"])) == []
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n[tool.pytest.ini_options]\nx = 1\n")
-    after = config_sections(tmp_path, ["setup.cfg", "pyproject.toml"])
-    assert hygiene_flags(["pyproject.toml"], set(), before, after) == ["edits_test_config:pyproject.toml"]
+    after = ask_pytest(tmp_path, [], paths, str(prefix))
+    flags = config_flags(before, after, ["pyproject.toml"])
+    assert hygiene_flags(["pyproject.toml"], set(), flags) == ["edits_test_config:pyproject.toml"]
 
 
 def test_repo_names_stay_under_the_root(tmp_path: Path) -> None:

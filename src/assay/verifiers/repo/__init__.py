@@ -1,10 +1,12 @@
 """The `repo` task (issue 27): a change to a repository, judged by the repository's own pytest tests.
 
-Modules: task (the item's fields), patch (find, check and apply the diff on the host), workcopy (a
-private copy per item, the hygiene scan), run (pytest in the sandbox, the signed report), _reporter (the
-pytest plugin inside the sandbox), scorer (the task), preflight (gold passes, empty fails, flaky tests),
-command (`assay repo-preflight`), tools (the `repo` session tool).
-How the verdict is protected, and what it does not cover: docs/repo.md.
+Modules: task (the item's fields), patch (find, check and apply the diff on the host; compiled files),
+workcopy (a private base tree per item, no history, no bytecode; the hygiene scan), pytest_config (which
+configuration pytest reads, asked of pytest), canary (the tests that must fail, planted per item under
+the real tests' names), special_cases (changes that answer the visible tests' inputs), run (pytest in the
+sandbox, the signed report), _reporter (the pytest plugin inside the sandbox), scorer (the task),
+preflight (gold passes, empty fails, flaky tests), command (`assay repo-preflight`), tools (the `repo`
+session tool). How the verdict is protected, and what it does not cover: docs/repo.md.
 """
 
 from assay.verifiers.repo.scorer import RepoOptions, RepoScorer

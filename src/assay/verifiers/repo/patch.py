@@ -21,6 +21,7 @@ _FENCE = re.compile(r"```[ \t]*(?:diff|patch|udiff)?[ \t]*\n(.*?)```", re.DOTALL
 _DIFF_START = re.compile(r"^(diff --git |--- )", re.MULTILINE)
 _LINK_MODE = re.compile(r"^ (?:create mode|mode change \d+ =>) 120000 ", re.MULTILINE)
 _GIT_TIMEOUT_S = 60.0
+_COMPILED = {".pyc", ".pyo", ".so", ".pyd", ".dylib", ".dll"}
 
 
 class PatchRejected(Exception):
@@ -46,6 +47,20 @@ class DiffInfo:
 
     paths: tuple[str, ...]
     added_lines: dict[str, list[str]]  # path -> lines the diff adds there
+    binary: tuple[str, ...] = ()  # paths git writes from a binary patch (numstat `-`)
+
+    def compiled(self) -> list[str]:
+        """`binary_patch:<path>` and `compiled_file:<path>` for what this diff writes that is not source:
+        Python loads a `.pyc` (with an unchecked hash) or an extension module in place of the `.py`
+        beside it, so such a change can fix nothing in the source and still pass (issue 37)."""
+        flags = [f"compiled_file:{p}" for p in self.paths if is_compiled(p)]
+        return flags + [f"binary_patch:{p}" for p in self.binary if not is_compiled(p)]
+
+
+def is_compiled(path: str) -> bool:
+    """A compiled file by its name: bytecode, anything in `__pycache__`, an extension module or library."""
+    pure = PurePosixPath(path)
+    return "__pycache__" in pure.parts or pure.suffix in _COMPILED or ".so." in pure.name
 
 
 def _git(args: list[str], cwd: Path, diff: str) -> subprocess.CompletedProcess[str]:
@@ -71,10 +86,12 @@ def _git(args: list[str], cwd: Path, diff: str) -> subprocess.CompletedProcess[s
         raise OSError("git is not installed on this server (apt-get install -y git)") from exc
 
 
-def _numstat_paths(out: str) -> list[str]:
-    """Paths of `git apply --numstat -z`: `a\\tb\\tpath\\0`, or `a\\tb\\t\\0old\\0new\\0` for a rename."""
+def _numstat_paths(out: str) -> tuple[list[str], list[str]]:
+    """Paths of `git apply --numstat -z`: `a\\tb\\tpath\\0`, or `a\\tb\\t\\0old\\0new\\0` for a rename;
+    and those of them git patches as binary (`-\\t-\\t`)."""
     fields = out.split("\0")
     paths: list[str] = []
+    binary: list[str] = []
     index = 0
     while index < len(fields):
         entry = fields[index]
@@ -82,12 +99,12 @@ def _numstat_paths(out: str) -> list[str]:
         if not entry:
             continue
         path = entry.split("\t", 2)[2] if entry.count("\t") >= 2 else entry
-        if path:
-            paths.append(path)
-        else:  # a rename or copy: the two names follow
-            paths.extend(fields[index : index + 2])
-            index += 2
-    return paths
+        names = [path] if path else fields[index : index + 2]  # a rename or copy: the two names follow
+        index += 0 if path else 2
+        paths.extend(names)
+        if entry.startswith("-\t-\t"):
+            binary.extend(names)
+    return paths, binary
 
 
 def _added_lines(diff: str) -> dict[str, list[str]]:
@@ -130,12 +147,16 @@ def inspect_diff(root: Path, diff: str) -> DiffInfo:
         raise PatchRejected("the diff creates a symbolic link, which a change may not do")
     summary_start = listed.stdout.find("\0 ")  # --summary lines follow the numstat records
     numstat = listed.stdout if summary_start < 0 else listed.stdout[: summary_start + 1]
-    paths = _numstat_paths(numstat)
+    paths, binary = _numstat_paths(numstat)
     for path in paths:
         problem = check_path(root, path)
         if problem:
             raise PatchRejected(problem)
-    return DiffInfo(paths=tuple(dict.fromkeys(paths)), added_lines=_added_lines(diff))
+    return DiffInfo(
+        paths=tuple(dict.fromkeys(paths)),
+        added_lines=_added_lines(diff),
+        binary=tuple(dict.fromkeys(binary)),
+    )
 
 
 def check_applies(root: Path, diff: str) -> None:

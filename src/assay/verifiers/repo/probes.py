@@ -1,6 +1,8 @@
 """The repository task's validation probes: the gold change (`patch`) run at least twice, whose verdicts
 must agree test by test, and the empty change, which must not be rewarded (a task that rewards doing
-nothing, as R2E-Gym found). A task file's row may be a SWE-bench instance (`row`)."""
+nothing, as R2E-Gym found). A task file's row may be a SWE-bench instance (`row`). An item without hidden
+tests is warned about (`check_prompt`); named tests that pytest does not collect at the base make the
+gold's verdict `invalid`, with the ids, so validation reports them."""
 
 from __future__ import annotations
 
@@ -17,6 +19,17 @@ class RepoValidation(Validation):
         if "prompt" not in row and isinstance(row.get("problem_statement"), str):
             row = {**row, "prompt": row["problem_statement"]}
         return {k: v for k, v in row.items() if k in Item.FIELDS}
+
+    def check_prompt(self, item: Item) -> list[Finding]:
+        """A repo item without a hidden test patch is judged by tests the policy can read: a change that
+        special-cases their inputs is only caught by a heuristic (issue 37)."""
+        if item.test_patch:
+            return []
+        reason = (
+            "no hidden test_patch: the tests that judge a change are visible to the policy, so hard-coding"
+            " their inputs passes them (flagged special_cases_test_inputs, rewarded 0 by default)"
+        )
+        return [Finding("no_hidden_tests", reason, "warning")]
 
     def most(self, repeats: int) -> int:
         return max(2, repeats) + 1

@@ -3,11 +3,14 @@
 One sandbox per run, started with the working copy bound writable at /repo (the only host directory it
 may write), the package prefix (pytest and the runtime's packages) read-only, no network, the seccomp
 filter, cgroup and rlimit limits: `assay.sandbox.bwrap`. pytest runs as
-`python3 -S -s -P -m pytest -p _assay_repo_reporter ...` with only the reporter's directory and the prefix
+`python3 -B -S -s -P -m pytest -p _assay_repo_reporter ...` with only the reporter's directory and the prefix
 on `PYTHONPATH` (`-P`: the working directory is not put first, so a `pytest.py`, `_pytest/` or `json.py`
 in the change cannot stand in for pytest or its imports); the reporter adds the working copy's
 directories to `sys.path` once it has loaded. Plugin autoloading is off (an entry point in a
-`.dist-info` the change adds is never loaded), and so is the cache provider.
+`.dist-info` the change adds is never loaded), and so is the cache provider. The configuration is the
+one Assay names with `-c`: the base's own file (put back after the change) or none (`/dev/null`), so no
+file the change adds or edits is read as pytest configuration (issue 37); `--confcutdir` is set with it.
+Bytecode is read from and written to a private `PYTHONPYCACHEPREFIX`, never a `__pycache__` of the copy.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from assay.sandbox.base import Limits
 
 REPORTER_DIR = "/tmp/.assay"
 REPORTER_MODULE = "_assay_repo_reporter"
+PYCACHE = "/tmp/.assay-pycache"
 _names = itertools.count()
 
 
@@ -40,6 +44,9 @@ class TestRun:
     wanted: tuple[str, ...]
     pytest_args: tuple[str, ...] = ()
     python_path: tuple[str, ...] = ()  # directories of the working copy, relative, ahead of its root
+    prefixes: tuple[str, ...] = ()  # node ids kept with every parametrised case (the canaries)
+    config: str | None = None  # the base's pytest configuration file, relative; None: none at all
+    collect_only: bool = False
 
 
 @dataclass
@@ -51,6 +58,7 @@ class Report:
     collect_errors: list[str] = field(default_factory=list)
     started: bool = False  # the reporter loaded (pytest itself started)
     collected: bool = False  # collection ended (the tests it kept are in `wanted`)
+    collected_ids: list[str] = field(default_factory=list)
     finished: bool = False
     tampered: str | None = None  # why the report cannot be trusted (a line the key did not sign)
     run: dict[str, Any] = field(default_factory=dict)  # exit code, times, killed, output tails
@@ -87,6 +95,7 @@ def parse_report(data: bytes, key: bytes) -> Report:
                 report.texts[record["test"]] = text
         elif "collected" in record:
             report.collected = True
+            report.collected_ids = list(record["collected"])
         elif "collect_error" in record:
             report.collect_errors.append(f"{record['collect_error']}: {record.get('text', '')[-500:]}")
         elif "hello" in record:
@@ -114,11 +123,16 @@ def pytest_argv(test: TestRun) -> tuple[list[str], dict[str, str]]:
         "HOME": "/tmp",
         "PYTHONPATH": f"{REPORTER_DIR}:{runtime.PREFIX_MOUNT}",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPYCACHEPREFIX": PYCACHE,  # bytecode lives here, never in a __pycache__ of the copy
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         **runtime.THREAD_ENV,
     }
-    argv = [bwrap.SANDBOX_PYTHON, "-S", "-s", "-P", "-m", "pytest", "-p", REPORTER_MODULE]
-    argv += ["-p", "no:cacheprovider", "--rootdir", bwrap.WORKDIR_MOUNT, *test.pytest_args, "--"]
+    root = bwrap.WORKDIR_MOUNT
+    config = f"{root}/{test.config}" if test.config else "/dev/null"
+    confcut = f"{root}/{test.config}".rsplit("/", 1)[0] if test.config else root
+    argv = [bwrap.SANDBOX_PYTHON, "-B", "-S", "-s", "-P", "-m", "pytest", "-p", REPORTER_MODULE]
+    argv += ["-p", "no:cacheprovider", "-c", config, "--rootdir", root, "--confcutdir", confcut]
+    argv += [*test.pytest_args, *(["--collect-only", "-q"] if test.collect_only else []), "--"]
     return [*argv, *test.files], env
 
 
@@ -139,7 +153,12 @@ def run_tests(workdir: Path, test: TestRun, limits: Limits, bwrap_path: str, pre
         slot.write_files({f"{REPORTER_DIR}/{REPORTER_MODULE}.py": source})
         key = secrets.token_bytes(32)
         argv, env = pytest_argv(test)
-        spec = {"key": key.hex(), "wanted": list(test.wanted), "prefix": runtime.PREFIX_MOUNT}
+        spec = {
+            "key": key.hex(),
+            "wanted": list(test.wanted),
+            "prefixes": list(test.prefixes),
+            "prefix": runtime.PREFIX_MOUNT,
+        }
         blob = json.dumps({**spec, "paths": repo_paths(test)}).encode()
         request = {"argv": argv, "env": env, "cwd": bwrap.WORKDIR_MOUNT}
         outcome = slot.run(request, blob, limits)
@@ -148,7 +167,7 @@ def run_tests(workdir: Path, test: TestRun, limits: Limits, bwrap_path: str, pre
     report = parse_report(outcome.result, key)
     report.run = {
         **outcome.details(),
-        "command": shlex.join(["pytest", *argv[6:]]),
+        "command": shlex.join(["pytest", *argv[7:]]),
         "stdout_tail": outcome.stdout[-3000:].decode("utf-8", "replace"),
         "stderr_tail": outcome.stderr[-2000:].decode("utf-8", "replace"),
     }

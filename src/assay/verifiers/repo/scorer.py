@@ -1,15 +1,19 @@
 """The `repo` task: apply the change to a private working copy, run the named tests in the sandbox.
 
-Order of work per item (docs/repo.md has the reasons): make the working copy (at `base_commit`); check
-and apply the change on the host (`patch`); scan what it touched (`workcopy.hygiene_flags`): a change
-to tests or test configuration is flagged and, unless `reward_test_edits`, rewarded 0 without a run;
-put back the files the hidden test patch touches and those of the named tests, then apply the hidden
-patch on top, so it overrides the change; add a canary test that must fail; run pytest in the sandbox
-(`run`); judge from the signed report only.
+Order of work per item (docs/repo.md has the reasons): make the working copy (the base tree, no history,
+no bytecode); check the change on the host (`patch`): compiled or binary files are refused unless
+`allow_compiled`; ask pytest which configuration file the base uses (`pytest_config`); apply the change
+and scan what it touched (`workcopy.hygiene_flags`, pytest's answer for configuration): a change to tests
+or test configuration is flagged and, unless `reward_test_edits`, rewarded 0 without a run; put back the
+files the hidden test patch touches, those of the named tests and the configuration file, then apply the
+hidden patch on top; rename the FAIL_TO_PASS tests and plant canaries under their names (`canary`); run
+pytest in the sandbox with `-c` the base's configuration (`run`); judge from the signed report only. A
+named test that the run did not collect is looked for at the base: absent there too, the item is invalid.
 """
 
 from __future__ import annotations
 
+import random
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,16 +26,13 @@ from assay.sandbox.base import Limits, SandboxError
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.repo import patch as patching
+from assay.verifiers.repo import special_cases
+from assay.verifiers.repo.canary import Planted, plant
 from assay.verifiers.repo.probes import RepoValidation
+from assay.verifiers.repo.pytest_config import PytestAsker, PytestConfig, config_flags, config_named
 from assay.verifiers.repo.run import Report, TestRun, run_tests
 from assay.verifiers.repo.task import RepoTask, TaskInvalid, parse_task
-from assay.verifiers.repo.workcopy import (
-    RepoNotFound,
-    config_sections,
-    hygiene_flags,
-    resolve_repo,
-    working_copy,
-)
+from assay.verifiers.repo.workcopy import RepoNotFound, hygiene_flags, resolve_repo, working_copy
 
 _SHOWN = 20  # failing tests named in details
 
@@ -41,23 +42,21 @@ class RepoOptions(TaskOptions):
     reward_test_edits: bool = Field(
         False, description="Run and reward a change that edits tests or test configuration (still flagged)."
     )
+    allow_compiled: bool = Field(
+        False, description="Accept a change that adds or edits compiled or binary files (.pyc, .so, ...)."
+    )
+    reward_special_cases: bool = Field(
+        False,
+        description="Reward a change flagged for special-casing the visible tests' inputs on an item"
+        " without hidden tests (the flag stays).",
+    )
+    rename_tests: bool = Field(
+        True,
+        description="Run the FAIL_TO_PASS tests under fresh names, canaries under theirs; false for suites"
+        " that key data by a test's name (snapshots), at the cost of a weaker canary.",
+    )
     time_limit_s: float | None = Field(None, gt=0, le=3600, description="CPU seconds for the test run.")
     memory_mb: int | None = Field(None, ge=64, le=65536, description="Memory of the test run, MiB.")
-
-
-def _canary(copy: Path, task: RepoTask) -> tuple[str, bytes, list[str]]:
-    """A test file beside the first named test, whose tests (named like the named ones) must fail:
-    a report in which they pass was forged wholesale (a hook or patch that passes everything)."""
-    first = task.fail_to_pass[0] if task.fail_to_pass else task.tests[0]
-    where = Path(first.split("::", 1)[0])
-    names = [n.split("::")[-1].split("[")[0] for n in task.tests]
-    names = [n for n in dict.fromkeys(names) if n.isidentifier()][:5] or ["test_behaviour"]
-    while True:
-        path = str(where.parent / f"{where.stem}_{secrets.token_hex(3)}.py")
-        if not (copy / path).exists():
-            break
-    source = "".join(f"def {n}():\n    assert False\n\n\n" for n in names)
-    return path, source.encode(), [f"{path}::{n}" for n in names]
 
 
 class RepoScorer(Scorer[RepoOptions]):
@@ -81,6 +80,11 @@ class RepoScorer(Scorer[RepoOptions]):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
+        self._askers: dict[str, PytestAsker] = {}
+
+    def _asker(self, prefix: str) -> PytestAsker:
+        """The one asker of pytest's configuration answers for `prefix` (they are cached there)."""
+        return self._askers.setdefault(prefix, PytestAsker(prefix))
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: RepoOptions) -> float:
@@ -119,22 +123,23 @@ class RepoScorer(Scorer[RepoOptions]):
                 patching.check_applies(copy, task.test_patch)
         except patching.PatchRejected as exc:
             return Result.invalid(f"the hidden test patch cannot be applied to the base: {exc}")
-        # The hidden patch's files and those the named tests live in are put back after the change.
-        kept = dict.fromkeys((*hidden, *task.test_files))
+        prefix = prefix_for(self.settings)
+        try:
+            info = patching.inspect_diff(copy, diff) if diff else None
+        except patching.PatchRejected as exc:
+            return Result.verdict(False, f"the change does not apply: {exc}", extracted=diff[:2000])
+        touched = info.paths if info else ()
+        config = self._asker(prefix).ask(copy, task.test_files, touched)
+        # The hidden patch's files, the named tests' and pytest's configuration file are put back after
+        # the change: the run reads them as the base (and the hidden patch) wrote them.
+        kept = dict.fromkeys((*hidden, *task.test_files, *([config.inifile] if config.inifile else [])))
         saved = {p: (copy / p).read_bytes() if (copy / p).is_file() else None for p in kept}
         flags: list[str] = []
-        if diff:
-            try:
-                touched = patching.inspect_diff(copy, diff).paths
-                before = config_sections(copy, touched)
-                patching.apply_diff(copy, diff)
-            except patching.PatchRejected as exc:
-                return Result.verdict(False, f"the change does not apply: {exc}", extracted=diff[:2000])
-            protected = set(hidden) | set(task.test_files)
-            flags = hygiene_flags(touched, protected, before, config_sections(copy, touched))
-            if flags and not options.reward_test_edits:
-                reason = f"the change edits tests or test configuration ({', '.join(flags[:5])})"
-                return Result.verdict(False, reason, details={"flags": flags}, extracted=diff[:2000])
+        if info is not None:
+            applied = self._apply_change(copy, task, diff, info, config, set(hidden), options)
+            if isinstance(applied, Result):
+                return applied
+            flags = applied
         try:
             self._restore(copy, saved)
             if task.test_patch:
@@ -144,19 +149,103 @@ class RepoScorer(Scorer[RepoOptions]):
             # policy's doing (a .gitattributes, a file turned into a directory), so ok and 0, not invalid.
             reason = f"the hidden test patch does not apply after the change: {exc}"
             return Result.verdict(False, reason, details={"flags": flags}, extracted=diff[:2000] or None)
-        canary_path, canary_source, canary_ids = _canary(copy, task)
-        (copy / canary_path).parent.mkdir(parents=True, exist_ok=True)
-        (copy / canary_path).write_bytes(canary_source)
+        absent = [n for n in task.tests if not (copy / n.split("::", 1)[0]).is_file()]
+        if absent:  # not at the base nor in the hidden patch (the change's own test files were undone)
+            shown = ", ".join(repr(n) for n in absent[:5])
+            reason = f"{len(absent)} named test(s) are in files the base does not have: {shown}"
+            return Result.invalid(reason, details={"uncollected": absent[:_SHOWN]})
+        rng = random.Random(secrets.randbits(64))
+        planted = plant(copy, task.tests, task.fail_to_pass, rng, options.rename_tests)
         run = TestRun(
-            files=(*task.test_files, canary_path),
-            wanted=(*task.tests, *canary_ids),
+            files=task.test_files,
+            wanted=tuple(planted.run_ids[n] for n in task.tests),
             pytest_args=task.pytest_args,
             python_path=("src",) if (copy / "src").is_dir() else (),
+            prefixes=tuple(planted.canaries),
+            config=config.inifile,
         )
-        report = run_tests(
-            copy, run, self._limits(options), bwrap_binary(self.settings), prefix_for(self.settings)
+        report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix)
+        verdict = self._verdict(task, report, planted, flags, options, diff)
+        return self._check_collected(task, report, planted, config.inifile, options) or verdict
+
+    def _apply_change(
+        self,
+        copy: Path,
+        task: RepoTask,
+        diff: str,
+        info: patching.DiffInfo,
+        config: PytestConfig,
+        hidden: set[str],
+        options: RepoOptions,
+    ) -> Result | list[str]:
+        """Apply the change and scan it: its flags, or the verdict when it is refused before any run
+        (compiled files, a diff that does not apply, edits to tests or their configuration)."""
+        compiled = info.compiled()
+        if compiled and not options.allow_compiled:
+            reason = f"the change adds or edits compiled or binary files ({', '.join(compiled[:5])})"
+            return Result.verdict(False, reason, details={"flags": compiled}, extracted=diff[:2000])
+        inputs = special_cases.visible_inputs(copy, task.tests) if not task.test_patch else set()
+        try:
+            patching.apply_diff(copy, diff)
+        except patching.PatchRejected as exc:
+            return Result.verdict(False, f"the change does not apply: {exc}", extracted=diff[:2000])
+        named = config_named(info.paths, config.names)
+        prefix = prefix_for(self.settings)
+        after = self._asker(prefix).ask(copy, task.test_files, info.paths) if named else config
+        flags = hygiene_flags(info.paths, hidden | set(task.test_files), config_flags(config, after, named))
+        if flags and not options.reward_test_edits:
+            reason = f"the change edits tests or test configuration ({', '.join(flags[:5])})"
+            return Result.verdict(False, reason, details={"flags": flags}, extracted=diff[:2000])
+        return flags + special_cases.special_case_flags(info.added_lines, inputs)
+
+    def _check_collected(
+        self, task: RepoTask, report: Report, planted: Planted, inifile: str | None, options: RepoOptions
+    ) -> Result | None:
+        """`invalid` when a named test the run did not collect is not collected at the base either (a
+        renamed test, an id cut at a space); None otherwise (a test the change removed is its fault)."""
+        if not report.collected or report.tampered or report.run.get("killed"):
+            return None
+        seen = set(report.collected_ids)
+        absent = [n for n in task.tests if planted.run_ids[n] not in seen]
+        if not absent:
+            return None
+        base = self.collect_at_base(task, inifile, options)
+        if base is None:
+            return None
+        ids, broken = base
+        bad = [n for n in absent if n not in ids and n.split("::", 1)[0] not in broken]
+        if not bad:
+            return None
+        shown = ", ".join(repr(n) for n in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        return Result.invalid(
+            f"{len(bad)} named test(s) are not collected at the base commit: {shown}",
+            details={"uncollected": bad[:_SHOWN]},
         )
-        return self._verdict(task, report, canary_ids, flags, options, diff)
+
+    def collect_at_base(
+        self, task: RepoTask, inifile: str | None, options: RepoOptions
+    ) -> tuple[set[str], set[str]] | None:
+        """(node ids pytest collects, files it could not collect) at the base with the hidden test patch;
+        None when that run did not reach the end of collection."""
+        assert self.settings.repo.repos is not None
+        source = resolve_repo(self.settings.repo.repos, task.repo)
+        with working_copy(source, task.base_commit, self.settings.repo.workdir) as copy:
+            if task.test_patch:
+                patching.apply_diff(copy, task.test_patch)
+            run = TestRun(
+                files=task.test_files,
+                wanted=task.tests,
+                pytest_args=task.pytest_args,
+                python_path=("src",) if (copy / "src").is_dir() else (),
+                config=inifile,
+                collect_only=True,
+            )
+            prefix = prefix_for(self.settings)
+            report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix)
+        if not report.collected or report.tampered:
+            return None
+        broken = {e.split(":", 1)[0].split("::", 1)[0] for e in report.collect_errors}
+        return set(report.collected_ids), broken
 
     @staticmethod
     def _restore(copy: Path, saved: dict[str, bytes | None]) -> None:
@@ -177,7 +266,7 @@ class RepoScorer(Scorer[RepoOptions]):
         self,
         task: RepoTask,
         report: Report,
-        canary: list[str],
+        planted: Planted,
         flags: list[str],
         options: RepoOptions,
         diff: str,
@@ -191,20 +280,33 @@ class RepoScorer(Scorer[RepoOptions]):
         if report.tampered is not None:
             details["flags"].append("report_forged")
             return Result.verdict(False, f"the test report was forged: {report.tampered}", details=details)
-        if any(report.passed(node) for node in canary):
+        canaries = set(planted.canaries)
+        if any(
+            node.split("[")[0] in canaries and outcome in ("passed", "xpassed")
+            for node, outcome in report.outcomes.items()
+        ):
             details["flags"].append("canary_passed")
             return Result.verdict(False, "a test that must fail passed: results were forged", details=details)
-        not_passed = {n: report.outcomes.get(n, "missing") for n in task.tests if not report.passed(n)}
+        outcome = {n: report.outcomes.get(planted.run_ids[n], "missing") for n in task.tests}
+        not_passed = {n: o for n, o in outcome.items() if o not in ("passed", "xfailed")}
         f2p = sum(n not in not_passed for n in task.fail_to_pass)
         p2p = sum(n not in not_passed for n in task.pass_to_pass)
         details.update(
             fail_to_pass={"passed": f2p, "total": len(task.fail_to_pass)},
             pass_to_pass={"passed": p2p, "total": len(task.pass_to_pass)},
             not_passed=dict(list(not_passed.items())[:_SHOWN]),
-            failures={n: report.texts[n][-1500:] for n in list(not_passed)[:3] if n in report.texts},
+            failures={
+                n: report.texts[planted.run_ids[n]][-1500:]
+                for n in list(not_passed)[:3]
+                if planted.run_ids[n] in report.texts
+            },
             collect_errors=report.collect_errors[:5],
         )
+        special = [f for f in flags if f.startswith("special_cases_test_inputs:")]
         correct = not not_passed
+        if correct and special and not task.test_patch and not options.reward_special_cases:
+            reason = f"the change special-cases the visible tests' inputs ({', '.join(special[:3])})"
+            return Result.verdict(False, reason, details=details, extracted=diff[:2000] or None)
         reason = (
             f"FAIL_TO_PASS {f2p}/{len(task.fail_to_pass)}, PASS_TO_PASS {p2p}/{len(task.pass_to_pass)} pass"
         )

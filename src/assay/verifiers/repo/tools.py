@@ -9,11 +9,14 @@ field), so that all calls of a session share one working copy.
   package prefix with pytest read-only; `python3 -m pytest ...` runs the tests);
 - `diff`: the change so far, as a unified diff against the base.
 
-The working copy is made at `base_commit` without the hidden `test_patch`: no call reveals the hidden
-tests. Reading and editing happen on the host, each path opened one component at a time with
-`O_NOFOLLOW` (a link planted by a command cannot lead a host read or write out of the copy; between
-calls no process of the sandbox is alive, the runtime kills them after each command). `diff` compares
-with a pristine copy in Python, never with git on the host (a command could plant a git hook or config).
+The working copy is the tree of `base_commit` without the hidden `test_patch` (no call reveals the hidden
+tests) and without the repository's history: its `.git` is a fresh repository whose one commit is that
+tree, so `git diff`/`git status` work and `git log` leads nowhere (issue 37: `git diff HEAD HEAD~1` in a
+full clone hands over the fix). Reading and editing happen on the host, each path opened one component
+at a time with `O_NOFOLLOW` (a link planted by a command cannot lead a host read or write out of the
+copy; between calls no process of the sandbox is alive, the runtime kills them after each command).
+`diff` compares with a pristine copy in Python, never with git on the host (a command could plant a
+git hook or config).
 To be judged, the session's `verify` gets that diff as its response: the same `repo` verdict as
 `/v1/rewards`, on a fresh copy, with the hidden tests.
 """
@@ -31,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from assay.sandbox.base import Limits, SandboxError
+from assay.sandbox.base import Limits, RunOutcome, SandboxError
 from assay.sessions.tools import (
     OK,
     TOOL_ERROR,
@@ -152,6 +155,13 @@ def tree_diff(base: Path, copy: Path) -> str:
     return "".join(out)
 
 
+def cut_bytes(outcome: RunOutcome) -> int:
+    """Bytes of output the run dropped, at least: the runtime keeps nothing past a cap and stops a
+    command whose stdout passes it, so the count is a lower bound (1 per stream cut), never 0 after a
+    cut (issue 37 measured `truncated=0` after 50 MB were dropped)."""
+    return int(outcome.killed == "output") + int(outcome.stderr_truncated)
+
+
 class RepoTool(Tool[RepoArguments]):
     name = "repo"
     description = (
@@ -171,7 +181,7 @@ class RepoTool(Tool[RepoArguments]):
             raise ToolUnavailable(f"the repo tool needs a repo item: {exc}") from None
 
     def open(self, session: SessionContext) -> Workspace:
-        from assay.verifiers.repo.workcopy import _checkout, _run
+        from assay.verifiers.repo.workcopy import _run, export_base, fresh_history
 
         task = parse_task(session.item)
         assert self.settings.repo.repos is not None
@@ -179,11 +189,10 @@ class RepoTool(Tool[RepoArguments]):
         holder = Path(tempfile.mkdtemp(prefix="assay-repo-session-", dir=self.settings.repo.workdir))
         try:
             holder.chmod(0o711)
-            copy, base = holder / "w", holder / "base"
-            _run(["cp", "--reflink=auto", "-a", "--no-target-directory", str(source), str(copy)])
-            if task.base_commit:
-                _checkout(copy, task.base_commit)
-            _run(["cp", "--reflink=auto", "-a", "--no-target-directory", str(copy), str(base)])
+            base = export_base(source, task.base_commit, holder, "base")
+            copy = holder / "w"
+            _run(["cp", "--reflink=auto", "-a", "--no-target-directory", str(base), str(copy)])
+            fresh_history(copy)
             base.chmod(0o700)
         except BaseException:
             shutil.rmtree(holder, ignore_errors=True)
@@ -276,7 +285,10 @@ class RepoTool(Tool[RepoArguments]):
         text += f"\n(exit code {outcome.exit_code}" + (
             f", stopped at the {outcome.killed} limit)" if outcome.killed else ")"
         )
-        return Observation(text, OK, details={"exit_code": outcome.exit_code})
+        cut = cut_bytes(outcome)
+        if cut:
+            text += f"\n[output cut at its cap of {run_limits.stdout_bytes} bytes]"
+        return Observation(text, OK, truncated=cut, details={"exit_code": outcome.exit_code})
 
     def alive(self, state: Workspace) -> str | None:
         if state.slot is not None and not state.slot.alive:

@@ -1,30 +1,39 @@
 """A private working copy per item, and the hygiene scan of what a change touches.
 
-The repository under the configured root is never written: each item gets `cp --reflink=auto -a` of it
-in a temporary directory (copy-on-write where the file system can, a plain copy elsewhere), checked out
-at `base_commit` when one is given (git runs on the host in the fresh copy, before anything untrusted
-touched it). Only that copy is bound into the sandbox. It is removed when the item is done.
+The repository under the configured root is never written. Each item gets the base tree only (issue 37):
+for a git repository, the files of `base_commit` (else HEAD) written by `git checkout-index` from a
+private index into a fresh directory, with no `.git`: nothing from which a later commit (the fix) can be
+read, as `git diff HEAD HEAD~1` would in a full clone. A plain directory is copied with
+`cp --reflink=auto -a`, less any `.git`. Either way every compiled Python file is removed (`.pyc`, `.pyo`,
+`__pycache__/`): stale bytecode never stands in for a source file. git runs on the host over the
+server's own repository, before anything untrusted exists. Only the copy is bound into the sandbox; it is
+removed when the item is done.
 """
 
 from __future__ import annotations
 
-import configparser
 import contextlib
+import os
 import re
 import shutil
 import subprocess
 import tempfile
-import tomllib
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from assay.errors import ItemError
 
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 _COMMIT = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_.\-/]{0,199}$")
-_TEST_CONFIG = {"conftest.py", "pytest.ini", "tox.ini", ".pytest.ini", "noxfile.py"}
+_TEST_CONFIG = {"conftest.py", "noxfile.py"}  # configuration files: pytest says (pytest_config)
 _TEST_DIRS = {"test", "tests"}
+_BYTECODE = (".pyc", ".pyo")
+_GIT_ENV = {
+    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "LC_ALL": "C",
+}
 
 
 class RepoNotFound(ItemError):
@@ -43,36 +52,82 @@ def resolve_repo(root: Path, name: str) -> Path:
     return path
 
 
-def _run(argv: list[str], cwd: Path | None = None, timeout: float = 120.0) -> None:
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+def _run(
+    argv: list[str], cwd: Path | None = None, timeout: float = 120.0, env: dict[str, str] | None = None
+) -> None:
+    done = subprocess.run(
+        argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env
+    )
     if done.returncode != 0:
         raise OSError(f"{argv[0]} {argv[1]} failed: {done.stderr.strip()[-500:]}")
 
 
-def _checkout(copy: Path, commit: str) -> None:
-    if not _COMMIT.match(commit):
+def _export(source: Path, commit: str | None, copy: Path, index: Path) -> None:
+    """The tree of `commit` (HEAD when None) of the git repository `source`, written to `copy` without
+    `.git`: a private index file, so the repository's own index and work tree are never touched."""
+    if commit is not None and not _COMMIT.match(commit):
         raise RepoNotFound(f"base_commit {commit!r} is not a commit name")
-    if not (copy / ".git").is_dir():
-        raise RepoNotFound("base_commit given, but the repository is not a git repository")
-    git = ["git", "-c", "advice.detachedHead=false", "-C", str(copy)]
-    probe = subprocess.run([*git, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}"], capture_output=True)
+    env = {**_GIT_ENV, "GIT_INDEX_FILE": str(index)}
+    git = ["git", "-C", str(source)]
+    rev = f"{commit or 'HEAD'}^{{commit}}"
+    probe = subprocess.run(
+        [*git, "rev-parse", "--verify", "-q", rev], capture_output=True, env=env, timeout=60, check=False
+    )
     if probe.returncode != 0:
         raise RepoNotFound(f"base_commit {commit!r} is not in the repository")
-    _run([*git, "checkout", "-q", "--force", commit])
-    _run([*git, "clean", "-q", "-f", "-d", "-x"])
+    copy.mkdir()
+    _run([*git, "read-tree", probe.stdout.decode().strip()], env=env)
+    _run([*git, "checkout-index", "-a", "-f", f"--prefix={copy}/"], env=env)
+
+
+def drop_bytecode(copy: Path) -> list[str]:
+    """Remove every compiled Python file under `copy` (`__pycache__/`, `*.pyc`, `*.pyo`); their paths."""
+    dropped = []
+    for top, dirs, names in os.walk(copy):
+        here = Path(top)
+        for name in [d for d in dirs if d == "__pycache__"]:
+            dirs.remove(name)
+            shutil.rmtree(here / name, ignore_errors=True)
+            dropped.append(str((here / name).relative_to(copy)))
+        for name in names:
+            if name.endswith(_BYTECODE):
+                (here / name).unlink(missing_ok=True)
+                dropped.append(str((here / name).relative_to(copy)))
+    return dropped
+
+
+def export_base(source: Path, base_commit: str | None, holder: Path, name: str = "w") -> Path:
+    """`holder/name`: the base tree of `source` with no history and no bytecode (see the module doc)."""
+    copy = holder / name
+    if (source / ".git").exists():
+        _export(source, base_commit, copy, holder / f".{name}.index")
+        (holder / f".{name}.index").unlink(missing_ok=True)
+    elif base_commit:
+        raise RepoNotFound("base_commit given, but the repository is not a git repository")
+    else:
+        _run(["cp", "--reflink=auto", "-a", "--no-target-directory", str(source), str(copy)])
+        shutil.rmtree(copy / ".git", ignore_errors=True)
+    drop_bytecode(copy)
+    return copy
+
+
+def fresh_history(copy: Path) -> None:
+    """Make `copy` a git repository of one commit, its present tree (for a session's `git diff`): no
+    object of the source repository is in it. Run before anything untrusted touched the copy."""
+    git = ["git", "-C", str(copy), "-c", "user.name=assay", "-c", "user.email=assay@localhost"]
+    env = {**_GIT_ENV, "GIT_CEILING_DIRECTORIES": str(copy.parent)}
+    _run([*git, "init", "-q"], env=env)
+    _run([*git, "add", "-A", "-f"], env=env)
+    _run([*git, "commit", "-q", "--no-verify", "--allow-empty", "-m", "base"], env=env)
 
 
 @contextlib.contextmanager
 def working_copy(source: Path, base_commit: str | None, parent: Path | None = None) -> Iterator[Path]:
-    """A private copy of `source` (at `base_commit`), removed afterwards. OSError: our side failed."""
+    """A private base tree of `source` (at `base_commit`), removed afterwards. OSError: our side failed."""
     holder = Path(tempfile.mkdtemp(prefix="assay-repo-", dir=parent))
     try:
         holder.chmod(0o711)  # the sandbox uid may pass through to the copy (not list its neighbours)
-        copy = holder / "w"
-        _run(["cp", "--reflink=auto", "-a", "--no-target-directory", str(source), str(copy)])
-        if base_commit:
-            _checkout(copy, base_commit)
-        yield copy
+        yield export_base(source, base_commit, holder)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
 
@@ -89,35 +144,10 @@ def is_test_path(path: str) -> bool:
     return any(part in _TEST_DIRS for part in pure.parts[:-1])
 
 
-def _pytest_section(path: Path) -> Any:
-    """The pytest configuration a setup.cfg or pyproject.toml holds (None when it has none)."""
-    if not path.is_file():
-        return None
-    try:
-        if path.name == "setup.cfg":
-            parser = configparser.RawConfigParser()
-            parser.read_string(path.read_text(errors="replace"))
-            return {s: dict(parser[s]) for s in ("tool:pytest", "pytest") if parser.has_section(s)} or None
-        tool = tomllib.loads(path.read_text(errors="replace")).get("tool", {})
-        return tool.get("pytest")
-    except (configparser.Error, tomllib.TOMLDecodeError, UnicodeError):
-        return "unreadable"
-
-
-def config_sections(root: Path, paths: Iterable[str]) -> dict[str, Any]:
-    """The pytest sections of the setup.cfg / pyproject.toml files among `paths`, as they are now."""
-    return {
-        p: _pytest_section(root / p)
-        for p in paths
-        if PurePosixPath(p).name in ("setup.cfg", "pyproject.toml")
-    }
-
-
-def hygiene_flags(
-    paths: Iterable[str], hidden: set[str], before: dict[str, Any], after: dict[str, Any]
-) -> list[str]:
-    """What a change does to tests: `edits_tests:<path>`, `edits_test_config:<path>`,
-    `edits_hidden_tests:<path>` (a path the hidden test patch or a named test lives in)."""
+def hygiene_flags(paths: Iterable[str], hidden: set[str], config: Iterable[str] = ()) -> list[str]:
+    """What a change does to tests: `edits_tests:<path>`, `edits_test_config:<path>` (a conftest, or a
+    file whose pytest configuration changed: `config`, pytest's own answer), `edits_hidden_tests:<path>`
+    (a path the hidden test patch or a named test lives in)."""
     flags = []
     for path in paths:
         if path in hidden:
@@ -126,5 +156,4 @@ def hygiene_flags(
             flags.append(f"edits_test_config:{path}")
         elif is_test_path(path):
             flags.append(f"edits_tests:{path}")
-    flags += [f"edits_test_config:{p}" for p in after if before.get(p) != after[p]]
-    return flags
+    return list(dict.fromkeys([*flags, *config]))
