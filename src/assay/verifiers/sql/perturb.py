@@ -25,6 +25,7 @@ query equivalent to the gold only through those is judged on the copy like any o
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
@@ -52,29 +53,79 @@ class TableData:
     source: str = ""  # the name to read it by, where the bare name is not enough (PostgreSQL: qualified)
 
 
+@dataclass(frozen=True)
+class Protected:
+    """Values the question itself names: literals of the gold query and words of the item's prompt. They
+    stay in the data (shuffled among rows like the rest), so a query that filters on them still means
+    what the question means; every other identifying value moves to a value the original never held."""
+
+    literals: frozenset[Any] = frozenset()  # canonical keys (`_key`), text in lower case (`LIKE 'kemi'`)
+    prompt: str = ""  # lower case
+
+    @classmethod
+    def of(cls, literals: Iterable[Any], prompt: str | None) -> Protected:
+        folded = (value.lower() if isinstance(value, str) else value for value in literals)
+        return cls(frozenset(_key(value) for value in folded), (prompt or "").lower())
+
+    def __contains__(self, value: Any) -> bool:
+        if _key(value.lower() if isinstance(value, str) else value) in self.literals:
+            return True
+        if not self.prompt or not isinstance(value, int | str) or isinstance(value, bool):
+            return False
+        text = str(value).lower()
+        start = self.prompt.find(text) if text else -1
+        while start >= 0:  # a whole word of the prompt ("id 5", not the 5 of "15")
+            end = start + len(text)
+            before = self.prompt[start - 1] if start else " "
+            after = self.prompt[end] if end < len(self.prompt) else " "
+            if not (before.isalnum() or after.isalnum()):
+                return True
+            start = self.prompt.find(text, start + 1)
+        return False
+
+
 def perturb(
     tables: Mapping[str, TableData],
     targets: Iterable[str],
     seed: str,
     links: list[tuple[Column, Column]] | None = None,
+    keep: Protected = Protected(),
 ) -> dict[str, list[Row]]:
     """New rows for every table: `targets` (the tables the gold reads) perturbed, the others only where
     a reference cascades into them. Deterministic in `seed` and the data. `links`: `references(tables)`
-    when the caller kept it from an earlier round."""
+    when the caller kept it from an earlier round; `keep`: the values the question names."""
     targets = {name for name in targets if name in tables}
-    rows = {name: list(table.rows) for name, table in tables.items()}
     links = references(tables) if links is None else links
-    for name in sorted(targets):
-        rows[name] = _delete(rows[name], random.Random(f"{seed}:delete:{name}"))
-    _cascade(rows, links)
+    rows = _deleted(tables, targets, seed, links)
     columns = {
         name: [list(col) for col in zip(*table_rows, strict=True)] for name, table_rows in rows.items()
     }
     for component in _components(tables, links):
         if any(table in targets for table, _ in component):
             rng = random.Random(f"{seed}:relabel:{sorted(component)[0]}")
-            _relabel(columns, component, rng)
+            moving = keep if _identifying(tables, component) else None
+            _relabel(columns, component, rng, moving, _narrow(tables, component), _domain(tables, component))
     return {name: list(zip(*cols, strict=True)) if cols else rows[name] for name, cols in columns.items()}
+
+
+_TRIES = 4
+
+
+def _deleted(
+    tables: Mapping[str, TableData], targets: set[str], seed: str, links: list[tuple[Column, Column]]
+) -> dict[str, list[Row]]:
+    """Rows left after deleting about a third of each target and cascading. No table that had rows is
+    left empty (an empty table is an edge case no question meant: `SUM` is NULL where `COUNT` is 0): a
+    draw that empties one is drawn again, and after `_TRIES` draws nothing is deleted."""
+    for attempt in range(_TRIES):
+        salt = f":{attempt}" if attempt else ""
+        rows = {name: list(table.rows) for name, table in tables.items()}
+        for name in sorted(targets):
+            rows[name] = _delete(rows[name], random.Random(f"{seed}:delete:{name}{salt}"))
+        _cascade(rows, links)
+        if all(rows[name] or not table.rows for name, table in tables.items()):
+            return rows
+    return {name: list(table.rows) for name, table in tables.items()}
 
 
 _PLAIN = (int, float, str, bytes, bool, Decimal, date, datetime, time, timedelta)
@@ -151,9 +202,20 @@ def _components(tables: Mapping[str, TableData], links: list[tuple[Column, Colum
     return list(groups.values())
 
 
-def _relabel(columns: dict[str, list[list[Any]]], component: list[Column], rng: random.Random) -> None:
+def _relabel(
+    columns: dict[str, list[list[Any]]],
+    component: list[Column],
+    rng: random.Random,
+    keep: Protected | None,
+    narrow: frozenset[str] = frozenset(),
+    original: set[Any] | None = None,
+) -> None:
     """Shuffle the distinct values of a group of columns among themselves (within each Python type, so
-    an integer column stays integer), and apply that one mapping to every column of the group."""
+    an integer column stays integer), and apply that one mapping to every column of the group. With
+    `keep` (an identifying group, `_identifying`), integers and free text then move out of the original
+    domain (`_moved`) unless the question names them; `narrow`: the types whose column cannot hold a
+    moved value (`smallint`, `char(n)`); `original`: the group's values before any deletion, which no moved
+    value may take."""
     by_type: dict[str, dict[Any, Any]] = {}
     for table, index in component:
         if not columns[table]:
@@ -166,13 +228,89 @@ def _relabel(columns: dict[str, list[list[Any]]], component: list[Column], rng: 
         keys = sorted(values, key=repr)
         shuffled = list(keys)
         rng.shuffle(shuffled)
-        for old, new in zip(keys, shuffled, strict=True):
-            mapping[(kind, old)] = values[new]
+        targets = [values[new] for new in shuffled]
+        if keep is not None and kind not in narrow:
+            domain = [v for v in (original or values.values()) if type(v).__name__ == kind]
+            targets = _moved(kind, domain, targets, keep)
+        for old, new in zip(keys, targets, strict=True):
+            mapping[(kind, old)] = new
     for table, index in component:
         if columns[table]:
             columns[table][index] = [
                 None if v is None else mapping[(type(v).__name__, _key(v))] for v in columns[table][index]
             ]
+
+
+_STRUCTURED = re.compile(r"[\d\s:.,+\-/TZ]*")  # dates, times, numbers written as text: their format is kept
+_LIMIT = 1 << 62
+
+
+def _moved(kind: str, domain: list[Any], targets: list[Any], keep: Protected) -> list[Any]:
+    """`targets` (a shuffle of `domain`) moved to values the original never held, those the question
+    names excepted: integers shifted past the domain's top (`id IN (5, 7, 13)` picks nothing), text with
+    a mark inserted in its middle (`name = 'Dana'` picks nothing; `LIKE 'Da%'` and `LIKE '%na'` keep
+    their sense for most values). One mapping for the whole group, so every reference moves with it."""
+    if kind == "int":
+        low, high = min(domain), max(domain)
+        shift = high - low + 1
+        if high + shift >= _LIMIT or low < -_LIMIT:
+            return targets
+        return [value if value in keep else value + shift for value in targets]
+    if kind == "str" and not all(_STRUCTURED.fullmatch(value) for value in targets):
+        taken = set(domain)
+        out = []
+        for value in targets:
+            if value not in keep:
+                middle = len(value) // 2
+                value = value[:middle] + "~" + value[middle:]
+                while value in taken:
+                    value = value[:middle] + "~" + value[middle:]
+            taken.add(value)
+            out.append(value)
+        return out
+    return targets
+
+
+def _domain(tables: Mapping[str, TableData], component: list[Column]) -> set[Any]:
+    return {row[i] for table, i in component for row in tables[table].rows if row[i] is not None}
+
+
+_NARROW_INT = {"TINYINT", "SMALLINT", "UTINYINT", "USMALLINT", "21"}  # DuckDB names, PostgreSQL oids
+_NARROW_STR = {"1042", "1043"}  # PostgreSQL char(n), varchar(n)
+
+
+def _narrow(tables: Mapping[str, TableData], component: list[Column]) -> frozenset[str]:
+    """The Python types a group's values may not move in: a column of a narrow engine type could not
+    hold the moved value, and the copy would not build."""
+    out = set()
+    for table, index in component:
+        types = tables[table].types
+        kind = types[index].upper() if len(types) == len(tables[table].columns) else ""
+        if kind in _NARROW_INT:
+            out.add("int")
+        if kind in _NARROW_STR or kind.startswith(("CHAR", "VARCHAR(")):
+            out.add("str")
+    return frozenset(out)
+
+
+_MANY = 8
+
+
+def _identifying(tables: Mapping[str, TableData], component: list[Column]) -> bool:
+    """Whether a group of columns names entities: it holds a key (distinct in every row of two or more)
+    or a column of at least `_MANY` distinct values covering a fifth of its rows (names). Its values then
+    move out of the original's domain, so that a filter pinning a value the question does not name (the
+    ids or names of the gold's rows) picks nothing on the copy. A category (few values, each shared by
+    many rows) keeps its domain, so `status <> 'returned'` still equals `status IN ('open', 'shipped')`."""
+    for table, index in component:
+        rows = tables[table].rows
+        values = _values(rows, index)
+        filled = sum(row[index] is not None for row in rows)
+        if len(rows) > 1 and len(values) == len(rows):
+            return True
+        if len(values) >= _MANY and len(values) * 5 >= filled:
+            return True
+    return False
 
 
 @dataclass
