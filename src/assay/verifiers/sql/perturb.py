@@ -272,7 +272,8 @@ def _moved(kind: str, domain: list[Any], targets: list[Any], keep: Protected) ->
 
 
 def _domain(tables: Mapping[str, TableData], component: list[Column]) -> set[Any]:
-    return {row[i] for table, i in component for row in tables[table].rows if row[i] is not None}
+    """The group's integers and text before any deletion (the values that may move)."""
+    return {row[i] for table, i in component for row in tables[table].rows if type(row[i]) in (int, str)}
 
 
 _NARROW_INT = {"TINYINT", "SMALLINT", "UTINYINT", "USMALLINT", "21"}  # DuckDB names, PostgreSQL oids
