@@ -5,21 +5,34 @@ a CASE on a count) matches the gold on the database it was written against; on d
 against it keeps its answer while the gold's changes. This module makes such data from the rows of the
 tables the gold reads, deterministically from a seed (issue 28):
 
-- rows are deleted (about a third of each table the gold reads, never all of them), which moves counts,
-  sums and which entities exist;
+- rows are deleted (about a third of each table the gold reads), which moves counts, sums and which
+  entities exist; a table that had rows never ends up empty, cascades included (issue 44: an empty table
+  is an edge case no question meant, where `SUM` is NULL and `COUNT` 0), a draw that empties one is
+  drawn again;
 - values are relabelled by a bijection per column (the distinct values of a column shuffled among
-  themselves), which moves maxima, averages, groupings and which row holds which value.
+  themselves), which moves maxima, averages, groupings and which row holds which value;
+- in a group of columns that names entities (a key, every column that references it, a column of names:
+  `_identifying`), integers and free text then move out of the original's domain (issue 44): ids are
+  shifted past the largest, names get a mark in their middle, through every reference alike. A filter
+  that pins the gold's rows by their ids or names (`WHERE id IN (5, 7, 13)`, `WHERE name = 'Dana'`) then
+  picks nothing on the copy, whatever the shuffle did; joins through the keys are untouched. Values the
+  question names stay (`Protected`: the gold's literals, and whole words of the item's prompt), so
+  `WHERE name = 'Smith'` for "employees named Smith" keeps its sense.
 
 What the perturbation keeps, so that a correct query stays correct (it is compared with the gold on the
-copy, and must agree): every column's domain (no value appears that was not there; a `status IN ('open',
-'shipped')` that equals `status <> 'returned'` still does), NULLs (never added or removed: `NOT IN` and
-`COUNT(col)` behave as before), uniqueness of single and composite keys (a bijection is injective, a
-deletion removes rows), functional dependencies, and references between tables: a column whose values
-all occur in another column whose values are distinct is taken as a reference to it (declared or not);
-both share one bijection, and a row whose reference lost its target is deleted too (cascade), so inner
-joins and "no join" stay equivalent. What it does not keep: order relations between values of
-different columns (`start <= end`) and arithmetic identities between columns (`total = price * qty`); a
-query equivalent to the gold only through those is judged on the copy like any other.
+copy, and must agree): the domain of every category (a column whose values are shared by many rows: a
+`status IN ('open', 'shipped')` that equals `status <> 'returned'` still does), NULLs (never added or
+removed: `NOT IN` and `COUNT(col)` behave as before), ties within a column (a bijection), uniqueness of
+single and composite keys, integrality, functional dependencies, and references between tables: a column
+whose values all occur in another column whose values are distinct is taken as a reference to it
+(declared or not); both share one mapping, and a row whose reference lost its target is deleted too
+(cascade), so inner joins and "no join" stay equivalent. What it does not keep: order relations between
+values of different columns (`start <= end`), arithmetic identities between columns (`total = price *
+qty`), the bounds of an identifying column's domain (`id BETWEEN 1 AND 40` for "every id"), and text
+functions that see the mark (`LENGTH(name)`, a `LIKE` whose fixed part crosses a name's middle); a query
+equivalent to the gold only through those is judged on the copy like any other. Ties and empty groups
+that deletions create between rows (a count, a sum) cannot be prevented here: dependence.py recognises
+them (edges.py).
 """
 
 from __future__ import annotations
