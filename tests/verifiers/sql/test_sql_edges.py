@@ -22,6 +22,9 @@ import pytest
 from assay.settings import Settings, SqlSettings
 from assay.types import Item, Status
 from assay.verifiers.sql import SqlScorer
+from assay.verifiers.sql.compare import Tolerance
+from assay.verifiers.sql.edges import null_or_zero, within
+from assay.verifiers.sql.engines import QueryResult
 from assay.verifiers.sql.perturb import Protected, TableData, perturb
 
 SEEDS = range(8)
@@ -164,6 +167,10 @@ def hacks(scorer: SqlScorer, seed: int) -> list[tuple[str, str]]:
         name = found[0][0]
         out.append((top, f"SELECT name, amount FROM parent WHERE name = '{name}'"))
         out.append((top, f"SELECT name, amount FROM parent WHERE name IN ('{name}') ORDER BY amount"))
+        # a pin in the ORDER BY: once the name is gone every row ties at the LIMIT (not an edge case)
+        out.append((top, f"SELECT name, amount FROM parent ORDER BY name = '{name}' DESC LIMIT 1"))
+        (top_id,) = rows(scorer, seed, f"SELECT id FROM parent WHERE name = '{name}'")[0]
+        out.append((top, f"SELECT name, amount FROM parent ORDER BY id = {top_id} DESC, kind LIMIT 1"))
         out.append((top, f"SELECT name, amount FROM parent WHERE CASE WHEN name = '{name}' THEN 1 END = 1"))
         out.append(
             (top, f"SELECT p.name, p.amount FROM parent p JOIN (VALUES ('{name}')) v ON v.column1 = p.name")
@@ -263,3 +270,33 @@ def test_a_protected_value_is_matched_as_a_whole_word_of_the_prompt() -> None:
     keep = Protected.of({"Dana", 7}, "How many orders did customer 15 place in Oslo?")
     assert "dana" in keep and "Dana" in keep and 7 in keep and 15 in keep and "Oslo" in keep
     assert 5 not in keep and 1 not in keep and "Osl" not in keep and "Ada" not in keep
+
+
+def _result(*rows: tuple[Any, ...]) -> QueryResult:
+    return QueryResult(columns=[f"c{i}" for i in range(len(rows[0]) if rows else 1)], rows=list(rows))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "edge"),
+    [
+        (_result((None,)), _result((0,)), True),  # SUM against TOTAL / COUNT over no rows
+        (_result((None,)), _result(), True),  # MAX over no rows against ORDER BY ... LIMIT 1
+        (_result((0,)), _result(), True),
+        (_result(("red", None)), _result(("red", 0)), True),
+        (_result((None,)), _result((3,)), False),  # a value, not "nothing"
+        (_result((1,)), _result((2,)), False),  # no NULL and no zero row: a real difference
+        (_result(("red", None)), _result(("blue", 0)), False),
+    ],
+)
+def test_an_aggregate_over_no_rows_is_told_from_a_real_difference(
+    a: QueryResult, b: QueryResult, edge: bool
+) -> None:
+    assert null_or_zero(a, b, Tolerance()) is edge
+
+
+def test_only_a_cut_within_the_other_result_is_a_tie_difference() -> None:
+    tied = _result(("Ada", 9), ("Ben", 9))
+    assert within(_result(("Ben", 9)), tied, Tolerance())
+    assert within(_result((9, "Ada")), tied, Tolerance())  # columns in another order
+    assert not within(_result(("Eve", 3)), tied, Tolerance())  # any row, as a pinned ORDER BY returns
+    assert not within(_result(), tied, Tolerance())

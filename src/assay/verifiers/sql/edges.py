@@ -12,7 +12,8 @@ disagree where the copy made a case the original did not have:
   LIMIT 1` may cut a tie on the copy that it did not cut on the original, where `= (SELECT MAX ...)`
   returns every tied row. `new_tie` tells whether some `ORDER BY ... LIMIT n` of a query (top level, or
   a subquery that runs on its own) cuts through rows tied on its keys on the copy and not on the
-  original.
+  original. Only where the rows of the query that cuts lie within the other's: the two differ in which
+  tied rows were kept, nothing else.
 
 A round where the two differ only so is not counted and another copy is drawn (dependence.py); an answer
 that does not compute from the data still differs on the copies without such a case. Not covered: a
@@ -21,12 +22,13 @@ tie cut by a LIMIT inside a correlated subquery, or by a window function's frame
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from assay.verifiers.sql.compare import Tolerance, canon, compare
+from assay.verifiers.sql.compare import Tolerance, canon, column_matchings, compare, values_within
 from assay.verifiers.sql.engines import QueryError, QueryLimits, QueryResult, Row, SqlEngine
 from assay.verifiers.sql.statement import Analysis, keyed_query
 
@@ -112,6 +114,24 @@ def why_edge(
     if null_or_zero(results[0], results[1], tol):
         return "an aggregate over no rows on the copy (NULL against 0, or no row)"
     copy, original = engines
-    if new_tie(gold, copy, original, limits) or new_tie(pred, copy, original, limits):
-        return "a tie at an ORDER BY ... LIMIT cut on the copy that the original does not have"
+    gold_result, pred_result = results
+    # Only which of the tied rows were kept may differ: the cut side's rows lie within the other's.
+    if within(pred_result, gold_result, tol) and new_tie(pred, copy, original, limits):
+        return "a tie at the prediction's ORDER BY ... LIMIT on the copy that the original does not have"
+    if within(gold_result, pred_result, tol) and new_tie(gold, copy, original, limits):
+        return "a tie at the reference's ORDER BY ... LIMIT on the copy that the original does not have"
     return None
+
+
+def within(part: QueryResult, whole: QueryResult, tol: Tolerance) -> bool:
+    """Whether `part`'s rows are a sub-multiset of `whole`'s, under some order of its columns. A query
+    whose LIMIT pins a literal (`ORDER BY id = 7 DESC LIMIT 1`, id 7 moved away) returns any row on the
+    copy, not one of the rows the other query ties on."""
+    if not part.rows or len(part.columns) != len(whole.columns) or len(part.rows) > len(whole.rows):
+        return False
+    for perm in column_matchings(whole.rows, part.rows, tol, fits=values_within):
+        pool = Counter(tuple(canon(v) for v in row) for row in whole.rows)
+        permuted = Counter(tuple(canon(row[i]) for i in perm) for row in part.rows)
+        if not permuted - pool:
+            return True
+    return False
