@@ -300,3 +300,17 @@ def test_only_a_cut_within_the_other_result_is_a_tie_difference() -> None:
     assert within(_result((9, "Ada")), tied, Tolerance())  # columns in another order
     assert not within(_result(("Eve", 3)), tied, Tolerance())  # any row, as a pinned ORDER BY returns
     assert not within(_result(), tied, Tolerance())
+
+
+def test_a_moved_name_still_matches_the_gold_like_patterns() -> None:
+    names = ["Jackson", "Smithson", "Ada", "Bola", "Chen", "Kemi", "Liu", "Hugo"]
+    tables = {"p": TableData("p", ["id", "name"], [(i, n) for i, n in enumerate(names, 1)])}
+    keep = Protected.of({"%ckson", "%hen", "kem%"}, None)  # each crosses its name's middle
+    out = perturb(tables, {"p"}, "seed", keep=keep)
+    moved = [name for _, name in out["p"]]
+    assert not set(moved) & set(names)  # every name moved: `name IN ('Jackson', ...)` picks nothing
+    for name in moved:
+        original = name.replace("~", "")
+        assert original.endswith("ckson") == name.endswith("ckson")
+        assert original.endswith("hen") == name.endswith("hen")
+        assert original.startswith("Kem") == name.startswith("Kem")

@@ -17,7 +17,8 @@ tables the gold reads, deterministically from a seed (issue 28):
   that pins the gold's rows by their ids or names (`WHERE id IN (5, 7, 13)`, `WHERE name = 'Dana'`) then
   picks nothing on the copy, whatever the shuffle did; joins through the keys are untouched. Values the
   question names stay (`Protected`: the gold's literals, and whole words of the item's prompt), so
-  `WHERE name = 'Smith'` for "employees named Smith" keeps its sense.
+  `WHERE name = 'Smith'` for "employees named Smith" keeps its sense; a name the gold's `LIKE` matches is
+  marked where the pattern still matches it.
 
 What the perturbation keeps, so that a correct query stays correct (it is compared with the gold on the
 copy, and must agree): the domain of every category (a column whose values are shared by many rows: a
@@ -74,11 +75,14 @@ class Protected:
 
     literals: frozenset[Any] = frozenset()  # canonical keys (`_key`), text in lower case (`LIKE 'kemi'`)
     prompt: str = ""  # lower case
+    patterns: tuple[re.Pattern[str], ...] = ()  # the gold's LIKE patterns, which a moved name still matches
 
     @classmethod
     def of(cls, literals: Iterable[Any], prompt: str | None) -> Protected:
+        literals = list(literals)
         folded = (value.lower() if isinstance(value, str) else value for value in literals)
-        return cls(frozenset(_key(value) for value in folded), (prompt or "").lower())
+        likes = tuple(_like(v) for v in literals if isinstance(v, str) and ("%" in v or "_" in v))
+        return cls(frozenset(_key(value) for value in folded), (prompt or "").lower(), likes)
 
     def __contains__(self, value: Any) -> bool:
         if _key(value.lower() if isinstance(value, str) else value) in self.literals:
@@ -95,6 +99,12 @@ class Protected:
                 return True
             start = self.prompt.find(text, start + 1)
         return False
+
+
+def _like(pattern: str) -> re.Pattern[str]:
+    """A LIKE pattern as a regular expression, case folded (SQLite's LIKE folds ASCII case)."""
+    body = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    return re.compile(body, re.IGNORECASE | re.DOTALL)
 
 
 def perturb(
@@ -274,14 +284,25 @@ def _moved(kind: str, domain: list[Any], targets: list[Any], keep: Protected) ->
         out = []
         for value in targets:
             if value not in keep:
-                middle = len(value) // 2
-                value = value[:middle] + "~" + value[middle:]
-                while value in taken:
-                    value = value[:middle] + "~" + value[middle:]
+                value = _mark(value, keep, taken)
             taken.add(value)
             out.append(value)
         return out
     return targets
+
+
+def _mark(value: str, keep: Protected, taken: set[str]) -> str:
+    """`value` with a mark inserted as near its middle as the gold's LIKE patterns that match it allow
+    (they must still match it: `LIKE '%son%'` keeps its rows); unmarked where no place does."""
+    matched = [pattern for pattern in keep.patterns if pattern.fullmatch(value)]
+    middle = len(value) // 2
+    for at in sorted(range(len(value) + 1), key=lambda i: (abs(i - middle), i)):
+        marked = value[:at] + "~" + value[at:]
+        while marked in taken:
+            marked = marked[:at] + "~" + marked[at:]
+        if all(pattern.fullmatch(marked) for pattern in matched):
+            return marked
+    return value
 
 
 def _domain(tables: Mapping[str, TableData], component: list[Column]) -> set[Any]:
