@@ -50,6 +50,8 @@ from assay.verifiers.sql.compare import canon
 
 Row = tuple[Any, ...]
 Column = tuple[str, int]  # (table, column index)
+Bounds = tuple[int | None, int | None, frozenset[str]]  # a group's integer range, its text holding _MARK
+_MARK = "~"
 _DELETE = 1 / 3
 
 
@@ -65,6 +67,31 @@ class TableData:
     insert_columns: list[str] = field(default_factory=list)  # columns to insert (none generated)
     types: list[str] = field(default_factory=list)  # their engine types, where the engine needs them
     source: str = ""  # the name to read it by, where the bare name is not enough (PostgreSQL: qualified)
+    _stats: dict[int, ColumnStats] = field(default_factory=dict, repr=False, compare=False)
+
+    def stats(self, index: int) -> ColumnStats:
+        """One column's statistics, read once (every round and every response reuses the snapshot)."""
+        cached = self._stats.get(index)
+        if cached is None:
+            values = _values(self.rows, index)
+            ints = [v for v in values if type(v) is int]
+            cached = self._stats[index] = ColumnStats(
+                distinct=len(values),
+                filled=sum(row[index] is not None for row in self.rows),
+                low=min(ints, default=None),
+                high=max(ints, default=None),
+                marked=frozenset(v for v in values if type(v) is str and _MARK in v),
+            )
+        return cached
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    distinct: int  # non-NULL distinct values
+    filled: int  # non-NULL rows
+    low: int | None  # the smallest and largest integer
+    high: int | None
+    marked: frozenset[str]  # text that already holds the mark (a moved name must not become one)
 
 
 @dataclass(frozen=True)
@@ -85,9 +112,10 @@ class Protected:
         return cls(frozenset(_key(value) for value in folded), (prompt or "").lower(), likes)
 
     def __contains__(self, value: Any) -> bool:
-        if _key(value.lower() if isinstance(value, str) else value) in self.literals:
+        folded = value.lower() if type(value) is str else value
+        if (folded if type(value) in _PLAIN else _key(value)) in self.literals:
             return True
-        if not self.prompt or not isinstance(value, int | str) or isinstance(value, bool):
+        if not self.prompt or type(value) not in (int, str):
             return False
         text = str(value).lower()
         start = self.prompt.find(text) if text else -1
@@ -127,7 +155,7 @@ def perturb(
         if any(table in targets for table, _ in component):
             rng = random.Random(f"{seed}:relabel:{sorted(component)[0]}")
             moving = keep if _identifying(tables, component) else None
-            _relabel(columns, component, rng, moving, _narrow(tables, component), _domain(tables, component))
+            _relabel(columns, component, rng, moving, _narrow(tables, component), _bounds(tables, component))
     return {name: list(zip(*cols, strict=True)) if cols else rows[name] for name, cols in columns.items()}
 
 
@@ -231,14 +259,14 @@ def _relabel(
     rng: random.Random,
     keep: Protected | None,
     narrow: frozenset[str] = frozenset(),
-    original: set[Any] | None = None,
+    bounds: Bounds = (None, None, frozenset()),
 ) -> None:
     """Shuffle the distinct values of a group of columns among themselves (within each Python type, so
     an integer column stays integer), and apply that one mapping to every column of the group. With
     `keep` (an identifying group, `_identifying`), integers and free text then move out of the original
     domain (`_moved`) unless the question names them; `narrow`: the types whose column cannot hold a
-    moved value (`smallint`, `char(n)`); `original`: the group's values before any deletion, which no moved
-    value may take."""
+    moved value (`smallint`, `char(n)`); `bounds`: the group's integer range and marked text before any
+    deletion, which no moved value may take."""
     by_type: dict[str, dict[Any, Any]] = {}
     for table, index in component:
         if not columns[table]:
@@ -253,8 +281,7 @@ def _relabel(
         rng.shuffle(shuffled)
         targets = [values[new] for new in shuffled]
         if keep is not None and kind not in narrow:
-            domain = [v for v in (original or values.values()) if type(v).__name__ == kind]
-            targets = _moved(kind, domain, targets, keep)
+            targets = _moved(kind, bounds, targets, keep)
         for old, new in zip(keys, targets, strict=True):
             mapping[(kind, old)] = new
     for table, index in component:
@@ -268,24 +295,25 @@ _STRUCTURED = re.compile(r"[\d\s:.,+\-/TZ]*")  # dates, times, numbers written a
 _LIMIT = 1 << 62
 
 
-def _moved(kind: str, domain: list[Any], targets: list[Any], keep: Protected) -> list[Any]:
-    """`targets` (a shuffle of `domain`) moved to values the original never held, those the question
-    names excepted: integers shifted past the domain's top (`id IN (5, 7, 13)` picks nothing), text with
-    a mark inserted in its middle (`name = 'Dana'` picks nothing; `LIKE 'Da%'` and `LIKE '%na'` keep
-    their sense for most values). One mapping for the whole group, so every reference moves with it."""
-    if kind == "int":
-        low, high = min(domain), max(domain)
+def _moved(kind: str, bounds: Bounds, targets: list[Any], keep: Protected) -> list[Any]:
+    """`targets` (a shuffle of the group's values) moved to values the original never held, those the
+    question names excepted: integers shifted past the domain's top (`id IN (5, 7, 13)` picks nothing),
+    text with a mark inserted in its middle (`name = 'Dana'` picks nothing; `LIKE 'Da%'` and `LIKE
+    '%na'` keep their sense for most values). One mapping for the whole group, so every reference moves
+    with it."""
+    low, high, marked = bounds
+    if kind == "int" and low is not None and high is not None:
         shift = high - low + 1
         if high + shift >= _LIMIT or low < -_LIMIT:
             return targets
         return [value if value in keep else value + shift for value in targets]
     if kind == "str" and not all(_STRUCTURED.fullmatch(value) for value in targets):
-        taken = set(domain)
+        taken = set(marked)
         out = []
         for value in targets:
             if value not in keep:
                 value = _mark(value, keep, taken)
-            taken.add(value)
+                taken.add(value)
             out.append(value)
         return out
     return targets
@@ -296,18 +324,23 @@ def _mark(value: str, keep: Protected, taken: set[str]) -> str:
     (they must still match it: `LIKE '%son%'` keeps its rows); unmarked where no place does."""
     matched = [pattern for pattern in keep.patterns if pattern.fullmatch(value)]
     middle = len(value) // 2
-    for at in sorted(range(len(value) + 1), key=lambda i: (abs(i - middle), i)):
-        marked = value[:at] + "~" + value[at:]
+    places = sorted(range(len(value) + 1), key=lambda i: (abs(i - middle), i)) if matched else [middle]
+    for at in places:
+        marked = value[:at] + _MARK + value[at:]
         while marked in taken:
-            marked = marked[:at] + "~" + marked[at:]
+            marked = marked[:at] + _MARK + marked[at:]
         if all(pattern.fullmatch(marked) for pattern in matched):
             return marked
     return value
 
 
-def _domain(tables: Mapping[str, TableData], component: list[Column]) -> set[Any]:
-    """The group's integers and text before any deletion (the values that may move)."""
-    return {row[i] for table, i in component for row in tables[table].rows if type(row[i]) in (int, str)}
+def _bounds(tables: Mapping[str, TableData], component: list[Column]) -> Bounds:
+    """The group's integer range and its text holding the mark, before any deletion."""
+    stats = [tables[table].stats(index) for table, index in component]
+    lows = [st.low for st in stats if st.low is not None]
+    highs = [st.high for st in stats if st.high is not None]
+    marked = frozenset().union(*(st.marked for st in stats))
+    return min(lows, default=None), max(highs, default=None), marked
 
 
 _NARROW_INT = {"TINYINT", "SMALLINT", "UTINYINT", "USMALLINT", "21"}  # DuckDB names, PostgreSQL oids
@@ -338,12 +371,10 @@ def _identifying(tables: Mapping[str, TableData], component: list[Column]) -> bo
     ids or names of the gold's rows) picks nothing on the copy. A category (few values, each shared by
     many rows) keeps its domain, so `status <> 'returned'` still equals `status IN ('open', 'shipped')`."""
     for table, index in component:
-        rows = tables[table].rows
-        values = _values(rows, index)
-        filled = sum(row[index] is not None for row in rows)
-        if len(rows) > 1 and len(values) == len(rows):
+        rows, stats = tables[table].rows, tables[table].stats(index)
+        if len(rows) > 1 and stats.distinct == len(rows):
             return True
-        if len(values) >= _MANY and len(values) * 5 >= filled:
+        if stats.distinct >= _MANY and stats.distinct * 5 >= stats.filled:
             return True
     return False
 
