@@ -314,3 +314,22 @@ def test_a_moved_name_still_matches_the_gold_like_patterns() -> None:
         assert original.endswith("ckson") == name.endswith("ckson")
         assert original.endswith("hen") == name.endswith("hen")
         assert original.startswith("Kem") == name.startswith("Kem")
+
+
+@pytest.mark.parametrize(
+    ("kind", "high", "moves"),
+    [
+        ("INTEGER", 40, True),
+        ("INTEGER", 2**30 + 5, False),
+        ("SMALLINT", 16_000, True),
+        ("SMALLINT", 17_000, False),
+        ("BIGINT", 2**40, True),
+        ("", 2**40, True),
+    ],
+)
+def test_ids_move_only_as_far_as_their_engine_type_holds(kind: str, high: int, moves: bool) -> None:
+    ids = [1, 2, 3, high]
+    table = TableData("t", ["id"], [(i,) for i in ids], types=[kind] if kind else [])
+    out = {row[0] for row in perturb({"t": table}, {"t"}, "seed")["t"]}
+    assert max(out) <= (2**31 - 1 if kind == "INTEGER" else 2**15 - 1 if kind == "SMALLINT" else 2**62)
+    assert (not out & set(ids)) is moves

@@ -155,7 +155,8 @@ def perturb(
         if any(table in targets for table, _ in component):
             rng = random.Random(f"{seed}:relabel:{sorted(component)[0]}")
             moving = keep if _identifying(tables, component) else None
-            _relabel(columns, component, rng, moving, _narrow(tables, component), _bounds(tables, component))
+            bounds = _bounds(tables, component)
+            _relabel(columns, component, rng, moving, _narrow(tables, component, bounds), bounds)
     return {name: list(zip(*cols, strict=True)) if cols else rows[name] for name, cols in columns.items()}
 
 
@@ -343,18 +344,30 @@ def _bounds(tables: Mapping[str, TableData], component: list[Column]) -> Bounds:
     return min(lows, default=None), max(highs, default=None), marked
 
 
-_NARROW_INT = {"TINYINT", "SMALLINT", "UTINYINT", "USMALLINT", "21"}  # DuckDB names, PostgreSQL oids
+# The largest integer of fixed-width engine types (DuckDB names, PostgreSQL oids); SQLite has none.
+_INT_TOP = {
+    "TINYINT": (1 << 7) - 1,
+    "SMALLINT": (1 << 15) - 1,
+    "INTEGER": (1 << 31) - 1,
+    "UTINYINT": (1 << 8) - 1,
+    "USMALLINT": (1 << 16) - 1,
+    "UINTEGER": (1 << 32) - 1,
+    "21": (1 << 15) - 1,
+    "23": (1 << 31) - 1,
+}
 _NARROW_STR = {"1042", "1043"}  # PostgreSQL char(n), varchar(n)
 
 
-def _narrow(tables: Mapping[str, TableData], component: list[Column]) -> frozenset[str]:
-    """The Python types a group's values may not move in: a column of a narrow engine type could not
-    hold the moved value, and the copy would not build."""
+def _narrow(tables: Mapping[str, TableData], component: list[Column], bounds: Bounds) -> frozenset[str]:
+    """The Python types a group's values may not move in: a column whose engine type could not hold the
+    moved value (an `INTEGER` past 2**31 once shifted, a `char(n)`), where the copy would not build."""
+    low, high = bounds[0], bounds[1]
+    top = None if low is None or high is None else 2 * high - low + 1  # the largest shifted value
     out = set()
     for table, index in component:
         types = tables[table].types
         kind = types[index].upper() if len(types) == len(tables[table].columns) else ""
-        if kind in _NARROW_INT:
+        if top is not None and kind in _INT_TOP and top > _INT_TOP[kind]:
             out.add("int")
         if kind in _NARROW_STR or kind.startswith(("CHAR", "VARCHAR(")):
             out.add("str")
