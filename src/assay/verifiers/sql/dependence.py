@@ -190,7 +190,7 @@ class DataCheck:
             entry[0].close()
 
     def _rounds(self, check: Check, snap: Snapshot, key: Any, targets: set[str]) -> Outcome:
-        gold_original, pred_original = check.originals
+        gold_original = check.originals[0]
         info: dict[str, Any] = {"perturbed_tables": sorted(targets), "rounds": []}
         if any(not snap.tables[name].complete for name in targets):
             info["copied_in_part"] = sorted(name for name in targets if not snap.tables[name].complete)
@@ -216,7 +216,6 @@ class DataCheck:
             if isinstance(gold_result, QueryError):
                 info["rounds"].append({"reference": f"failed ({gold_result.kind})"})
                 continue
-            changed = not _same(gold_original, gold_result, check.tol)
             try:
                 copy, pred_result = self._predict(check, snap, key, targets, seed, copy)
                 verdict = check.match(copy, gold_result, pred_result)
@@ -226,30 +225,17 @@ class DataCheck:
             except EngineUnavailable as exc:  # rebuilding the copy failed, or the matcher lost it
                 return Outcome("skipped", str(exc), info)
             except QueryError as exc:
+                changed = not _same(gold_original, gold_result, check.tol)
                 info["rounds"].append({"reference_changed": changed, "prediction": f"failed ({exc.kind})"})
                 why = f"the prediction fails on a perturbed copy of the database ({exc.kind}: {exc.message})"
                 return Outcome("fails", why, info)
-            unmoved = _same(pred_original, pred_result, check.tol)
-            info["rounds"].append(
-                {"reference_changed": changed, "prediction_changed": not unmoved, "match": verdict.equal}
-            )
-            if edge is not None:
-                info["rounds"][-1]["not_counted"] = edge
+            step = _judge(check, (gold_result, pred_result), verdict.equal, verdict.reason, edge, info)
+            if isinstance(step, Outcome):
+                return step
+            if step is None:  # not counted: another copy is drawn
                 counted -= 1
                 continue
-            if not verdict.equal:
-                if changed and unmoved:
-                    why = (
-                        "the prediction's result does not depend on the data: on a perturbed copy of the "
-                        "database the reference's result changed and the prediction's did not"
-                    )
-                    return Outcome("constant", why, info)
-                return Outcome("differs", f"on a perturbed copy of the database: {verdict.reason}", info)
-            if changed and empty_like(gold_result.rows) and not empty_like(gold_original.rows):
-                info["rounds"][-1]["not_counted"] = "the reference's result is empty or zero on the copy"
-                counted -= 1
-                continue
-            told += changed
+            told += step
         if not told:
             why = "the reference's result did not change on any perturbed copy"
             return Outcome("inconclusive", why, info)
@@ -277,6 +263,38 @@ class DataCheck:
     def close(self) -> None:
         while self._copies:
             self._copies.popitem()
+
+
+def _judge(
+    check: Check,
+    results: tuple[QueryResult, QueryResult],
+    equal: bool,
+    reason: str,
+    edge: str | None,
+    info: dict[str, Any],
+) -> Outcome | bool | None:
+    """One copy's verdict, recorded in `info`: the Outcome that refuses the reward, None when the copy
+    is not counted (an edge case it made; the gold's result emptied there), else whether the gold's
+    result changed (a copy that told the two apart)."""
+    (gold_original, pred_original), (gold_result, pred_result) = check.originals, results
+    changed = not _same(gold_original, gold_result, check.tol)
+    unmoved = _same(pred_original, pred_result, check.tol)
+    info["rounds"].append({"reference_changed": changed, "prediction_changed": not unmoved, "match": equal})
+    if edge is not None:
+        info["rounds"][-1]["not_counted"] = edge
+        return None
+    if not equal:
+        if changed and unmoved:
+            why = (
+                "the prediction's result does not depend on the data: on a perturbed copy of the "
+                "database the reference's result changed and the prediction's did not"
+            )
+            return Outcome("constant", why, info)
+        return Outcome("differs", f"on a perturbed copy of the database: {reason}", info)
+    if changed and empty_like(gold_result.rows) and not empty_like(gold_original.rows):
+        info["rounds"][-1]["not_counted"] = "the reference's result is empty or zero on the copy"
+        return None
+    return changed
 
 
 def _copy_key(check: Check, key: Any, seed: str) -> Any:
