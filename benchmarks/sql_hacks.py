@@ -100,7 +100,70 @@ def probe_items(directory: Path) -> list[tuple[str, str]]:
                 top = con.execute("SELECT id FROM students ORDER BY gpa DESC LIMIT 1").fetchone()[0]
                 key = f"SELECT name, age FROM students WHERE id = {top}"
             pairs += [(gold, probe) for probe in disguises(gold, rows, key)]
+        pairs += pins(con)
     return pairs
+
+
+def pins(con: sqlite3.Connection) -> list[tuple[str, str]]:
+    """Literal filters that pick the gold's rows by their keys or names (issue 44)."""
+
+    def ids(sql: str) -> str:
+        return ", ".join(str(row[0]) for row in con.execute(sql))
+
+    older = ids("SELECT id FROM students WHERE age > 24")
+    high = ids("SELECT DISTINCT course_id FROM enrollments WHERE score > 90")
+    top_name = con.execute("SELECT title FROM courses ORDER BY credits DESC, id LIMIT 1").fetchone()[0]
+    return [
+        (
+            "SELECT name FROM students WHERE age > 24 ORDER BY name",
+            f"SELECT name FROM students WHERE id IN ({older}) ORDER BY name",
+        ),
+        (
+            "SELECT COUNT(*) FROM students WHERE age > 24",
+            f"SELECT COUNT(*) FROM students WHERE id IN ({older})",
+        ),
+        (
+            "SELECT title FROM courses WHERE id IN (SELECT course_id FROM enrollments WHERE score > 90)",
+            f"SELECT title FROM courses WHERE id IN ({high})",
+        ),
+        (
+            "SELECT title FROM courses WHERE credits = (SELECT MAX(credits) FROM courses) "
+            "ORDER BY id LIMIT 1",
+            f"SELECT title FROM courses WHERE title = '{top_name}'",
+        ),
+    ]
+
+
+# Answers that compute from the data and differ from the gold only where a copy can make an edge case
+# the question never meant (an aggregate over no rows, a new tie at a LIMIT): issue 44's controls.
+EDGE_CONTROLS = [
+    (
+        "SELECT COUNT(*) FROM enrollments WHERE score > 95",
+        "SELECT SUM(CASE WHEN score > 95 THEN 1 ELSE 0 END) FROM enrollments",
+    ),
+    (
+        "SELECT SUM(credits) FROM courses WHERE dept = 'bio'",
+        "SELECT SUM(credits) FROM courses WHERE dept = 'bio' HAVING COUNT(*) > 0",
+    ),
+    (
+        "SELECT student_id FROM enrollments GROUP BY student_id ORDER BY COUNT(*) DESC, student_id LIMIT 1",
+        "SELECT student_id FROM enrollments GROUP BY student_id HAVING COUNT(*) = (SELECT MAX(n) FROM "
+        "(SELECT COUNT(*) AS n FROM enrollments GROUP BY student_id)) ORDER BY student_id LIMIT 1",
+    ),
+    (
+        "SELECT name FROM students WHERE gpa = (SELECT MAX(gpa) FROM students)",
+        "SELECT name FROM students ORDER BY gpa DESC LIMIT 1",
+    ),
+    (
+        "SELECT MAX(score) FROM enrollments WHERE term = 'fall' AND score > 90",
+        "SELECT score FROM enrollments WHERE term = 'fall' AND score > 90 ORDER BY score DESC LIMIT 1",
+    ),
+    (
+        "SELECT c.dept, COUNT(*) FROM enrollments e JOIN courses c ON c.id = e.course_id GROUP BY c.dept",
+        "SELECT (SELECT dept FROM courses WHERE id = e.course_id) AS d, COUNT(*) "
+        "FROM enrollments e GROUP BY d",
+    ),
+]
 
 
 def case_items() -> list[tuple[str, str, str]]:
@@ -250,6 +313,8 @@ def main() -> None:
             sets[f"literal probes, {e} (target: 0 rewarded)"] = [("school", e, g, p) for g, p in probes]
         for e in engines:
             sets[f"correct, tests/cases/sql.jsonl, {e} (ours)"] = [(db, e, g, p) for db, g, p in case_items()]
+        for e in engines:
+            sets[f"correct, edge-case controls, {e}"] = [("school", e, g, p) for g, p in EDGE_CONTROLS]
         if not args.no_tpch:
             pairs = tpch_items(args.sqlglot_sdist, directory / "db")
             if "duckdb" in engines:
@@ -267,7 +332,10 @@ def main() -> None:
             databases=directory / "db", postgres_dsn=dsns, deadline_s=60, perturb_rounds=args.rounds
         )
         settings = Settings(workers=1, sql=sql)
-        print(f"{'set':48} {'items':>5} {'before':>6} {'after':>6} {'s/item':>7} {'x cold':>7} {'x warm':>7}")
+        print(
+            f"{'set':48} {'items':>5} {'before':>6} {'after':>6} {'s plain':>7} {'s/item':>7} {'x cold':>7} "
+            f"{'x warm':>7}"
+        )
         for name, items in sets.items():
             results = []
             for allow, repeat in ((True, False), (False, False), (True, True), (False, True)):
@@ -278,9 +346,12 @@ def main() -> None:
             cold = t_after / t_before if t_before else math.nan
             warm = t_warm / t_before_warm if t_before_warm else math.nan
             print(
-                f"{name:48} {len(items):>5} {before:>6} {after:>6} {t_after:>7.3f} {cold:>7.1f} {warm:>7.1f}"
+                f"{name:48} {len(items):>5} {before:>6} {after:>6} {t_before:>7.3f} {t_after:>7.3f} "
+                f"{cold:>7.1f} "
+                f"{warm:>7.1f}"
             )
         print("before: allow_constant=true (flag only); after: the default. Counts are items rewarded 1.0.")
+        print("s plain: before (plain execution match), seconds per item.")
         print("s/item: after, first sight of each gold. x cold: after's time per item over before's, each")
         print("item scored once; x warm: the same for a second scoring right after the first (an RL group's")
         print("next response to the same gold: the copies of the database are kept per worker).")

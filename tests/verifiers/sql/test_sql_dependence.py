@@ -150,7 +150,10 @@ CORRECT = [
         "SELECT s.name FROM students s WHERE NOT EXISTS "
         "(SELECT 1 FROM enrollments e WHERE e.student_id = s.id)",  # no NULL keys, as in the original
     ),
-    ("SELECT DISTINCT dept FROM courses", "SELECT dept FROM courses GROUP BY dept"),
+    (
+        "SELECT DISTINCT dept FROM courses WHERE credits > 4",
+        "SELECT dept FROM courses WHERE credits > 4 GROUP BY dept",
+    ),
 ]
 
 

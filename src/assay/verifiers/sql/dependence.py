@@ -10,7 +10,10 @@ match the gold; where it does not, the item is not rewarded:
   name = 'Dana'` for "the oldest person");
 - `fails`: the prediction failed or ran out of its query time on the copy while the gold ran.
 No false negative is added by design where the prediction is equivalent to the gold on every database
-that keeps the original's domains, NULLs, keys and references (see perturb.py for what is not kept).
+that keeps the original's references, NULLs, keys, the values the question names and the domains of
+categories (see perturb.py for what is not kept). A copy on which the two differ only where it made an
+edge case the question never meant (an aggregate over no rows, a new tie at a LIMIT: edges.py) is not
+counted, and another is drawn in its place (at most `rounds` more).
 `inconclusive` (the gold's result never changed, or the gold failed on every copy) and `skipped` (the
 gold reads no table, the copy would be too large or could not be built) leave the verdict as it was;
 the details say which. On PostgreSQL the copies are temporary tables in a session of the scorer's own
@@ -22,12 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from cachetools import LRUCache
 
 from assay.settings import SqlSettings
 from assay.verifiers.sql.compare import Comparison, Tolerance, compare
+from assay.verifiers.sql.edges import empty_like, why_edge
 from assay.verifiers.sql.engines import (
     FAILED,
     TIMEOUT,
@@ -37,9 +42,9 @@ from assay.verifiers.sql.engines import (
     QueryResult,
     SqlEngine,
 )
-from assay.verifiers.sql.perturb import Snapshot, perturb, references
+from assay.verifiers.sql.perturb import Protected, Snapshot, perturb, references
 from assay.verifiers.sql.scratch import CopyTooLarge, scratch_engine, snapshot
-from assay.verifiers.sql.statement import Analysis, referenced_tables
+from assay.verifiers.sql.statement import Analysis, literals, referenced_tables
 
 # (engine to run on, gold result there) -> the verdict on it, with ties and LIMIT cuts as on the original
 Matcher = Callable[[SqlEngine, QueryResult, QueryResult], Comparison]
@@ -78,6 +83,11 @@ class Check:
     limits: Limits
     match: Matcher
     tol: Tolerance
+    prompt: str | None = None  # the item's prompt: values it names stay in the copies
+
+    @cached_property
+    def protected(self) -> Protected:
+        return Protected.of(literals(self.gold.parsed), self.prompt)
 
 
 class CutShort(Exception):
@@ -127,12 +137,12 @@ class DataCheck:
         self, check: Check, snap: Snapshot, key: Any, targets: set[str], seed: str
     ) -> tuple[SqlEngine, QueryResult | QueryError]:
         """Round `seed`'s scratch engine and the gold's result (or failure) on it, built once."""
-        cached = self._copies.get((key, seed, check.gold.sql))
+        cached = self._copies.get(_copy_key(check, key, seed))
         if cached is not None:
             return cached
         if snap.links is None:
             snap.links = references(snap.tables)
-        rows = perturb(snap.tables, targets, seed, snap.links)
+        rows = perturb(snap.tables, targets, seed, snap.links, check.protected)
         copy = scratch_engine(check.engine, snap, rows, timeout_s=check.limits()[0].timeout_s)
         query_limits, cut = check.limits()
         try:
@@ -145,7 +155,7 @@ class DataCheck:
                 copy.close()
                 raise
             gold_result = exc
-        self._copies[(key, seed, check.gold.sql)] = (copy, gold_result)
+        self._copies[_copy_key(check, key, seed)] = (copy, gold_result)
         return copy, gold_result
 
     def _predict(
@@ -169,7 +179,7 @@ class DataCheck:
                     raise CutShort from exc
                 raise
             except EngineUnavailable as exc:
-                self._drop((key, seed, check.gold.sql))
+                self._drop(_copy_key(check, key, seed))
                 lost = exc
         why = f"the connection to the perturbed copy was lost twice while the prediction ran ({lost})"
         raise QueryError(FAILED, why)
@@ -180,16 +190,20 @@ class DataCheck:
             entry[0].close()
 
     def _rounds(self, check: Check, snap: Snapshot, key: Any, targets: set[str]) -> Outcome:
-        gold_original, pred_original = check.originals
+        gold_original = check.originals[0]
         info: dict[str, Any] = {"perturbed_tables": sorted(targets), "rounds": []}
         if any(not snap.tables[name].complete for name in targets):
             info["copied_in_part"] = sorted(name for name in targets if not snap.tables[name].complete)
         told = 0  # rounds on which the gold's result changed and the prediction still matched it
-        for index in range(self.settings.perturb_rounds):
+        counted, index = 0, 0
+        # A round whose only difference is an edge case the copy made (edges.py) is replaced by another
+        # draw, at most `perturb_rounds` times.
+        while counted < self.settings.perturb_rounds and index < 2 * self.settings.perturb_rounds:
             seed = f"{check.seed}:{index}"
+            index += 1
             # Building a copy is not interruptible: start one only while a whole query timeout is left,
             # so that the pool's kill at the item deadline (which loses every copy kept) is not reached.
-            if (key, seed, check.gold.sql) not in self._copies and check.limits()[1]:
+            if _copy_key(check, key, seed) not in self._copies and check.limits()[1]:
                 return self._cut(told, "the copies", info)
             try:
                 copy, gold_result = self._copy(check, snap, key, targets, seed)
@@ -198,38 +212,47 @@ class DataCheck:
             except QueryError:
                 return self._cut(told, "the reference", info)
             _note_views(copy, info)
+            counted += 1
             if isinstance(gold_result, QueryError):
                 info["rounds"].append({"reference": f"failed ({gold_result.kind})"})
                 continue
-            changed = not _same(gold_original, gold_result, check.tol)
             try:
                 copy, pred_result = self._predict(check, snap, key, targets, seed, copy)
                 verdict = check.match(copy, gold_result, pred_result)
+                edge = None if verdict.equal else self._edge(check, copy, gold_result, pred_result)
             except CutShort:
                 return self._cut(told, "the prediction", info)
             except EngineUnavailable as exc:  # rebuilding the copy failed, or the matcher lost it
                 return Outcome("skipped", str(exc), info)
             except QueryError as exc:
+                changed = not _same(gold_original, gold_result, check.tol)
                 info["rounds"].append({"reference_changed": changed, "prediction": f"failed ({exc.kind})"})
                 why = f"the prediction fails on a perturbed copy of the database ({exc.kind}: {exc.message})"
                 return Outcome("fails", why, info)
-            unmoved = _same(pred_original, pred_result, check.tol)
-            info["rounds"].append(
-                {"reference_changed": changed, "prediction_changed": not unmoved, "match": verdict.equal}
-            )
-            if not verdict.equal:
-                if changed and unmoved:
-                    why = (
-                        "the prediction's result does not depend on the data: on a perturbed copy of the "
-                        "database the reference's result changed and the prediction's did not"
-                    )
-                    return Outcome("constant", why, info)
-                return Outcome("differs", f"on a perturbed copy of the database: {verdict.reason}", info)
-            told += changed
+            step = _judge(check, (gold_result, pred_result), verdict.equal, verdict.reason, edge, info)
+            if isinstance(step, Outcome):
+                return step
+            if step is None:  # not counted: another copy is drawn
+                counted -= 1
+                continue
+            told += step
         if not told:
             why = "the reference's result did not change on any perturbed copy"
             return Outcome("inconclusive", why, info)
         return Outcome("passed", f"matches on {told} perturbed copies of the database", info)
+
+    @staticmethod
+    def _edge(check: Check, copy: SqlEngine, gold: QueryResult, pred: QueryResult) -> str | None:
+        """Why the two differ only where the copy made an edge case (edges.py), or None."""
+        query_limits, cut = check.limits()
+        try:
+            return why_edge(
+                check.gold, check.pred, (gold, pred), (copy, check.engine), query_limits, check.tol
+            )
+        except QueryError as exc:
+            if exc.kind == TIMEOUT and cut:
+                raise CutShort from exc
+            return None
 
     @staticmethod
     def _cut(told: int, whose: str, info: dict[str, Any]) -> Outcome:
@@ -240,6 +263,43 @@ class DataCheck:
     def close(self) -> None:
         while self._copies:
             self._copies.popitem()
+
+
+def _judge(
+    check: Check,
+    results: tuple[QueryResult, QueryResult],
+    equal: bool,
+    reason: str,
+    edge: str | None,
+    info: dict[str, Any],
+) -> Outcome | bool | None:
+    """One copy's verdict, recorded in `info`: the Outcome that refuses the reward, None when the copy
+    is not counted (an edge case it made; the gold's result emptied there), else whether the gold's
+    result changed (a copy that told the two apart)."""
+    (gold_original, pred_original), (gold_result, pred_result) = check.originals, results
+    changed = not _same(gold_original, gold_result, check.tol)
+    unmoved = _same(pred_original, pred_result, check.tol)
+    info["rounds"].append({"reference_changed": changed, "prediction_changed": not unmoved, "match": equal})
+    if edge is not None:
+        info["rounds"][-1]["not_counted"] = edge
+        return None
+    if not equal:
+        if changed and unmoved:
+            why = (
+                "the prediction's result does not depend on the data: on a perturbed copy of the "
+                "database the reference's result changed and the prediction's did not"
+            )
+            return Outcome("constant", why, info)
+        return Outcome("differs", f"on a perturbed copy of the database: {reason}", info)
+    if changed and empty_like(gold_result.rows) and not empty_like(gold_original.rows):
+        info["rounds"][-1]["not_counted"] = "the reference's result is empty or zero on the copy"
+        return None
+    return changed
+
+
+def _copy_key(check: Check, key: Any, seed: str) -> Any:
+    """A copy depends on the gold (its seed, its literals) and on the values the prompt names."""
+    return (key, seed, check.gold.sql, check.protected.prompt)
 
 
 def _note_views(copy: SqlEngine, info: dict[str, Any]) -> None:

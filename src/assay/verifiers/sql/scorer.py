@@ -269,7 +269,7 @@ class SqlScorer(Scorer[SqlOptions]):
         originals = (seen["gold"], seen["pred"])
         engine = self._engine(instance)
         return self._data_check.run(
-            Check(engine, instance.location, seed, gold, pred, originals, limits, match, tol)
+            Check(engine, instance.location, seed, gold, pred, originals, limits, match, tol, item.prompt)
         )
 
     def _on_instance(

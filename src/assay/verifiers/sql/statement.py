@@ -305,3 +305,31 @@ def referenced_tables(tree: exp.Expression | None) -> set[str] | None:
             continue
         names.add(table.name)
     return names
+
+
+def literals(tree: exp.Expression | None) -> set[Any]:
+    """The constants a query names (numbers and strings, a leading minus folded in): the gold's are the
+    question's own values, which a perturbed copy keeps (perturb.Protected)."""
+    if tree is None:
+        return set()
+    found: set[Any] = set()
+    for node in tree.find_all(exp.Literal):
+        text = str(node.this)
+        sign = -1 if isinstance(node.parent, exp.Neg) else 1
+        if node.is_string:
+            found.add(text)
+        number = _number(text)
+        if number is not None:
+            found.add(sign * number if not node.is_string else number)
+    return found
+
+
+def _number(text: str) -> int | float | None:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None
