@@ -72,20 +72,37 @@ def _locate(text: str, response: str, start: int) -> tuple[int, int] | None:
     """Where `response` stands in `text` at or after `start`: whole, truncated by verl, or cut at the end."""
     at = text.find(response, start)
     if at >= 0:  # a response verl truncated is not there whole
-        return at, at + len(response)
+        lone = "...(truncated)..."  # verl's middle cut of a 1-character limit keeps it all after this
+        before = at - len(lone)
+        begin = before if before >= start and text.startswith(lone, before) else at
+        return begin, at + len(response)
     return _truncated(text, response, start) or _cut(text, response, start)
 
 
 def _truncated(text: str, response: str, start: int) -> tuple[int, int] | None:
     """The truncated form with the most of `response` around a marker (a marker the policy wrote itself
-    keeps no tool text around it, so it loses to the real one)."""
+    keeps no tool text around it, so it loses to the real one). verl keeps the start before
+    "...(truncated)", the end after "(truncated)...", and as much of each around "...(truncated)..."."""
     best: tuple[int, int, int] | None = None  # (kept characters, begin, end)
     for mark in _MARK.finditer(text, start):
-        head = _common_end(text[start : mark.start()], response)
-        tail = _common_start(text[mark.end() :], response)
+        before, after = text[start : mark.start()], text[mark.end() :]
+        form = mark.group()
+        if form == "...(truncated)...":
+            head = tail = _common_both(before, after, response)
+        else:
+            head = _common_end(before, response) if form == "...(truncated)" else 0
+            tail = _common_start(after, response) if form == "(truncated)..." else 0
         if head + tail and (best is None or head + tail > best[0]):
             best = (head + tail, mark.start() - head, mark.end() + tail)
     return None if best is None else (best[1], best[2])
+
+
+def _common_both(before: str, after: str, response: str) -> int:
+    """The longest k with `before` ending in `response[:k]` and `after` starting with `response[-k:]`."""
+    for k in range(min(len(before), len(after), len(response) // 2), 0, -1):
+        if before.endswith(response[:k]) and after.startswith(response[-k:]):
+            return k
+    return 0
 
 
 def _common_end(before: str, response: str) -> int:
