@@ -13,6 +13,8 @@ import os
 import threading
 import weakref
 
+import httpx
+
 from assay.client import AssayClient
 from assay.errors import RewardUnavailable
 from assay.types import Result
@@ -23,6 +25,7 @@ __all__ = [
     "reward_or_raise",
     "shared_async_client",
     "shared_client",
+    "shared_http",
     "shared_session_client",
 ]
 
@@ -38,6 +41,7 @@ SESSION_IN_FLIGHT = 256
 # adapter itself waits for a free session as long as it is allowed to (verl_tools `open_wait_s`).
 SESSION_RETRIES = 2
 _clients: dict[str, AssayClient] = {}
+_http_clients: dict[str, httpx.Client] = {}
 _clients_lock = threading.Lock()
 # Async clients per event loop (an async connection pool belongs to one loop), then per URL; an entry
 # goes with its loop.
@@ -62,6 +66,26 @@ def shared_client(url: str) -> AssayClient:
                 atexit.register(close_shared_clients)  # else their sockets are left open at exit
             client = _clients[url] = AssayClient(url)
         return client
+
+
+def shared_http(url: str) -> httpx.Client:
+    """One plain httpx connection pool per URL per process, closed at exit: for adapters that speak the
+    session routes themselves (TRL's environments, one per generation slot, each had its own)."""
+    with _clients_lock:
+        client = _http_clients.get(url)
+        if client is None:
+            if not _http_clients:
+                atexit.register(_close_http)
+            client = _http_clients[url] = httpx.Client(base_url=url, timeout=300.0)
+        return client
+
+
+def _close_http() -> None:
+    with _clients_lock:
+        clients = list(_http_clients.values())
+        _http_clients.clear()
+    for client in clients:
+        client.close()
 
 
 def shared_async_client(url: str) -> AssayClient:
