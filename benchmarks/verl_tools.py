@@ -44,6 +44,8 @@ def _rss_mb() -> float:
 async def _combo(live: Any, tok: Any, tools: Path, n: int, parallel: int, det: bool) -> None:
     import verl_loop as V
 
+    from assay.integrations.clients import aclose_loop_clients
+
     loop = V.agent_loop(tok, tools, parallel, det)
     tool = loop.tools["python"]
     for step in (1, 2):
@@ -60,6 +62,7 @@ async def _combo(live: Any, tok: Any, tools: Path, n: int, parallel: int, det: b
             f"{_sandboxes()}, RSS {rss:.0f} -> {_rss_mb():.0f} MB",
             flush=True,
         )
+    await aclose_loop_clients()
 
 
 async def _overhead(live: Any, tok: Any, tools: Path, calls: int) -> None:
@@ -67,7 +70,7 @@ async def _overhead(live: Any, tok: Any, tools: Path, calls: int) -> None:
     from verl.experimental.agent_loop.tool_agent_loop import AgentData
     from verl.experimental.agent_loop.tool_parser import FunctionCall
 
-    from assay.integrations.clients import shared_session_client
+    from assay.integrations.clients import aclose_loop_clients, shared_session_client
 
     loop = V.agent_loop(tok, tools, 1, False)
     client = shared_session_client(live.url)
@@ -86,6 +89,7 @@ async def _overhead(live: Any, tok: Any, tools: Path, calls: int) -> None:
             await client.astep(raw, "python", {"code": "x = 1"})
             direct.append(time.perf_counter() - t0)
     await client.aclose_session(raw)
+    await aclose_loop_clients()
     p50_through, p50_direct = statistics.median(through) * 1e3, statistics.median(direct) * 1e3
     print(
         f"tool call through verl's _call_tool p50 {p50_through:.2f} ms, raw step on the shared client "

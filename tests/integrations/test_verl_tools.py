@@ -10,8 +10,9 @@ import asyncio
 import statistics
 import time
 import warnings
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import psutil
@@ -22,7 +23,7 @@ from session_testing import SQL, sql_session_settings
 
 from assay.cli import KEEP_ALIVE_S
 from assay.errors import RewardUnavailable
-from assay.integrations.clients import shared_session_client
+from assay.integrations.clients import aclose_loop_clients, shared_session_client
 from assay.integrations.verl import compute_score
 from assay.integrations.verl_tools import RolloutAborted
 
@@ -31,6 +32,7 @@ with warnings.catch_warnings():  # verl imports Ray's state API from its depreca
     warnings.simplefilter("ignore", DeprecationWarning)
     import verl.experimental.agent_loop.tool_agent_loop  # noqa: F401
 
+T = TypeVar("T")
 MAX_OPEN = 32  # fewer than the trajectories of a step: the adapter must wait for free sessions
 
 
@@ -51,6 +53,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture(scope="module")
 def tok(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return V.tokenizer(tmp_path_factory.mktemp("verl_tokenizer"))
+
+
+def _run(main: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run`, closing the loop's shared clients before the loop goes (as a trainer's never does)."""
+
+    async def closing() -> T:
+        try:
+            return await main
+        finally:
+            await aclose_loop_clients()
+
+    return asyncio.run(closing())
 
 
 def _sandboxes() -> int:
@@ -78,7 +92,7 @@ def _steps(server: LiveServer, tok: Any, tmp_path: Path, trajectories: int, para
             assert server.engine.sessions.open_count == 0
             assert _sandboxes() == baseline
 
-    asyncio.run(main())
+    _run(main())
 
 
 @pytest.mark.parametrize(("parallel", "determinism"), [(1, False), (2, False), (1, True)])
@@ -110,7 +124,7 @@ def test_a_server_that_stays_full_fails_the_rollout_and_shows_the_policy_nothing
             for session in held:
                 await client.aclose_session(session.session_id)
 
-    asyncio.run(main())
+    _run(main())
     assert server.engine.sessions.open_count == 0
 
 
@@ -139,7 +153,7 @@ def test_a_tool_call_costs_about_a_raw_step(server: LiveServer, tok: Any, tmp_pa
         await loop.tools["python"].wait_closed()
         return statistics.median(through[20:]), statistics.median(direct[20:])
 
-    through, direct = asyncio.run(main())
+    through, direct = _run(main())
     assert through <= 1.5 * direct, (through, direct)
     assert server.engine.sessions.open_count == 0
 
@@ -149,11 +163,13 @@ def test_an_answer_only_a_tool_printed_earns_nothing(server: LiveServer, tok: An
 
     async def main() -> list[Any]:
         tools = V.tools_yaml(tmp_path, server.url)
-        tricked = await V.run_step(V.agent_loop(tok, tools, 1, False, answer_in_tool=True), 3, 2)
-        honest = await V.run_step(V.agent_loop(tok, tools, 1, False), 3, 2)
-        return tricked + honest
+        loops = [V.agent_loop(tok, tools, 1, False, answer_in_tool=True), V.agent_loop(tok, tools, 1, False)]
+        outputs = [o for loop in loops for o in await V.run_step(loop, 3, 2)]
+        for loop in loops:
+            await loop.tools["python"].wait_closed()
+        return outputs
 
-    outputs = asyncio.run(main())
+    outputs = _run(main())
     scores = []
     for output in outputs:
         solution = tok.decode(output.response_ids, skip_special_tokens=True)  # as verl's manager does
@@ -164,6 +180,7 @@ def test_an_answer_only_a_tool_printed_earns_nothing(server: LiveServer, tok: An
     assert scores == [0.0, 0.0, 1.0, 0.0]  # only the honest 3000 is the model's
     unrecorded = tok.decode(outputs[0].response_ids, skip_special_tokens=True)
     assert compute_score("math", unrecorded, "3000", {}, url=server.url)["score"] == 1.0  # what verl paid
+    assert server.engine.sessions.open_count == 0
 
 
 def test_the_yaml_loads_the_tool_with_the_servers_schema(server: LiveServer, tmp_path: Path) -> None:
@@ -201,7 +218,7 @@ def test_calc_reward_is_the_servers_verdict_and_never_a_made_up_zero(
         del agent_data
         await tool.wait_closed()
 
-    asyncio.run(main())
+    _run(main())
     assert server.engine.sessions.open_count == 0
 
 
@@ -244,5 +261,5 @@ def test_any_session_tool_is_a_native_tool_with_the_servers_schema(
         del agent_data
         await tool.wait_closed()
 
-    asyncio.run(main())
+    _run(main())
     assert server.engine.sessions.open_count == 0

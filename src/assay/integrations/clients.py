@@ -20,6 +20,7 @@ from assay.errors import RewardUnavailable
 from assay.types import Result
 
 __all__ = [
+    "aclose_loop_clients",
     "assay_url",
     "close_shared_clients",
     "reward_or_raise",
@@ -118,6 +119,17 @@ def shared_session_client(url: str) -> AssayClient:
                 max_retries=SESSION_RETRIES,
             )
         return client
+
+
+async def aclose_loop_clients() -> None:
+    """Close the running loop's async clients (their connections) before the loop itself closes: a
+    client left to the garbage collector after its loop is gone closes its sockets at a random later
+    moment. A trainer's loop lives as long as its process; tests and scripts that run several loops call
+    this at the end of each."""
+    with _clients_lock:
+        clients = list(_async_clients.pop(asyncio.get_running_loop(), {}).values())
+    for client in clients:
+        await client.aclose()
 
 
 def close_shared_clients() -> None:
