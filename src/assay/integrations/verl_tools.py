@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -62,6 +63,9 @@ SESSION_KEY = "assay_session_id"  # extra_fields: the trajectory's Assay session
 # taken away, deleted, unknown after a restart): the rollout aborts. Any other reason is what the
 # policy's program did (its step limit, its interpreter killed for memory): an observation.
 _SERVER_ENDINGS = ("expired", "the server is shutting down", "the session's holder", "deleted", "no session")
+
+
+_REOPEN_S = 1.0  # seconds between rounds of opening a session on a full server (Assay's Retry-After)
 
 
 class RolloutAborted(BaseException):
@@ -141,6 +145,10 @@ class AssaySessionTool(BaseTool):
             except ServiceError as exc:
                 if exc.status_code != 429 or time.monotonic() >= deadline:
                     raise _aborted("cannot open an Assay session", exc) from exc
+                # the client gave up its own retries on the last 429 (each after its Retry-After): wait
+                # as long again before the next round, jittered so waiting trajectories do not return
+                # in lock-step
+                await asyncio.sleep(min(deadline - time.monotonic(), _REOPEN_S * random.uniform(1.0, 1.5)))
             except ClientError as exc:
                 raise _aborted("cannot open an Assay session", exc) from exc
 
