@@ -28,6 +28,8 @@ from assay.jsonl import read_lines
 from assay.settings import Settings
 from assay.types import Result, Status
 
+KEEP_ALIVE_S = 75  # seconds the server keeps an idle connection open
+
 
 def _read_items(stream: IO[str]) -> Iterator[tuple[int, Any]]:
     """(line number, parsed item or a Result for a line that is not JSON); blank lines are skipped."""
@@ -184,6 +186,10 @@ def _serve(args: argparse.Namespace) -> int:
         log_level=settings.log_level,
         timeout_graceful_shutdown=settings.drain_s,
         backlog=settings.backlog,
+        # Far above the clients' idle expiry (client/http.py KEEPALIVE_S): uvicorn's 5 s default raced
+        # a busy trainer's reuse of an idle connection, and a session step sent on a closing connection
+        # is lost (a ReadError that cannot be retried: the step may have run).
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
     return 0
 

@@ -417,7 +417,9 @@ class RaySettings(_Section):
 
 
 class SessionSettings(_Section):
-    max_open: int = Field(512, gt=0, description="Sessions open at once; one more is HTTP 429 + Retry-After.")
+    max_open: int = Field(
+        4096, gt=0, description="Sessions open at once; one more is HTTP 429 + Retry-After."
+    )
     ttl_s: float = Field(600.0, gt=0, description="Default session lifetime since its last call.")
     max_ttl_s: float = Field(3600.0, gt=0, description="Longest lifetime a request may ask for.")
     max_steps: int = Field(64, gt=0, description="Default tool calls per session.")

@@ -45,6 +45,7 @@ from assay.types import Item, Result
 
 T = TypeVar("T")
 
+KEEPALIVE_S = 2.0  # seconds an idle connection is kept: under the server's keep-alive timeout
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
 # A call that must not run twice (a session step) is retried only when the server surely did not run it.
 _UNSENT_STATUS = frozenset({429, 503})
@@ -158,8 +159,14 @@ class AssayClient(SessionCalls):
         self.max_in_flight = max_in_flight
         self.coalesce_s = coalesce_s
         self.coalesce = coalesce
-        # One connection per slot, kept alive: no pool waiters beyond the slots, no reconnect churn.
-        self._limits = httpx.Limits(max_connections=max_in_flight, max_keepalive_connections=max_in_flight)
+        # One connection per slot, kept alive: no pool waiters beyond the slots, no reconnect churn. An
+        # idle one is dropped before uvicorn's 5 s keep-alive timeout closes it: a request sent on a
+        # connection the server is closing is lost (a ReadError), and a session step is not retried.
+        self._limits = httpx.Limits(
+            max_connections=max_in_flight,
+            max_keepalive_connections=max_in_flight,
+            keepalive_expiry=KEEPALIVE_S,
+        )
         self._sync_slots = threading.BoundedSemaphore(max_in_flight)
         self._async_slots: asyncio.Semaphore | None = None
         self._coalescer: Coalescer[Any, Result] | None = None

@@ -5,8 +5,9 @@
 
 TRL calls `reward_func(prompts=..., completions=..., **dataset_columns)`; the gold answer comes from the
 dataset column named by `reference_key` (default `answer`). Completions are strings, or message lists in
-conversational mode. A result that is not ok becomes None: TRL turns it into NaN and masks that sample
-(nanmean/nansum) instead of training on a made-up score. The URL is `url`, else `ASSAY_URL`; with
+conversational mode, where only the assistant messages are scored (a tool's messages never are). A
+result that is not ok becomes None: TRL turns it into NaN and masks that sample (nanmean/nansum)
+instead of training on a made-up score. The URL is `url`, else `ASSAY_URL`; with
 `accelerate launch` every process reads the same environment.
 """
 
@@ -17,20 +18,32 @@ from typing import Any
 
 from assay.client import AssayClient
 from assay.integrations.clients import assay_url, shared_client
+from assay.integrations.transcripts import assistant_text
 
 __all__ = [
     "AssayReward",
     "completion_text",
+    "prompt_text",
 ]
 
 
 def completion_text(completion: Any) -> str:
-    """Text of a completion: a string, or the last message's content in conversational format."""
+    """What the model wrote: a string, or in conversational format its assistant messages joined (a
+    tool-calling completion also holds the tools' messages; their text is never scored, issue 38)."""
     if isinstance(completion, str):
         return completion
-    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], dict):
-        return str(completion[-1].get("content", ""))
+    if isinstance(completion, Sequence) and all(isinstance(m, dict) for m in completion):
+        return assistant_text(completion)
     raise TypeError(f"cannot read a completion of type {type(completion).__name__}")
+
+
+def prompt_text(prompt: Any) -> str:
+    """The prompt's text: a string, or the last message's content in conversational format."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence) and prompt and isinstance(prompt[-1], dict):
+        return str(prompt[-1].get("content", ""))
+    raise TypeError(f"cannot read a prompt of type {type(prompt).__name__}")
 
 
 class AssayReward:
@@ -60,7 +73,7 @@ class AssayReward:
         items = [
             {
                 "task": self.task,
-                "prompt": completion_text(prompt) if prompt is not None else None,
+                "prompt": prompt_text(prompt) if prompt is not None else None,
                 "response": completion_text(completion),
                 "reference": None if reference is None else str(reference),
             }

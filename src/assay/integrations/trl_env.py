@@ -21,6 +21,7 @@ installed, its client drives the same sessions through `/openenv`: docs/sessions
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import keyword
 import re
@@ -29,6 +30,7 @@ from typing import Any, Literal, Union
 
 import httpx
 
+from assay.integrations.clients import shared_http
 from assay.suggest import did_you_mean
 from assay.types import Item
 
@@ -67,7 +69,7 @@ class AssayEnv:
         methods = {schema["function"]["name"]: _method(schema["function"]) for schema in schemas}
         name = f"{type(self).__name__}[{','.join(methods)}]"
         self.__class__ = type(name, (type(self),), {**methods, "__module__": __name__})
-        self._client = httpx.Client(base_url=url.rstrip("/"), timeout=300.0)
+        self._client = shared_http(url.rstrip("/"))  # one pool per process, not one per environment
         self._limits = dict(limits or {})
         self._tools = list(methods)
         self._task = task or "math"
@@ -100,16 +102,11 @@ class AssayEnv:
         return str(response.json()["observation"])
 
     def __del__(self) -> None:
-        """TRL has no close hook: the last session ends here (or at its TTL), and the connection closes."""
-        client = getattr(self, "_client", None)
-        if client is None:  # __init__ never ran
+        """TRL has no close hook: the last session ends here (or at its TTL)."""
+        if getattr(self, "_client", None) is None:  # __init__ never ran
             return
-        try:
+        with contextlib.suppress(httpx.HTTPError, RuntimeError):
             self._end()
-        except (httpx.HTTPError, RuntimeError):
-            pass
-        finally:
-            client.close()
 
     def _end(self) -> None:
         if self._session is not None:

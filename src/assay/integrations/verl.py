@@ -27,6 +27,13 @@ verl has no "unscored" value (no manager masks a None or NaN reward), so a non-o
 - verl 0.9 has no `batch` manager in its reward loop; `compute_score_batch` serves the legacy
   `verl.workers.reward_manager.BatchRewardManager` (verl <= 0.8), which passes numpy arrays.
 
+What is scored is the model's own text. verl's reward loop hands over the whole response, tool
+responses included (it decodes every response token and does not pass `response_mask`); when the
+trajectory's tools were `AssaySessionTool`s, they recorded what they returned in `extra_info`
+("assay_tool_responses") and those responses are taken out before scoring (see
+`assay.integrations.transcripts`), so an answer only a tool printed earns nothing. Output of other tools
+is not known to Assay and stays in.
+
 Code tasks through verl's own SandboxFusion reward (`reward.sandbox_fusion.url: http://assay:8000/run_code`)
 need no adapter. Keep `sandbox_fusion.max_concurrent` at or below Assay's `ASSAY_CODE__SLOTS` times its
 replicas: above it requests queue for a slot, and one that cannot get one within a few seconds is answered
@@ -44,6 +51,7 @@ from assay.integrations.clients import (
     shared_async_client,
     shared_client,
 )
+from assay.integrations.transcripts import TOOL_RESPONSES, model_text
 from assay.types import Result
 
 __all__ = [
@@ -57,9 +65,13 @@ def _item(solution_str: str, ground_truth: Any, extra_info: Any, task: str | Non
     # verl hands `extra_info` over as a dict, None, or an element of a numpy object array: never test an
     # array's truth value, only whether this one is a mapping.
     extra = extra_info if isinstance(extra_info, Mapping) else {}
+    responses = extra.get(TOOL_RESPONSES)
+    text = str(solution_str)
+    if responses is not None and not isinstance(responses, str):
+        text = model_text(text, [str(r) for r in responses])
     return {
         "task": task or extra.get("assay_task") or "math",
-        "response": str(solution_str),
+        "response": text,
         "reference": None if ground_truth is None else str(ground_truth),
     }
 
