@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from assay.groups import GroupResult
 from assay.rl_client.config import ReplayConfig
 from assay.rl_client.control import informative
 from assay.rl_client.generate import Completion, Group, Problem, Sample
@@ -97,7 +98,10 @@ def _sample_json(sample: Sample) -> dict[str, Any]:
 
 
 def _sample_from(data: dict[str, Any]) -> Sample:
-    result = Result.model_validate(data["result"]) if data["result"] is not None else None
+    raw = data["result"]
+    # A result from the group path is a GroupResult (it carries `shaped_reward`): restore it as one.
+    kind = GroupResult if isinstance(raw, dict) and "shaped_reward" in raw else Result
+    result = kind.model_validate(raw) if raw is not None else None
     return Sample(
         Completion(**data["completion"]),
         data["version"],
