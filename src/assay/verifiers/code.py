@@ -22,7 +22,9 @@ cpp, javascript, java, rust, go), and `tests`, each one of:
 stderr is in `details` for every failed test (cut to `code.max_stderr_bytes`, which never fails a test).
 
 `hidden_tests` (same shapes) count in the reward like `tests` but are never returned: `details` gives
-only their counts. `details["flags"]` may hold `hardcoded_visible_outputs` (see `code_flags`).
+only their counts. A program that tables the visible tests' inputs to their outputs gets reward 0 and
+`details["flags"]` holds `hardcoded_visible_outputs` (see `code_flags`); `options.lookup_tables: "flag"`
+keeps the reward and only flags it.
 
 Per-test verdicts: passed, wrong_answer, runtime_error, time_limit, memory_limit, output_limit,
 compile_error. The policy's TLE/MLE is `ok` with its reward; our own failure (a crashed slot, overload)
@@ -68,7 +70,7 @@ from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers import code_audit, code_probes
 from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
-from assay.verifiers.code_flags import hardcoded_visible_outputs
+from assay.verifiers.code_flags import FLAG, hardcoded_visible_outputs
 
 __all__ = [
     "CodeOptions",
@@ -90,6 +92,11 @@ class CodeOptions(TaskOptions):
     checker: Literal["tokens", "exact", "float"] = Field("tokens", description="stdout comparison.")
     float_tol: float = Field(
         1e-6, ge=0, le=0.5, description="Absolute and relative tolerance of the float checker."
+    )
+    lookup_tables: Literal["zero", "flag"] = Field(
+        "zero",
+        description="A program that tables the visible tests (flag hardcoded_visible_outputs): reward 0,"
+        " or only the flag with the reward its tests earned.",
     )
 
 
@@ -324,6 +331,16 @@ def _hidden_summary(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"hidden": {"total": len(verdicts), "passed": passed, "verdicts": counts}}
 
 
+def _tabled(result: Result, options: CodeOptions) -> Result:
+    """A lookup table of the visible tests earns nothing (issue 44): a trainer that never reads
+    `details.flags` must not pay for it. `lookup_tables: "flag"` keeps the reward and only flags it."""
+    details = {**result.details, "flags": [*result.details.get("flags", ()), FLAG]}
+    if options.lookup_tables == "flag":
+        return result.model_copy(update={"details": details})
+    reason = f"{result.reason}; reward 0: the program tables the visible tests' outputs ({FLAG})"
+    return Result.verdict(False, reason, extracted=result.extracted, details=details)
+
+
 # Seconds a code item may spend, once it holds a slot, beyond its compile and per-test limits.
 _SLOT_MARGIN_S = 10.0
 
@@ -390,7 +407,7 @@ class CodeScorer(Scorer[CodeOptions]):
         plan.resolve(source)
         result = self._run(language, source, plan, options)
         if result.status == "ok" and hardcoded_visible_outputs(source, item.tests or [], result.details):
-            result.details.setdefault("flags", []).append("hardcoded_visible_outputs")
+            return _tabled(result, options)
         return result
 
     def run_program(self, program: Program) -> Execution:
