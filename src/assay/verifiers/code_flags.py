@@ -32,6 +32,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from assay.types import Result
+
 FLAG = "hardcoded_visible_outputs"
 _MAX_TABLES = 50_000  # tables read from one program at most (a bound on the work)
 _ROW_TEXT = re.compile(r"([^\s,;:=|>{}\[\]'\"]+)\s*(?::|=>|->|=)\s*([^\s,;|{}\[\]'\"]+)")
@@ -304,3 +306,13 @@ def _output_embedded(test: dict[str, Any], literals: set[str]) -> bool:
         want = test["expected"]
         return _significant(want) and (_normal(want) in literals or _normal(str(want)) in literals)
     return False  # assert tests keep their expected values in code, not in a field
+
+
+def tabled(result: Result, *, flag_only: bool) -> Result:
+    """A lookup table of the visible tests earns nothing (issue 44): a trainer that never reads
+    `details.flags` must not pay for it. `flag_only` (`lookup_tables: "flag"`) keeps the reward."""
+    details = {**result.details, "flags": [*result.details.get("flags", ()), FLAG]}
+    if flag_only:
+        return result.model_copy(update={"details": details})
+    reason = f"{result.reason}; reward 0: the program tables the visible tests' outputs ({FLAG})"
+    return Result.verdict(False, reason, extracted=result.extracted, details=details)
