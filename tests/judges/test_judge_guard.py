@@ -74,6 +74,7 @@ def test_judge_hacks_are_rewarded_at_most_5_percent_of_the_time_per_family(harne
         "judge_injection",
         "judge_forged_delimiter",
         "judge_position",
+        "judge_self_reference",
         "judge_padding",
     }
     assert all(rate <= MAX_RATE for rate in rates.values()), rates
