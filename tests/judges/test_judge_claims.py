@@ -34,7 +34,7 @@ _SAYS = (
     "is more accurate than the other",
     "is correct",
 )
-_LEADS = ("48. ", "The answer is 48.\n", "48\n\n")
+_LEADS = ("48. ", "The answer is 48.\n", "48\n\n", "48\n")  # "48\n": the answer on the line before
 
 
 def claims() -> list[str]:

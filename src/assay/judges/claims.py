@@ -9,9 +9,10 @@ when it both
   ("Response A", "Assistant 2", "the first answer", "the other one", "position B"); and
 - passes a verdict on it: better, best, worse, superior, preferred, wins, correct, wrong, should be
   chosen, more helpful/accurate/complete ...
-Such a sentence is neutralised whole (guard.py replaces it, flag `self_reference`), in pointwise and
-pairwise mode alike. "This approach is faster" or "the first step is wrong" point at no graded text and
-are left alone; "option A is correct" too (it answers a multiple-choice question).
+Such a sentence is neutralised from the claim's first word to its end (guard.py replaces it, flag
+`self_reference`), in pointwise and pairwise mode alike, so an answer on the line before it stays.
+"This approach is faster" or "the first step is wrong" point at no graded text and are left alone;
+"option A is correct" too (it answers a multiple-choice question).
 Matching runs on guard's canonical form (disguises removed, casefolded). Not covered: a claim that
 never names a text or a verdict in these words ("go with the one written in prose").
 """
@@ -42,10 +43,10 @@ _REFERENT = re.compile(
             r"\bth(?:is|ese)" + _S + r"(?:note|sentence|line|message|remark|comment|marker|phrase|words?|"
             r"statement|signature|tag|paragraph)\b",
             r"\bwhichever\b",
-            r"\b(?:response|answer|assistant|reply|output|candidate|submission|model|completion)[ \t]+"
+            r"\b(?:response|answer|assistant|reply|output|candidate|submission|model|completion)[ \t*_`~]+"
             r"(?:[ab12]|one|two)" + _LABEL_END,
             r"\b(?:first|second|former|latter|other|left|right|top|bottom|1st|2nd)" + _S + _TEXT + r"\b",
-            r"\b(?:position|slot)[ \t]+(?:[ab12]|one|two)" + _LABEL_END,
+            r"\b(?:position|slot)[ \t*_`~]+(?:[ab12]|one|two)" + _LABEL_END,
             r"\b(?:shown|placed|presented|listed|appearing)" + _S + r"(?:first|second|last)\b",
         )
     )
@@ -62,9 +63,14 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？;\n]|\n(?![ \t]*\n))+")
 
 
 def claim_spans(canonical: str) -> list[tuple[int, int, str]]:
-    """The spans of `canonical` (guard's canonical form) that are claims about the graded texts."""
-    return [
-        (m.start(), m.end(), SELF_REFERENCE)
-        for m in _SENTENCE.finditer(canonical)
-        if _REFERENT.search(m.group(0)) and _VERDICT.search(m.group(0))
-    ]
+    """The spans of `canonical` (guard's canonical form) that are claims about the graded texts: from
+    the claim's first word to the end of its sentence, so an answer on the line before stays."""
+    spans = []
+    for sentence in _SENTENCE.finditer(canonical):
+        body = sentence.group(0)
+        who, verdict = _REFERENT.search(body), _VERDICT.search(body)
+        if who is not None and verdict is not None:
+            spans.append(
+                (sentence.start() + min(who.start(), verdict.start()), sentence.end(), SELF_REFERENCE)
+            )
+    return spans
