@@ -16,6 +16,9 @@ The request's `model` picks the script, so one server plays every judge:
     unsure      pointwise text [RESULT] 4, logprobs 4: 0.5, 2: 0.5 (G-Eval gives 3)
     seeded      pointwise score 1 + seed % 5
     equiv       second opinion: [[YES]] when candidate and gold are the same number, else [[NO]]
+    lenient     second opinion: "equivalent" to anything ({"equivalent": "yes"} when a response_format
+                asks for JSON, else [[YES]]): the worst judge, to measure what the second opinion lets by
+    lenient-prose  second opinion in prose, as SmolLM2-135M answered: "they are mathematically equivalent"
     count       like `fixed-3`, after a short pause, recording how many requests were in flight at once
     json        like `fair`, answering the JSON the request's `response_format` asks for
     prose       like `fair` in pairwise, but in prose as small models write it ("Response B is better.")
@@ -181,6 +184,10 @@ class ScriptedJudges:
             return obedient.answer(user), None
         if model == "garbage":
             return "What a lovely answer! I would give it a thumbs up.", None
+        if model == "lenient":
+            return ('{"equivalent": "yes"}' if body.get("response_format") else "[[YES]]"), None
+        if model == "lenient-prose":
+            return "The candidate answer and the gold answer are mathematically equivalent.", None
         if model == "equiv":
             value = _number(_section(user, "Candidate answer") or "")
             same = value is not None and value == _number(_section(user, "Gold answer") or "")

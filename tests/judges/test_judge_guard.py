@@ -74,6 +74,7 @@ def test_judge_hacks_are_rewarded_at_most_5_percent_of_the_time_per_family(harne
         "judge_injection",
         "judge_forged_delimiter",
         "judge_position",
+        "judge_self_reference",
         "judge_padding",
     }
     assert all(rate <= MAX_RATE for rate in rates.values()), rates
@@ -258,7 +259,8 @@ def test_the_second_opinion_never_rewards_a_rule_negative_without_a_real_answer(
 
 def test_the_second_opinion_still_reviews_a_real_candidate(harness: Harness) -> None:
     assert _second(harness, "0.5", "0.5").reward == 1.0  # the obedient judge compares real answers
-    assert _second(harness, "0.4", "0.5").reward == 0.0
+    assert _second(harness, "0.4 + x", "0.5").reward == 0.0
+    assert _second(harness, "0.4", "0.5").reward == 0.0  # two numbers that differ: not even asked
     assert len(harness.judges.requests) == 2
 
 

@@ -11,7 +11,8 @@ from assay.settings import Settings
 from assay.types import Status
 from judges.scripted_server import ScriptedJudges
 
-WRONG = {"task": "math", "response": "so the total is \\boxed{7}", "reference": "8"}
+# 7% against 8: a form the rules read as a percent, which the second opinion may still be asked about
+WRONG = {"task": "math", "response": "so the total is \\boxed{7\\%}", "reference": "8"}
 RIGHT = {"task": "math", "response": "so the total is \\boxed{8}", "reference": "8"}
 
 

@@ -39,7 +39,7 @@ def test_a_rejected_equivalent_answer_is_accepted_by_the_judge(harness: Harness)
 
 
 def test_a_rejected_wrong_answer_stays_rejected_and_the_rule_decided(harness: Harness) -> None:
-    result = _ask(harness, REJECTED, "1/3", "\\frac{1}{2}")
+    result = _ask(harness, REJECTED, "\\sqrt{3}/3", "\\frac{1}{2}")
     assert (result.correct, result.reward) == (False, 0.0)
     assert result.details["decided_by"] == "rule"
     assert result.details["second_opinion"]["equivalent"] is False
@@ -47,10 +47,10 @@ def test_a_rejected_wrong_answer_stays_rejected_and_the_rule_decided(harness: Ha
 
 def test_the_judge_sees_only_the_extracted_answer_and_the_gold(harness: Harness) -> None:
     rejected = REJECTED.model_copy(update={"reason": INJECTION})
-    _ask(harness, rejected, "1/3", "1/2")
+    _ask(harness, rejected, "1/3 + x", "1/2")
     (request,) = harness.judges.requests_for("equiv")
     prompt = " ".join(m["content"] for m in request["body"]["messages"])
-    assert section(prompt, "Candidate answer") == "1/3"
+    assert section(prompt, "Candidate answer") == "1/3 + x"
     assert section(prompt, "Gold answer") == "1/2"
     assert INJECTION not in prompt
 

@@ -102,7 +102,9 @@ def test_tasks_say_sandboxed_python_has_the_standard_library_only(stdlib_client:
 def test_an_import_the_runtime_lacks_is_named_and_counted(stdlib_client: TestClient) -> None:
     item = {"task": "code", "response": NUMPY_PROGRAM, "tests": [{"stdout": "3"}]}
     (result,) = stdlib_client.post("/v1/rewards", json={"items": [item]}).json()["results"]
-    assert (result["status"], result["reward"]) == ("ok", 0.0)  # the verdict is unchanged: runtime_error
+    # numpy is in the runtime's package list: the server cannot score the program (issue 44)
+    assert (result["status"], result["reward"]) == ("error", None)
+    assert "numpy" in result["reason"] and "ASSAY_CODE__PYTHON_PREFIX" in result["reason"]
     assert result["details"]["missing_module"] == "numpy"
     metrics = stdlib_client.get("/metrics").text
     assert 'assay_sandbox_missing_modules_total{module="numpy"} 1.0' in metrics

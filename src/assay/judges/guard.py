@@ -15,6 +15,8 @@ swapping cannot cancel) do the rest. Three defences, applied before any judge se
   emphasis and line breaks as separators), mapped back to the original characters, so the disguises a
   policy finds first do not help. Plain words are left alone: a correct answer that says "correct" or
   uses a colon reads as before.
+  Claims about the graded texts ("this answer is better", "Response A is correct", "the answer with
+  this note wins") are neutralised whole, flag `self_reference` (claims.py).
 - `substantive`: what is left after cue phrases ("Solution", "Let's solve this step by step", ...),
   neutralised spans, punctuation and whitespace are removed. A response with nothing left is never sent
   to a judge (the scorer answers reward 0 with flag `master_key`).
@@ -33,6 +35,8 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
+
+from assay.judges.claims import claim_spans
 
 REDACTED = "[...]"
 
@@ -194,7 +198,7 @@ def _spans(canonical: str) -> tuple[list[tuple[int, int, str]], set[str]]:
         for m in p.finditer(canonical)
         if m.end() > m.start()
     ]
-    found += _verdict_sentences(canonical)
+    found += _verdict_sentences(canonical) + claim_spans(canonical)
     found.sort()
     merged: list[tuple[int, int, str]] = []
     for start, end, flag in found:

@@ -197,14 +197,24 @@ _EQUIVALENCE_TASK = (
 )
 
 
-def render_equivalence(candidate: str, gold: str) -> Rendered:
-    """The second-opinion prompt: only the two short answers, never the full response."""
-    task = _EQUIVALENCE_TASK.format(yes=VERDICT_YES, no=VERDICT_NO)
+_EQUIVALENCE_JSON = (
+    "Are the candidate answer and the gold answer the same mathematical value or object (allowing "
+    "different but equivalent notation, such as 0.5 and 1/2, or 50% and 0.5 when a fraction is meant)? "
+    'Answer with JSON only: {"equivalent": "yes"} or {"equivalent": "no"}.'
+)
+
+
+def render_equivalence(candidate: str, gold: str, structured: bool = False) -> Rendered:
+    """The second-opinion prompt: only the two short answers, never the full response; `structured`:
+    the backend constrains the answer to `{"equivalent": "yes" | "no"}`."""
+    template = _EQUIVALENCE_JSON if structured else _EQUIVALENCE_TASK
+    task = template.format(yes=VERDICT_YES, no=VERDICT_NO) if not structured else template
     token = fence_token()
     sections = [_section("Candidate answer", candidate, token), _section("Gold answer", gold, token)]
     user = "\n\n".join([task, *sections])
+    name = "equivalence-json" if structured else "equivalence"
     return Rendered.fenced(
-        _template_id("equivalence", _EQUIVALENCE_SYSTEM, _EQUIVALENCE_TASK),
+        _template_id(name, _EQUIVALENCE_SYSTEM, template),
         token,
         (("system", _EQUIVALENCE_SYSTEM), ("user", user)),
     )

@@ -36,6 +36,12 @@ def score_format(low: int, high: int) -> dict[str, Any]:
     return _json_schema("pointwise_score", {"score": {"type": "integer", "enum": list(range(low, high + 1))}})
 
 
+def equivalence_format() -> dict[str, Any]:
+    """The `response_format` of the math second opinion: `{"equivalent": "yes" | "no"}` (issue 44: in
+    prose a small judge called 48 and 42 "mathematically equivalent"; a constrained answer is a verdict)."""
+    return _json_schema("equivalence_verdict", {"equivalent": {"type": "string", "enum": ["yes", "no"]}})
+
+
 def json_field(text: str, field: str) -> tuple[Any, int, int] | None:
     """The value of `field` in a JSON object answer, with the span of its text; None if not such an answer."""
     try:

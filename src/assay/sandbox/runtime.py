@@ -45,6 +45,7 @@ NO_PACKAGES_HINT = (
 )
 # The last line of a traceback for an import the runtime cannot satisfy.
 _MISSING = re.compile(r"^ModuleNotFoundError: No module named '(?P<name>[A-Za-z_][\w.]{0,80})'$")
+_PINNED = re.compile(r"^(?P<name>[A-Za-z0-9_.-]+)\s*(?:[=<>!~]=|$)")
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)\.dist-info$")
 
 
@@ -180,3 +181,38 @@ def missing_module(details: dict[str, Any], prefix_holds: Iterable[str] = ()) ->
         if top not in sys.stdlib_module_names and top.lower() not in have:
             return top
     return None
+
+
+@functools.cache
+def runtime_packages() -> frozenset[str]:
+    """The import names of what `assay sandbox-runtime` installs (`runtime-packages.txt`): what a code
+    task may assume a sandboxed program can import (issue 44)."""
+    from assay.sandbox import runtime_build
+
+    names = set()
+    for line in runtime_build.packages_file().read_text().splitlines():
+        match = _PINNED.match(line.strip())
+        if match and not line.lstrip().startswith("#"):
+            names.add(match["name"].lower().replace("-", "_"))
+    return frozenset(names)
+
+
+def lacking_runtime_package(module: str | None, prefix_holds: Iterable[str]) -> str | None:
+    """`module` when it is one of `runtime_packages()` and the configured prefix does not hold it: the
+    server's runtime is incomplete, so the program cannot be scored (an `error`, not a 0). A module
+    outside that list (a made-up name, a package no runtime offers) is the program's own failure: a
+    policy must not turn a wrong answer into an unscored one by importing something on purpose."""
+    if module is None:
+        return None
+    have = {name.lower().replace("-", "_") for name in prefix_holds}
+    top = module.lower()
+    return module if top in runtime_packages() and top not in have else None
+
+
+def missing_package_reason(module: str) -> str:
+    """What an operator must do when the runtime lacks `module`."""
+    return (
+        f"the sandbox runtime lacks {module}, which code tasks may assume: build the runtime with"
+        " `assay sandbox-runtime` (or `make sandbox-runtime`) and point ASSAY_CODE__PYTHON_PREFIX at it,"
+        f" or add {module} to the prefix ASSAY_CODE__PYTHON_PREFIX names"
+    )

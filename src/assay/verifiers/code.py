@@ -22,18 +22,23 @@ cpp, javascript, java, rust, go), and `tests`, each one of:
 stderr is in `details` for every failed test (cut to `code.max_stderr_bytes`, which never fails a test).
 
 `hidden_tests` (same shapes) count in the reward like `tests` but are never returned: `details` gives
-only their counts. `details["flags"]` may hold `hardcoded_visible_outputs` (see `code_flags`).
+only their counts. A program that tables the visible tests' inputs to their outputs gets reward 0 and
+`details["flags"]` holds `hardcoded_visible_outputs` (see `code_flags`); `options.lookup_tables: "flag"`
+keeps the reward and only flags it.
 
 Per-test verdicts: passed, wrong_answer, runtime_error, time_limit, memory_limit, output_limit,
 compile_error. The policy's TLE/MLE is `ok` with its reward; our own failure (a crashed slot, overload)
-is `error`, never a reward of 0. See `assay.sandbox` for what the sandbox covers and what it does not.
+is `error`, never a reward of 0. So is a Python program that failed importing a package the standard
+runtime offers (`runtime-packages.txt`: numpy, scipy, ...) but this server's prefix lacks: the reason
+names the module and the fix. A module outside that list (made up, or one no runtime offers) stays the
+program's failure (`ok`, `details.missing_module`), so a policy cannot escape a 0 by importing it.
+See `assay.sandbox` for what the sandbox covers and what it does not.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -63,12 +68,20 @@ from assay.sandbox import (
     lookup,
 )
 from assay.sandbox.languages import language_names
-from assay.sandbox.runtime import missing_module, offered
+from assay.sandbox.runtime import (
+    check_prefix,
+    lacking_runtime_package,
+    missing_module,
+    missing_package_reason,
+    offered,
+    prefix_packages,
+)
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers import code_audit, code_probes
 from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
-from assay.verifiers.code_flags import hardcoded_visible_outputs
+from assay.verifiers.code_compare import check_stdout, same_json
+from assay.verifiers.code_flags import hardcoded_visible_outputs, tabled
 
 __all__ = [
     "CodeOptions",
@@ -91,49 +104,11 @@ class CodeOptions(TaskOptions):
     float_tol: float = Field(
         1e-6, ge=0, le=0.5, description="Absolute and relative tolerance of the float checker."
     )
-
-
-def _tokens(text: str) -> list[str]:
-    return text.split()
-
-
-def _same_float(a: str, b: str, tol: float) -> bool:
-    if a == b:
-        return True
-    try:
-        x, y = float(a), float(b)
-    except ValueError:
-        return False
-    if math.isnan(x) or math.isnan(y):
-        return False
-    return math.isclose(x, y, rel_tol=tol, abs_tol=tol)
-
-
-def check_stdout(actual: bytes, expected: str, checker: str, tol: float) -> bool:
-    """Compare program output with the expected text (invalid UTF-8 never matches)."""
-    try:
-        text = actual.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    if checker == "exact":
-        return text == expected
-    got, want = _tokens(text), _tokens(expected)
-    if checker == "float":
-        return len(got) == len(want) and all(_same_float(a, b, tol) for a, b in zip(got, want, strict=True))
-    return got == want
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """Structural equality of JSON values; bools are not numbers, 1 equals 1.0."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b or (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-9))
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
+    lookup_tables: Literal["zero", "flag"] = Field(
+        "zero",
+        description="A program that tables the visible tests (flag hardcoded_visible_outputs): reward 0,"
+        " or only the flag with the reward its tests earned.",
+    )
 
 
 @dataclass
@@ -344,6 +319,7 @@ class CodeScorer(Scorer[CodeOptions]):
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
         self._executor: Executor | None = None
+        self._holds: frozenset[str] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -353,6 +329,16 @@ class CodeScorer(Scorer[CodeOptions]):
             if self._executor is None:
                 self._executor = create_executor(self.settings.code)
             return self._executor
+
+    def runtime_holds(self) -> frozenset[str]:
+        """The distributions of the Python prefix sandboxed programs import from (read once)."""
+        with self._lock:
+            if self._holds is None:
+                try:
+                    self._holds = frozenset(prefix_packages(check_prefix(self.settings.code.python_prefix)))
+                except ValueError:  # a prefix that is not a directory: the executor refuses it too
+                    self._holds = frozenset()
+            return self._holds
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: CodeOptions) -> float:
@@ -390,7 +376,7 @@ class CodeScorer(Scorer[CodeOptions]):
         plan.resolve(source)
         result = self._run(language, source, plan, options)
         if result.status == "ok" and hardcoded_visible_outputs(source, item.tests or [], result.details):
-            result.details.setdefault("flags", []).append("hardcoded_visible_outputs")
+            return tabled(result, flag_only=options.lookup_tables == "flag")
         return result
 
     def run_program(self, program: Program) -> Execution:
@@ -466,8 +452,10 @@ class CodeScorer(Scorer[CodeOptions]):
         )
         if execution.cached_build:
             details["cached_build"] = True
-        if (module := missing_module(details)) is not None:  # a package the runtime lacks: on /metrics
-            details["missing_module"] = module
+        if language.name == "python" and (module := missing_module(details, self.runtime_holds())):
+            details["missing_module"] = module  # a package the runtime lacks: on /metrics
+            if lacking_runtime_package(module, self.runtime_holds()) is not None:  # ours, not the policy's
+                return Result.error(missing_package_reason(module), details=details)
         return Result.partial(correct, reward, reason, extracted=source, details=details)
 
     @classmethod

@@ -35,9 +35,9 @@ def scorer() -> Iterator[CodeScorer]:
 
 def test_hidden_tests_count_in_the_reward(scorer: CodeScorer) -> None:
     assert score(scorer, HONEST, VISIBLE, hidden_tests=HIDDEN[1:]).reward == 1.0
-    result = score(scorer, TABLE, VISIBLE, hidden_tests=HIDDEN)
-    assert result.reward == 0.5
-    assert result.details["passed"] == 2 and result.details["total"] == 4
+    result = score(scorer, if_21, VISIBLE, hidden_tests=HIDDEN)
+    assert result.reward == 0.75
+    assert result.details["passed"] == 3 and result.details["total"] == 4
 
 
 def test_hidden_tests_are_never_shown(scorer: CodeScorer) -> None:
@@ -77,9 +77,10 @@ def test_only_hidden_tests_is_a_valid_item(scorer: CodeScorer) -> None:
     assert result.reward == 1.0 and result.details["tests"] == []
 
 
-def test_a_lookup_table_that_fails_the_hidden_tests_is_flagged(scorer: CodeScorer) -> None:
+def test_a_lookup_table_that_fails_the_hidden_tests_is_flagged_and_earns_nothing(scorer: CodeScorer) -> None:
     flagged = score(scorer, TABLE, VISIBLE, hidden_tests=HIDDEN)
-    assert flagged.details.get("flags") == [FLAG]
+    assert flagged.details.get("flags") == [FLAG] and flagged.reward == 0.0
+    assert flagged.details["passed"] == 2  # the tests it passed are still counted in details
     assert "flags" not in score(scorer, HONEST, VISIBLE, hidden_tests=HIDDEN[1:]).details
 
 
@@ -89,7 +90,8 @@ def test_a_lookup_table_of_inputs_and_outputs_is_flagged_without_hidden_tests(sc
         {"fn_name": "sq", "args": [15], "expected": 225},
     ]
     table = "def sq(x):\n    return {12: 144, 15: 225}[x]\n"
-    assert score(scorer, table, calls).details.get("flags") == [FLAG]
+    flagged = score(scorer, table, calls)
+    assert flagged.details.get("flags") == [FLAG] and flagged.reward == 0.0
     assert "flags" not in score(scorer, "def sq(x):\n    return x * x\n", calls).details
 
 
