@@ -131,3 +131,25 @@ def test_trls_reward_sends_what_the_model_wrote_not_the_tools_last_message() -> 
     ]
     reward(prompts=[[{"role": "user", "content": "6*7?"}]], completions=[completion], answer=["42"])
     assert client.items[0]["response"] == "" and client.items[0]["prompt"] == "6*7?"
+
+
+def test_long_repetitive_responses_are_taken_out_at_every_truncation() -> None:
+    """Responses past the search anchor's length, from a two-letter alphabet (many partial overlaps)."""
+    rng = random.Random(44)
+    for _ in range(200):
+        turns = rng.randint(2, 3)
+        model = ["M" + "".join(rng.choice("ab") for _ in range(rng.randint(0, 60))) for _ in range(turns)]
+        tools = ["".join(rng.choice("ab") for _ in range(rng.randint(17, 300))) for _ in range(turns - 1)]
+        side, limit = rng.choice(["left", "right", "middle"]), rng.randint(16, 120)
+        text = _transcript(model, tools, limit, side)
+        assert model_text(text, tools) == _stripped(model, tools), (model, tools, side, limit)
+
+
+@pytest.mark.timeout(5)  # about 0.1 s here; 20 s before
+def test_many_truncation_marks_the_policy_wrote_cost_a_scan_not_a_quadratic() -> None:
+    """3,000 fake marks after 30,000 characters of the model's own text took seconds per sample when every
+    overlap length was tried with a fresh slice (20 s here); the reward loop scores every sample this way."""
+    tool = "".join(random.Random(1).choice("abcdefgh \n") for _ in range(20_000)) + "\\boxed{42}"
+    model = ["y" * 30_000 + "...(truncated) " * 3_000 + "<tool_call>1</tool_call>", "I do not know."]
+    text = _transcript(model, [tool], 256, "right")
+    assert model_text(text, [tool]) == _stripped(model, [tool])

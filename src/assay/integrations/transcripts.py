@@ -97,28 +97,49 @@ def _truncated(text: str, response: str, start: int) -> tuple[int, int] | None:
     return None if best is None else (best[1], best[2])
 
 
+# Overlaps are found by searching for an anchor (the response's first or last characters) with str.find,
+# then comparing whole slices: C-speed scans, where trying every length k with a fresh slice each time cost
+# seconds per sample once the policy wrote many "(truncated)" marks into a long text of its own.
+_ANCHOR = 16
+
+
+def _heads(before: str, response: str, most: int) -> list[int]:
+    """Every k <= `most` with `before` ending in `response[:k]`, largest first."""
+    most = min(most, len(before), len(response))
+    found: list[int] = []
+    anchor = response[: min(_ANCHOR, most)]
+    if anchor:
+        lo, end = len(before) - most, len(before)
+        at = before.find(anchor, lo, end)
+        while at != -1:
+            k = end - at
+            if k >= len(anchor) and before[at:] == response[:k]:
+                found.append(k)
+            at = before.find(anchor, at + 1, end)
+    found += [k for k in range(min(most, len(anchor) - 1), 0, -1) if before.endswith(response[:k])]
+    return found
+
+
+def _tails(after: str, response: str, most: int) -> list[int]:
+    """Every k <= `most` with `after` starting with `response[-k:]`, largest first."""
+    reverse = response[::-1]
+    return _heads(after[: min(most, len(response))][::-1], reverse, most)
+
+
 def _common_both(before: str, after: str, response: str) -> int:
     """The longest k with `before` ending in `response[:k]` and `after` starting with `response[-k:]`."""
-    for k in range(min(len(before), len(after), len(response) // 2), 0, -1):
-        if before.endswith(response[:k]) and after.startswith(response[-k:]):
-            return k
-    return 0
+    tails = set(_tails(after, response, len(response) // 2))
+    return next((k for k in _heads(before, response, len(response) // 2) if k in tails), 0)
 
 
 def _common_end(before: str, response: str) -> int:
     """The longest k with `before` ending in `response[:k]`."""
-    for k in range(min(len(before), len(response)), 0, -1):
-        if before.endswith(response[:k]):
-            return k
-    return 0
+    return next(iter(_heads(before, response, len(response))), 0)
 
 
 def _common_start(after: str, response: str) -> int:
     """The longest k with `after` starting with `response[-k:]`."""
-    for k in range(min(len(after), len(response)), 0, -1):
-        if after.startswith(response[-k:]):
-            return k
-    return 0
+    return next(iter(_tails(after, response, len(response))), 0)
 
 
 def _cut(text: str, response: str, start: int) -> tuple[int, int] | None:
