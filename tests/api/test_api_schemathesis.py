@@ -65,11 +65,11 @@ def _bad_group_option(group: dict[str, Any]) -> bool:
 
 
 def _groups_total(body: dict[str, Any], http: httpx.Client) -> int | None:
-    """A refused group option is a 422; more than ASSAY_QUEUE_SIZE items summed over a request's groups
-    is a 413."""
-    if any(_bad_group_option(group) for group in body["groups"]):
-        return 422
-    return 413 if sum(len(group["items"]) for group in body["groups"]) > QUEUE else None
+    """More than ASSAY_QUEUE_SIZE items summed over a request's groups is a 413 (admission, checked
+    first); else a refused group option is a 422."""
+    if sum(len(group["items"]) for group in body["groups"]) > QUEUE:
+        return 413
+    return 422 if any(_bad_group_option(group) for group in body["groups"]) else None
 
 
 def _openrlhf_unscorable(body: dict[str, Any], http: httpx.Client) -> int | None:

@@ -63,8 +63,10 @@ class GroupIn(BaseModel):
     rubric: Rubric | None = Field(
         None, description="Weighted components with gates (docs/length-control.md)."
     )
+    # strict: the schema says boolean, so 0 is refused as the schema refuses it (schemathesis, issue 28)
     self_consistency: bool = Field(
         False,
+        strict=True,
         description="Vote without a reference: an item with no verdict still joins the answer clusters with"
         " the answer its response states; the stats' `majority_answer` is the vote (docs/voting.md).",
     )
