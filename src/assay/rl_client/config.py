@@ -214,6 +214,52 @@ class TreeConfig:
         _need(self.answer_tokens >= 1, "tree.answer_tokens must be at least 1")
 
 
+SHAPING_METHODS = ("none", "shorter_better")
+# Server-side methods whose rollouts the trainer does not build yet, and what they need.
+_SHAPING_TODO = {
+    "adapt_think": "half of each group forced to open with </think> and an importance-sampled first token",
+    "s_grpo": "serial groups (one path cut at several exits)",
+}
+
+
+@dataclass(frozen=True)
+class ShapingConfig:
+    """Length control (issue 40, docs/length-control.md): the server turns each group's verdicts and
+    lengths into `shaped_reward` (POST /v1/groups' `shaping`), and the advantages are computed from it.
+
+    "shorter_better" (Yi et al. 2025): alpha x correct - beta x |length - SOL|, SOL the length of the
+    group's shortest correct response (its mean length when none is correct); the length sent is the
+    completion's token count. "none": the raw reward. Dynamic sampling still filters on raw correctness."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    method: str = "none"
+    alpha: float = 2.0  # ShorterBetter's released code
+    beta: float = 0.001
+
+    def __post_init__(self) -> None:
+        _need(
+            self.method not in _SHAPING_TODO,
+            f"shaping.method {self.method} needs {_SHAPING_TODO.get(self.method)}, which the trainer does "
+            "not build yet; use shorter_better",
+        )
+        _need(
+            self.method in SHAPING_METHODS,
+            f"shaping.method must be one of {', '.join(SHAPING_METHODS)}, got {self.method!r}",
+        )
+        _need(self.alpha >= 0 and self.beta >= 0, "shaping.alpha and shaping.beta must be >= 0")
+
+    @property
+    def on(self) -> bool:
+        return self.method != "none"
+
+    def wire(self) -> dict[str, Any] | None:
+        """The group's `shaping` option for POST /v1/groups; None when shaping is off."""
+        if self.method == "shorter_better":
+            return {"method": self.method, "alpha": self.alpha, "beta": self.beta}
+        return None
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything one run needs besides the model, the backend, the data and the reward source."""
@@ -236,14 +282,32 @@ class TrainConfig:
     # "group": G i.i.d. responses per prompt; "tree": responses sampled as a tree (`tree`, issue 41)
     rollout: Rollout = "group"
     tree: TreeConfig = field(default_factory=TreeConfig)
+    shaping: ShapingConfig = field(default_factory=ShapingConfig)
 
     def __post_init__(self) -> None:
         _need(self.steps >= 0, "steps must be >= 0")
         _need(self.rollout in ("group", "tree"), f"rollout must be group or tree, got {self.rollout!r}")
         if self.rollout == "tree":
             self._check_tree()
+        if self.shaping.on:
+            self._check_shaping()
         _need(0 < self.lr < 1e-2, f"lr {self.lr} is out of range; 1e-4..3e-4 works, 1e-3 collapsed")
         _need(self.micro_batch > 0, "micro_batch must be positive")
+
+    def _check_shaping(self) -> None:
+        """Shaped rewards are relative to the group the server saw: nothing may edit it afterwards."""
+        clashes = {
+            "rollout: tree": self.rollout == "tree",
+            "tools.tools": bool(self.tools.tools),
+            "replay.inject_correct": self.replay.inject_correct,
+            "loss.coefficient correct": self.loss.coefficient == "correct",
+        }
+        on = [name for name, value in clashes.items() if value]
+        _need(
+            not on,
+            f"shaping.method {self.shaping.method} does not combine with {', '.join(on)}: the server shapes "
+            "a whole i.i.d. group scored at once; turn them off or set shaping.method none",
+        )
 
     def _check_tree(self) -> None:
         """What a tree rollout cannot combine with: options that resample or edit single responses."""

@@ -108,7 +108,7 @@ class Rollout:
             self.stats.injected += sum(self.replay.inject(g, version) for g in groups)
         if self.cfg.generate.hint_fraction > 0:
             groups = self._with_hints(groups, version)
-        shape(groups, self.cfg.control, self.cfg.generate.max_new_tokens)
+        shape(groups, self.cfg.control, self.cfg.generate.max_new_tokens, self.cfg.shaping.on)
         return groups
 
     def generate_scored(
@@ -148,7 +148,7 @@ class Rollout:
                 chunk_hints,
                 self.cfg.generate.hint_template,
             )
-            pending.append((groups, self.pipe.submit_groups(groups)))
+            pending.append((groups, self.pipe.submit_groups(groups, self.cfg.shaping.wire())))
         scored: list[Group] = []
         for groups, future in pending:
             waited = time.perf_counter()
@@ -204,7 +204,7 @@ class Rollout:
     def _score(self, groups: list[Group]) -> list[Group]:
         if groups:
             waited = time.perf_counter()
-            outcomes = self.pipe.submit_groups(groups).result()
+            outcomes = self.pipe.submit_groups(groups, self.cfg.shaping.wire()).result()
             self.stats.reward_wait_s += time.perf_counter() - waited
             apply_outcomes(groups, outcomes)
         return groups

@@ -178,6 +178,8 @@ class Trainer:
         # hints and injection changed them
         own = [s for g in seen for s in g.samples if not s.off_policy]
         scored = [s for s in own if s.scored]
+        # the raw reward beside the shaped one the advantages came from (issue 40)
+        raw = [float(s.result.reward) for s in scored if s.result is not None and s.result.reward is not None]
         return {
             "step": self.step,
             "reward": _mean([s.reward for s in scored if s.reward is not None]),
@@ -200,6 +202,7 @@ class Trainer:
             "generated_tokens": stats.generated_tokens,
             "tokens_per_group": stats.generated_tokens / stats.groups if stats.groups else 0.0,
             **(tool_signals(own) if self.cfg.tools.tools else {}),
+            **({"raw_reward": _mean(raw)} if self.cfg.shaping.on else {}),
             **update,
         }
 
