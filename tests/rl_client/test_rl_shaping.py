@@ -3,7 +3,9 @@ the advantages start from each result's `shaped_reward`, while Control still fil
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -204,3 +206,49 @@ def test_shaping_with_another_algorithm_says_what_to_change() -> None:
 def test_a_bad_shaping_method_in_a_run_config_is_an_actionable_error() -> None:
     with pytest.raises(ConfigError, match="adapt_think needs"):
         validate(_run_data(algorithm={"shaping": {"method": "adapt_think"}}))
+
+
+def test_the_demo_takes_algorithm_shaping_by_set() -> None:
+    from assay.rl_client.runs.command import demo_shaping
+
+    shaping = demo_shaping(["algorithm.shaping.method=shorter_better", "train.shaping.alpha=1"])
+    assert shaping == ShapingConfig(method="shorter_better", alpha=1.0)
+    assert demo_shaping([]) == ShapingConfig()
+
+
+@pytest.mark.parametrize(
+    ("assignment", "needle"),
+    [
+        ("train.steps=3", "algorithm.shaping.FIELD=VALUE only"),
+        ("algorithm.shaping.method=s_grpo", "serial groups"),
+        ("algorithm.shaping.beta=-1", "must be >= 0"),
+        ("algorithm.shaping.gamma=1", "gamma"),
+    ],
+)
+def test_the_demo_refuses_any_other_set_in_one_line_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], assignment: str, needle: str
+) -> None:
+    from assay.rl_client.runs.command import main
+
+    assert main(["--demo", "--out", str(tmp_path / "run"), "-q", "--set", assignment]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert needle in captured.err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_demo_trains_on_shorter_betters_shaped_rewards(tmp_path: Path) -> None:
+    from assay.rl_client.runs.command import main
+
+    out = tmp_path / "run"
+    argv = ["--demo", "--out", str(out), "-q", "--steps", "3", "--prompts-per-step", "8"]
+    assert main([*argv, "--set", "algorithm.shaping.method=shorter_better"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["steps"], summary["shaping"]) == (3, "shorter_better")
+    assert summary["response_length"] > 0
+    for record in map(json.loads, (out / "log.jsonl").read_text().splitlines()):
+        # alpha 2 x correct minus 0.001 x |length - SOL|, lengths at most max_new_tokens 4 apart
+        assert abs(record["reward"] - 2 * record["raw_reward"]) <= 0.001 * 4, record
+        assert record["reward"] != record["raw_reward"] or record["raw_reward"] == 0, record
