@@ -170,7 +170,7 @@ def test_a_source_that_only_scores_flat_items_cannot_shape() -> None:
 
 @pytest.mark.parametrize(
     ("method", "needle"),
-    [("adapt_think", "forced to open with </think>"), ("s_grpo", "serial groups"), ("shortest", "one of")],
+    [("adapt_think", "forced to open with </think>"), ("shortest", "one of")],
 )
 def test_methods_the_trainer_cannot_run_are_refused_with_what_they_need(method: str, needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
@@ -220,7 +220,7 @@ def test_the_demo_takes_algorithm_shaping_by_set() -> None:
     ("assignment", "needle"),
     [
         ("train.steps=3", "algorithm.shaping.FIELD=VALUE only"),
-        ("algorithm.shaping.method=s_grpo", "serial groups"),
+        ("algorithm.shaping.method=adapt_think", "forced to open"),
         ("algorithm.shaping.beta=-1", "must be >= 0"),
         ("algorithm.shaping.gamma=1", "gamma"),
     ],
@@ -239,16 +239,117 @@ def test_the_demo_refuses_any_other_set_in_one_line_with_exit_2(
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_the_demo_trains_on_shorter_betters_shaped_rewards(tmp_path: Path) -> None:
+@pytest.mark.parametrize("method", ["shorter_better", "s_grpo"])
+def test_the_demo_trains_on_the_shaped_rewards(tmp_path: Path, method: str) -> None:
     from assay.rl_client.runs.command import main
 
     out = tmp_path / "run"
     argv = ["--demo", "--out", str(out), "-q", "--steps", "3", "--prompts-per-step", "8"]
-    assert main([*argv, "--set", "algorithm.shaping.method=shorter_better"]) == 0
+    assert main([*argv, "--set", f"algorithm.shaping.method={method}"]) == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert (summary["steps"], summary["shaping"]) == (3, "shorter_better")
+    assert (summary["steps"], summary["shaping"]) == (3, method)
     assert summary["response_length"] > 0
-    for record in map(json.loads, (out / "log.jsonl").read_text().splitlines()):
-        # alpha 2 x correct minus 0.001 x |length - SOL|, lengths at most max_new_tokens 4 apart
-        assert abs(record["reward"] - 2 * record["raw_reward"]) <= 0.001 * 4, record
+    records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert any(r["raw_reward"] > 0 for r in records), records
+    for record in records:
+        if method == "shorter_better":  # 2 x correct - 0.001 x |length - SOL|, lengths within 4 tokens
+            assert abs(record["reward"] - 2 * record["raw_reward"]) <= 0.001 * 4, record
+        else:  # the k-th correct exit earns 1/2^(k-1) <= 1, a wrong one 0: never above the raw reward
+            assert record["reward"] <= record["raw_reward"] + 1e-9, record
         assert record["reward"] != record["raw_reward"] or record["raw_reward"] == 0, record
+
+
+class PathBackend:
+    """A token-level backend over the demo's characters: a path is `path` then the end token, an exit's
+    answer is `answer` then the end token; it keeps every prefix it continued."""
+
+    def __init__(self, path: str, answer: str, answer_budget: int) -> None:
+        from assay.rl_client.runs.demo import CharTokenizer
+
+        self.tokenizer = CharTokenizer()
+        self.path, self.answer, self.answer_budget = path, answer, answer_budget
+        self.continued: list[list[int]] = []
+
+    def generate_ids(self, prompt_ids: Sequence[list[int]], params: SamplingParams) -> list[Completion]:
+        is_answer = params.max_new_tokens == self.answer_budget
+        if is_answer:
+            self.continued.extend(list(p) for p in prompt_ids)
+        text = self.answer if is_answer else self.path
+        ids = [*self.tokenizer.encode_plain(text), self.tokenizer.eos_token_id]
+        lp = -0.25 if is_answer else -0.5
+        return [Completion(list(p), list(ids), text, [lp] * len(ids), False) for p in prompt_ids]
+
+    def sync_weights(self, model: Any) -> None:
+        return None
+
+
+class ShortIsRight(ShapingServer):
+    """Correct when the response is at most three characters: early exits are right, late ones wrong."""
+
+    async def ascore_groups(self, groups: list[dict[str, Any]]) -> list[GroupOutcome]:
+        self.sent.extend(groups)
+        out = []
+        for index, group in enumerate(groups):
+            gid, spec, split = shaping_parts(index, group)
+            results = [Result.verdict(len(item["response"]) <= 3) for item, _ in split]
+            out.append(group_outcome(gid, spec, split, results, SolveRates(None)))
+        return out
+
+
+def _serial_round(cue: str = "") -> tuple[Group, ShortIsRight, PathBackend]:
+    cfg = TrainConfig(
+        generate=GenerateConfig(group_size=4, max_new_tokens=8),
+        control=ControlConfig(prompts_per_step=1),
+        shaping=ShapingConfig(method="s_grpo", exit_cue=cue, exit_tokens=2),
+    )
+    server, backend = ShortIsRight(), PathBackend("1234", "5", answer_budget=2)
+    pipe = RewardPipe(server)
+    sampler = PromptSampler([Problem("p", "1+2=", "3")], cfg.control, 4, seed=0)
+    rollout = Rollout(backend, pipe, sampler, ReplayBuffer(cfg.replay), cfg)
+    try:
+        [group] = rollout.round(1, version=0)
+    finally:
+        pipe.close()
+    return group, server, backend
+
+
+def test_cuts_are_spread_evenly_over_the_path() -> None:
+    from assay.rl_client.serial import cut_positions
+
+    assert cut_positions(5, 3) == [1, 2, 4]  # round(1.25), round(2.5), round(3.75)
+    assert cut_positions(3, 7) == [0, 1, 1, 2, 2, 2, 3]  # a short path repeats positions
+
+
+def test_a_serial_group_is_one_path_cut_at_its_exits_and_the_whole_path_last() -> None:
+    group, server, backend = _serial_round()
+    # the path "1234" + end (5 tokens), cut at 1, 2 and 3 (its end token aside) and answered "5" + end
+    assert [s.completion.text for s in group.samples] == ["15", "125", "1235", "1234"]
+    assert group.exit_positions == [1, 2, 3, 5]
+    [sent] = server.sent
+    assert sent["shaping"] == {"method": "s_grpo", "decay": 0.5}
+    assert [i["exit_position"] for i in sent["items"]] == [1, 2, 3, 5]
+    prompt = backend.tokenizer.encode("1+2=")
+    assert backend.continued == [prompt + backend.tokenizer.encode_plain(c) for c in ("1", "12", "123")]
+
+
+def test_serial_rewards_follow_s_grpo_decay_over_the_correct_exits_in_order() -> None:
+    # correct exits at positions 1 and 2 (the 1st and 2nd correct): 1/2^0, 1/2^1; wrong exits 0 (Dai et al.)
+    group, _, _ = _serial_round()
+    assert [s.reward for s in group.samples] == [1.0, 0.5, 0.0, 0.0]
+    assert [s.raw_score for s in group.samples] == [True, True, False, False]
+
+
+def test_the_exit_cue_is_forced_and_masked_out_of_the_loss() -> None:
+    group, _, backend = _serial_round(cue="=")
+    first = group.samples[0].completion
+    ids = backend.tokenizer.encode_plain
+    assert first.token_ids == [*ids("1"), *ids("="), *ids("5"), backend.tokenizer.eos_token_id]
+    assert first.action_mask == [1, 0, 1, 1]
+    assert first.logprobs == [-0.5, 0.0, -0.25, -0.25]
+    assert first.text == "1=5"
+    assert group.samples[-1].completion.action_mask is None  # the whole path is all the policy's
+
+
+def test_s_grpo_refuses_options_that_resize_or_resample_a_group() -> None:
+    with pytest.raises(ValueError, match="adaptive_group"):
+        TrainConfig(shaping=ShapingConfig(method="s_grpo"), control=ControlConfig(adaptive_group=True))

@@ -214,11 +214,10 @@ class TreeConfig:
         _need(self.answer_tokens >= 1, "tree.answer_tokens must be at least 1")
 
 
-SHAPING_METHODS = ("none", "shorter_better")
+SHAPING_METHODS = ("none", "shorter_better", "s_grpo")
 # Server-side methods whose rollouts the trainer does not build yet, and what they need.
 _SHAPING_TODO = {
     "adapt_think": "half of each group forced to open with </think> and an importance-sampled first token",
-    "s_grpo": "serial groups (one path cut at several exits)",
 }
 
 
@@ -229,25 +228,35 @@ class ShapingConfig:
 
     "shorter_better" (Yi et al. 2025): alpha x correct - beta x |length - SOL|, SOL the length of the
     group's shortest correct response (its mean length when none is correct); the length sent is the
-    completion's token count. "none": the raw reward. Dynamic sampling still filters on raw correctness."""
+    completion's token count. "s_grpo" (Dai et al. 2025): each group is one path cut at group_size - 1
+    exits (`serial.py`), each exit forced with `exit_cue` and answered in `exit_tokens`; the k-th correct
+    exit earns decay^(k-1), a wrong one 0. "none": the raw reward. Dynamic sampling still filters on raw
+    correctness."""
 
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     method: str = "none"
     alpha: float = 2.0  # ShorterBetter's released code
     beta: float = 0.001
+    decay: float = 0.5  # S-GRPO: 1/2^(k-1) for the k-th correct exit
+    # S-GRPO's cue is "Time is limited, stop thinking and start answering.\n</think>\n\n"; empty: the
+    # exit just answers from the cut (a model without a thinking block, like the demo's)
+    exit_cue: str = ""
+    exit_tokens: int = 8  # an exit's answer budget
 
     def __post_init__(self) -> None:
         _need(
             self.method not in _SHAPING_TODO,
             f"shaping.method {self.method} needs {_SHAPING_TODO.get(self.method)}, which the trainer does "
-            "not build yet; use shorter_better",
+            "not build yet; use shorter_better or s_grpo",
         )
         _need(
             self.method in SHAPING_METHODS,
             f"shaping.method must be one of {', '.join(SHAPING_METHODS)}, got {self.method!r}",
         )
         _need(self.alpha >= 0 and self.beta >= 0, "shaping.alpha and shaping.beta must be >= 0")
+        _need(0 < self.decay <= 1, "shaping.decay must be in (0, 1]")
+        _need(self.exit_tokens >= 1, "shaping.exit_tokens must be at least 1")
 
     @property
     def on(self) -> bool:
@@ -257,6 +266,8 @@ class ShapingConfig:
         """The group's `shaping` option for POST /v1/groups; None when shaping is off."""
         if self.method == "shorter_better":
             return {"method": self.method, "alpha": self.alpha, "beta": self.beta}
+        if self.method == "s_grpo":
+            return {"method": self.method, "decay": self.decay}
         return None
 
 
@@ -301,6 +312,10 @@ class TrainConfig:
             "tools.tools": bool(self.tools.tools),
             "replay.inject_correct": self.replay.inject_correct,
             "loss.coefficient correct": self.loss.coefficient == "correct",
+            # a serial group is one path and its exits, generated whole by `serial.py`
+            "generate.hint_fraction": self.shaping.method == "s_grpo" and self.generate.hint_fraction > 0,
+            "control.partial_rollouts": self.shaping.method == "s_grpo" and self.control.partial_rollouts,
+            "control.adaptive_group": self.shaping.method == "s_grpo" and self.control.adaptive_group,
         }
         on = [name for name, value in clashes.items() if value]
         _need(

@@ -182,20 +182,22 @@ def reward_item(group: Group, index: int, sample: Sample) -> dict[str, Any]:
 
 def group_payload(groups: Sequence[Group], shaping: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One `{"id", "items"}` per group for POST /v1/groups; the items are `reward_items`'. With `shaping`,
-    each group carries it and each item its `length`, the completion's token count."""
+    each group carries it and each item its `length`, the completion's token count, and in a serial group
+    (S-GRPO) its `exit_position`."""
     if shaping is None:
         return [{"id": g.problem.id, "items": reward_items([g])} for g in groups]
-    return [
-        {
-            "id": g.problem.id,
-            "items": [
-                {**item, "length": len(s.completion.token_ids)}
-                for item, s in zip(reward_items([g]), g.samples, strict=True)
-            ],
-            "shaping": shaping,
-        }
-        for g in groups
+    return [{"id": g.problem.id, "items": _member_items(g), "shaping": shaping} for g in groups]
+
+
+def _member_items(group: Group) -> list[dict[str, Any]]:
+    items = [
+        {**item, "length": len(s.completion.token_ids)}
+        for item, s in zip(reward_items([group]), group.samples, strict=True)
     ]
+    if group.exit_positions is not None:
+        for item, position in zip(items, group.exit_positions, strict=True):
+            item["exit_position"] = position
+    return items
 
 
 async def _score_groups(source: RewardSource, payload: list[dict[str, Any]]) -> list[GroupOutcome]:

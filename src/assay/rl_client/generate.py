@@ -99,6 +99,8 @@ class Group:
     # node's advantage; the loss trains on these instead of `samples` (the leaves), so a shared prefix
     # is credited once (`tree_rollout.py`).
     tree_rows: list[Sample] | None = None
+    # S-GRPO serial groups: the token position each sample exits its path at (`serial.py`); None: i.i.d.
+    exit_positions: list[int] | None = None
 
     def raw_scores(self) -> list[float | bool]:
         return [s for s in (x.raw_score for x in self.samples) if s is not None]
