@@ -321,7 +321,7 @@ class TrainConfig:
         _need(
             not on,
             f"shaping.method {self.shaping.method} does not combine with {', '.join(on)}: the server shapes "
-            "a whole i.i.d. group scored at once; turn them off or set shaping.method none",
+            "each group as it was generated, scored whole; turn them off or set shaping.method none",
         )
 
     def _check_tree(self) -> None:

@@ -17,7 +17,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.rl_client.config import ShapingConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,7 +174,7 @@ def _run_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def demo_shaping(overrides: list[str]) -> Any:
+def demo_shaping(overrides: list[str]) -> ShapingConfig:
     """The `ShapingConfig` of `--demo`'s `--set algorithm.shaping.FIELD=VALUE` (or `train.shaping.`), the
     one section --demo takes by --set; any other field is a ConfigError saying where it belongs."""
     from pydantic import TypeAdapter, ValidationError
