@@ -114,7 +114,7 @@ class Rollout:
             self.stats.injected += sum(self.replay.inject(g, version) for g in groups)
         if self.cfg.generate.hint_fraction > 0:
             groups = self._with_hints(groups, version)
-        shape(groups, self.cfg.control, self.cfg.generate.max_new_tokens, self.cfg.shaping.on)
+        shape(groups, self.cfg.control, self.cfg.generate.max_new_tokens, self.cfg.shaping.server)
         return groups
 
     def generate_scored(

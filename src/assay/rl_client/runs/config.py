@@ -247,7 +247,7 @@ class RunConfig(_Section):
                 f"backend.server.seer.enabled needs backend.kind vllm_server (it is {self.backend.kind!r}): "
                 "Seer orders the requests sent to a vLLM server"
             )
-        if self.train.shaping.on:
+        if self.train.shaping.server:
             raise ValueError(
                 "backend.server.seer scores each response alone, but algorithm.shaping needs whole groups "
                 "scored together; turn one of them off"
