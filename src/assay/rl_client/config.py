@@ -214,6 +214,74 @@ class TreeConfig:
         _need(self.answer_tokens >= 1, "tree.answer_tokens must be at least 1")
 
 
+SHAPING_METHODS = ("none", "shorter_better", "s_grpo", "ro_recomp")
+SERVER_SHAPED = ("shorter_better", "s_grpo")  # the server computes `shaped_reward`
+# Server-side methods whose rollouts the trainer does not build yet, and what they need.
+_SHAPING_TODO = {
+    "adapt_think": "half of each group forced to open with </think> and an importance-sampled first token",
+}
+
+
+@dataclass(frozen=True)
+class ShapingConfig:
+    """Length control (issue 40, docs/length-control.md): the server turns each group's verdicts and
+    lengths into `shaped_reward` (POST /v1/groups' `shaping`), and the advantages are computed from it.
+
+    "shorter_better" (Yi et al. 2025): alpha x correct - beta x |length - SOL|, SOL the length of the
+    group's shortest correct response (its mean length when none is correct); the length sent is the
+    completion's token count. "s_grpo" (Dai et al. 2025): each group is one path cut at group_size - 1
+    exits (`serial.py`), each exit forced with `exit_cue` and answered in `exit_tokens`; the k-th correct
+    exit earns decay^(k-1), a wrong one 0. "ro_recomp" (Li et al. 2025, `recompose.py`): raw rewards, but
+    each step trains on its short-correct and long-incorrect responses, the rest replayed every
+    `compensation_every` steps. "none": the raw reward. Dynamic sampling still filters on raw correctness."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    method: str = "none"
+    alpha: float = 2.0  # ShorterBetter's released code
+    beta: float = 0.001
+    decay: float = 0.5  # S-GRPO: 1/2^(k-1) for the k-th correct exit
+    # S-GRPO's cue is "Time is limited, stop thinking and start answering.\n</think>\n\n"; empty: the
+    # exit just answers from the cut (a model without a thinking block, like the demo's)
+    exit_cue: str = ""
+    exit_tokens: int = 8  # an exit's answer budget
+    priority_fraction: float = 0.5  # RoRecomp: the share of each group's correct (incorrect) responses kept
+    compensation_every: int = 4  # RoRecomp: every k-th step adds a compensation batch; 0: never
+
+    def __post_init__(self) -> None:
+        _need(
+            self.method not in _SHAPING_TODO,
+            f"shaping.method {self.method} needs {_SHAPING_TODO.get(self.method)}, which the trainer does "
+            "not build yet; use shorter_better, s_grpo or ro_recomp",
+        )
+        _need(
+            self.method in SHAPING_METHODS,
+            f"shaping.method must be one of {', '.join(SHAPING_METHODS)}, got {self.method!r}",
+        )
+        _need(self.alpha >= 0 and self.beta >= 0, "shaping.alpha and shaping.beta must be >= 0")
+        _need(0 < self.decay <= 1, "shaping.decay must be in (0, 1]")
+        _need(self.exit_tokens >= 1, "shaping.exit_tokens must be at least 1")
+        _need(0 < self.priority_fraction <= 1, "shaping.priority_fraction must be in (0, 1]")
+        _need(self.compensation_every >= 0, "shaping.compensation_every must be >= 0 (0: never)")
+
+    @property
+    def on(self) -> bool:
+        return self.method != "none"
+
+    @property
+    def server(self) -> bool:
+        """The server shapes the rewards (the advantages start from `shaped_reward`)."""
+        return self.method in SERVER_SHAPED
+
+    def wire(self) -> dict[str, Any] | None:
+        """The group's `shaping` option for POST /v1/groups; None when shaping is off."""
+        if self.method == "shorter_better":
+            return {"method": self.method, "alpha": self.alpha, "beta": self.beta}
+        if self.method == "s_grpo":
+            return {"method": self.method, "decay": self.decay}
+        return None
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything one run needs besides the model, the backend, the data and the reward source."""
@@ -236,14 +304,38 @@ class TrainConfig:
     # "group": G i.i.d. responses per prompt; "tree": responses sampled as a tree (`tree`, issue 41)
     rollout: Rollout = "group"
     tree: TreeConfig = field(default_factory=TreeConfig)
+    shaping: ShapingConfig = field(default_factory=ShapingConfig)
 
     def __post_init__(self) -> None:
         _need(self.steps >= 0, "steps must be >= 0")
         _need(self.rollout in ("group", "tree"), f"rollout must be group or tree, got {self.rollout!r}")
         if self.rollout == "tree":
             self._check_tree()
+        if self.shaping.on:
+            self._check_shaping()
         _need(0 < self.lr < 1e-2, f"lr {self.lr} is out of range; 1e-4..3e-4 works, 1e-3 collapsed")
         _need(self.micro_batch > 0, "micro_batch must be positive")
+
+    def _check_shaping(self) -> None:
+        """Shaped rewards are relative to the group the server saw, so nothing may edit it afterwards; a
+        serial group (s_grpo) is generated whole; RoRecomp recomposes i.i.d. groups."""
+        method = self.shaping.method
+        server, serial = self.shaping.server, method == "s_grpo"
+        clashes = {
+            "rollout: tree": self.rollout == "tree",
+            "loss.coefficient correct": self.loss.coefficient == "correct",
+            "tools.tools": server and bool(self.tools.tools),
+            "replay.inject_correct": server and self.replay.inject_correct,
+            "generate.hint_fraction": serial and self.generate.hint_fraction > 0,
+            "control.partial_rollouts": serial and self.control.partial_rollouts,
+            "control.adaptive_group": serial and self.control.adaptive_group,
+        }
+        on = [name for name, value in clashes.items() if value]
+        _need(
+            not on,
+            f"shaping.method {method} does not combine with {', '.join(on)} (each edits, splits or resizes "
+            "the group it works on); turn them off or set shaping.method none",
+        )
 
     def _check_tree(self) -> None:
         """What a tree rollout cannot combine with: options that resample or edit single responses."""

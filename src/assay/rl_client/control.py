@@ -25,6 +25,7 @@ from typing import Any
 from assay.rl_client import checkpoints
 from assay.rl_client.config import ControlConfig
 from assay.rl_client.generate import Group, Problem
+from assay.types import Result
 
 # learning_value = 4p(1-p) >= 0.64 exactly when the pass rate p is within 0.2..0.8
 _UNCERTAIN_VALUE = 0.64
@@ -48,13 +49,28 @@ def soft_overlong_penalty(length: int, max_len: int, cache: int, factor: float =
     return factor * (start - length) / cache
 
 
-def shape(groups: Sequence[Group], cfg: ControlConfig, max_new_tokens: int) -> None:
-    """Set shaped rewards from raw ones (idempotent), with overlong filtering and the soft penalty."""
+def base_reward(result: Result | None, shaped: bool) -> float | None:
+    """The reward advantages start from: the server's `shaped_reward` when the run shapes (issue 40),
+    else the raw reward; None when there is none (the sample is masked, never scored 0)."""
+    if result is None or result.reward is None:
+        return None
+    if not shaped:
+        return float(result.reward)
+    value = getattr(result, "shaped_reward", None)
+    return None if value is None else float(value)
+
+
+def shape(groups: Sequence[Group], cfg: ControlConfig, max_new_tokens: int, shaped: bool = False) -> None:
+    """Set shaped rewards from raw ones (or from the server's `shaped_reward` when `shaped`; idempotent),
+    with overlong filtering and the soft penalty. A scored sample without a shaped reward is masked."""
     for group in groups:
         for sample in group.samples:
-            if sample.result is None or sample.result.reward is None:
+            reward = base_reward(sample.result, shaped)
+            if reward is None:
+                if sample.scored:  # ok verdict, but the server could not shape its group
+                    sample.reward, sample.weight = None, 0.0
                 continue
-            sample.reward = float(sample.result.reward)
+            sample.reward = reward
             if cfg.overlong_filter and sample.completion.truncated:
                 sample.weight = 0.0
             if cfg.overlong_penalty:

@@ -115,9 +115,17 @@ class RewardPipe:
 
         return asyncio.run_coroutine_threadsafe(timed(), self._loop)
 
-    def submit_groups(self, groups: Sequence[Group]) -> Future[list[GroupOutcome]]:
-        """Score `groups` as groups; outcomes (results and statistics) in group order."""
-        payload = group_payload(groups)
+    def submit_groups(
+        self, groups: Sequence[Group], shaping: dict[str, Any] | None = None
+    ) -> Future[list[GroupOutcome]]:
+        """Score `groups` as groups; outcomes (results and statistics) in group order. `shaping` (a
+        group option, docs/length-control.md) goes with every group, and each result carries its
+        `shaped_reward`; a source that cannot shape is a `ConfigError`."""
+        if shaping is not None and getattr(self.source, "ascore_groups", None) is None:
+            raise ConfigError(
+                "shaping needs a reward source that scores groups (the Assay service or engine)"
+            )
+        payload = group_payload(groups, shaping)
         started = time.perf_counter()
 
         async def timed() -> list[GroupOutcome]:
@@ -172,9 +180,24 @@ def reward_item(group: Group, index: int, sample: Sample) -> dict[str, Any]:
     return item
 
 
-def group_payload(groups: Sequence[Group]) -> list[dict[str, Any]]:
-    """One `{"id", "items"}` per group for POST /v1/groups; the items are `reward_items`'."""
-    return [{"id": g.problem.id, "items": reward_items([g])} for g in groups]
+def group_payload(groups: Sequence[Group], shaping: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One `{"id", "items"}` per group for POST /v1/groups; the items are `reward_items`'. With `shaping`,
+    each group carries it and each item its `length`, the completion's token count, and in a serial group
+    (S-GRPO) its `exit_position`."""
+    if shaping is None:
+        return [{"id": g.problem.id, "items": reward_items([g])} for g in groups]
+    return [{"id": g.problem.id, "items": _member_items(g), "shaping": shaping} for g in groups]
+
+
+def _member_items(group: Group) -> list[dict[str, Any]]:
+    items = [
+        {**item, "length": len(s.completion.token_ids)}
+        for item, s in zip(reward_items([group]), group.samples, strict=True)
+    ]
+    if group.exit_positions is not None:
+        for item, position in zip(items, group.exit_positions, strict=True):
+            item["exit_position"] = position
+    return items
 
 
 async def _score_groups(source: RewardSource, payload: list[dict[str, Any]]) -> list[GroupOutcome]:

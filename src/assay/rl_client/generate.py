@@ -72,7 +72,8 @@ class Sample:
     reward: float | None = None  # shaped reward; None when the result is not ok
     off_policy: bool = False  # injected from the replay buffer: needs an importance ratio
     weight: float = 1.0  # 0 masks it out of the loss (non-ok result, overlong filtering)
-    advantage: float | None = None  # given by the server (a tree node's credit); None: from the group
+    # given: a tree node's credit from the server, or RoRecomp's over the whole group; None: from the group
+    advantage: float | None = None
 
     @property
     def scored(self) -> bool:
@@ -99,6 +100,8 @@ class Group:
     # node's advantage; the loss trains on these instead of `samples` (the leaves), so a shared prefix
     # is credited once (`tree_rollout.py`).
     tree_rows: list[Sample] | None = None
+    # S-GRPO serial groups: the token position each sample exits its path at (`serial.py`); None: i.i.d.
+    exit_positions: list[int] | None = None
 
     def raw_scores(self) -> list[float | bool]:
         return [s for s in (x.raw_score for x in self.samples) if s is not None]

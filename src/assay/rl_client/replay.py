@@ -5,6 +5,8 @@ the loss (the samples carry their behaviour log-probabilities):
 - AR3PO-style injection: an all-wrong group gets one cached correct response to the same prompt, so it
   has a non-zero advantage instead of being dropped.
 - Topping up a batch that dynamic sampling could not fill within its rounds.
+- RoRecomp's compensation batches (`recompose.py`): the responses a priority batch left out, each with
+  the advantage its whole group gave it.
 Anything older than `max_staleness` policy versions is never used: its ratios would be far from 1 and
 mostly clipped.
 """
@@ -29,6 +31,7 @@ class ReplayBuffer:
         self.cfg = cfg
         self.groups: deque[Group] = deque(maxlen=cfg.capacity or None)
         self.correct: dict[tuple[str, str], Sample] = {}  # (problem id, prompt) -> latest correct
+        self.remainder: deque[Group] = deque(maxlen=cfg.capacity or None)  # RoRecomp's compensation
 
     def _fresh(self, version: int, produced: int) -> bool:
         return version - produced <= self.cfg.max_staleness
@@ -39,6 +42,10 @@ class ReplayBuffer:
             maxlen=self.groups.maxlen,
         )
         self.correct = {k: s for k, s in self.correct.items() if self._fresh(version, s.version)}
+        self.remainder = deque(
+            (g for g in self.remainder if self._fresh(version, min(s.version for s in g.samples))),
+            maxlen=self.remainder.maxlen,
+        )
 
     def add(self, groups: Sequence[Group], version: int) -> None:
         """Remember informative groups, and the latest correct response of every prompt."""
@@ -74,16 +81,34 @@ class ReplayBuffer:
             taken.append(group)
         return taken
 
+    def keep_remainder(self, groups: Sequence[Group]) -> None:
+        """Keep what a RoRecomp priority batch left out (its samples carry their advantages)."""
+        self.remainder.extend(copy.deepcopy(g) for g in groups if g.samples)
+
+    def take_remainder(self, count: int, version: int) -> list[Group]:
+        """A compensation batch: up to `count` of the newest fresh remainder groups, marked off-policy."""
+        self._evict_stale(version)
+        taken: list[Group] = []
+        while self.remainder and len(taken) < count:
+            group = self.remainder.pop()
+            for sample in group.samples:
+                sample.off_policy = sample.off_policy or sample.version != version
+            taken.append(group)
+        return taken
+
     # -- checkpoint --------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         return {
             "groups": [_group_json(g) for g in self.groups],
             "correct": [[k[0], k[1], _sample_json(s)] for k, s in self.correct.items()],
+            "remainder": [_group_json(g) for g in self.remainder],
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.groups = deque((_group_from(g) for g in state["groups"]), maxlen=self.groups.maxlen)
         self.correct = {(pid, prompt): _sample_from(s) for pid, prompt, s in state["correct"]}
+        remainder = state.get("remainder", [])  # absent from checkpoints written before RoRecomp
+        self.remainder = deque((_group_from(g) for g in remainder), maxlen=self.remainder.maxlen)
 
 
 def _sample_json(sample: Sample) -> dict[str, Any]:
@@ -94,6 +119,7 @@ def _sample_json(sample: Sample) -> dict[str, Any]:
         "reward": sample.reward,
         "off_policy": sample.off_policy,
         "weight": sample.weight,
+        "advantage": sample.advantage,
     }
 
 
@@ -109,6 +135,7 @@ def _sample_from(data: dict[str, Any]) -> Sample:
         data["reward"],
         data["off_policy"],
         data["weight"],
+        data.get("advantage"),
     )
 
 

@@ -33,6 +33,7 @@ from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.partial import PartialRollouts
 from assay.rl_client.partial_tools import PartialToolRollouts
 from assay.rl_client.replay import ReplayBuffer
+from assay.rl_client.serial import SerialRollouts
 from assay.rl_client.tree_rollout import TreeRollouts
 from assay.types import Result
 
@@ -73,6 +74,7 @@ class Rollout:
         self.stats = RoundStats()
         self.partial: PartialRollouts | PartialToolRollouts | None = None
         self.trees = TreeRollouts(backend, pipe, cfg) if cfg.rollout == "tree" else None
+        self.serial = SerialRollouts(backend, cfg) if cfg.shaping.method == "s_grpo" else None
         if cfg.control.partial_rollouts:  # with tools, unfinished rollouts keep their sessions
             self.partial = (
                 PartialToolRollouts(tools, cfg) if tools is not None else PartialRollouts(backend, cfg)
@@ -91,6 +93,10 @@ class Rollout:
             groups = self.trees.sample_groups(self.sampler.draw(count, version), version)
             self.stats.generated_tokens += self.trees.generated - before
             self.stats.reward_wait_s += self.trees.reward_wait_s - waited
+        elif self.serial is not None:  # S-GRPO: one path and its exits per prompt
+            before = self.serial.generated
+            groups = self._score(self.serial.sample_groups(self.sampler.draw(count, version), version))
+            self.stats.generated_tokens += self.serial.generated - before
         else:
             problems = self.sampler.draw(count, version)
             sizes = [self.sampler.size_for(p) for p in problems]
@@ -108,7 +114,7 @@ class Rollout:
             self.stats.injected += sum(self.replay.inject(g, version) for g in groups)
         if self.cfg.generate.hint_fraction > 0:
             groups = self._with_hints(groups, version)
-        shape(groups, self.cfg.control, self.cfg.generate.max_new_tokens)
+        shape(groups, self.cfg.control, self.cfg.generate.max_new_tokens, self.cfg.shaping.server)
         return groups
 
     def generate_scored(
@@ -148,7 +154,7 @@ class Rollout:
                 chunk_hints,
                 self.cfg.generate.hint_template,
             )
-            pending.append((groups, self.pipe.submit_groups(groups)))
+            pending.append((groups, self.pipe.submit_groups(groups, self.cfg.shaping.wire())))
         scored: list[Group] = []
         for groups, future in pending:
             waited = time.perf_counter()
@@ -204,7 +210,7 @@ class Rollout:
     def _score(self, groups: list[Group]) -> list[Group]:
         if groups:
             waited = time.perf_counter()
-            outcomes = self.pipe.submit_groups(groups).result()
+            outcomes = self.pipe.submit_groups(groups, self.cfg.shaping.wire()).result()
             self.stats.reward_wait_s += time.perf_counter() - waited
             apply_outcomes(groups, outcomes)
         return groups

@@ -27,6 +27,7 @@ from assay.rl_client.loss import correct_coefficients, group_advantages, policy_
 from assay.rl_client.multiturn import SessionClient, ToolRollouts
 from assay.rl_client.observe import StepLog, group_signals
 from assay.rl_client.policy import collate, token_logprobs
+from assay.rl_client.recompose import recompose
 from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.rollout import Rollout, RoundStats
 from assay.rl_client.tree_rollout import whiten
@@ -97,12 +98,17 @@ class Trainer:
         extra = self.replay.take(missing, version) if self.cfg.replay.fill_batch and missing > 0 else []
         self.replay.add(fill.seen, version)
         kept = fill.kept + extra
+        compensated = 0
+        if self.cfg.shaping.method == "ro_recomp":
+            kept, compensated = self._recompose(kept, version)
         backend_signals = getattr(self.backend, "step_signals", None)  # e.g. speculative acceptance
         signals = backend_signals() if backend_signals is not None else {}
         update = self._update(kept)
         self.step += 1
         self.backend.sync_weights(self.model)
         record = self._record(fill.seen, kept, fill.rounds, len(extra), update)
+        if self.cfg.shaping.method == "ro_recomp":
+            record["compensation_groups"] = compensated
         record.update(group_signals(fill.seen, kept, version))  # what `assay doctor` reads
         record.update(signals)
         latencies, waited = self.pipe.latencies[latencies_before:], self.rollout.stats.reward_wait_s
@@ -118,6 +124,18 @@ class Trainer:
         self.log.write(record)
         return record
 
+    def _recompose(self, groups: list[Group], version: int) -> tuple[list[Group], int]:
+        """RoRecomp (`recompose.py`): this step's priority batch, plus every `compensation_every`-th step
+        a compensation batch of as many groups from the buffer; the rest is kept for later."""
+        shaping = self.cfg.shaping
+        priority, remainder = recompose(groups, shaping.priority_fraction, self.cfg.loss.scale_std)
+        every = shaping.compensation_every
+        compensation = (
+            self.replay.take_remainder(len(groups), version) if every and (self.step + 1) % every == 0 else []
+        )
+        self.replay.keep_remainder(remainder)
+        return priority + compensation, len(compensation)
+
     def _update(self, groups: Sequence[Group]) -> dict[str, float]:
         samples: list[Sample] = []
         advantages: list[float] = []
@@ -126,7 +144,9 @@ class Trainer:
                 samples.extend(group.tree_rows)
                 advantages.extend(s.advantage or 0.0 for s in group.tree_rows)
                 continue
-            if self.cfg.loss.coefficient == "correct":  # algorithm rft: STaR's coefficient, on-policy
+            if group.samples and all(s.advantage is not None for s in group.samples):  # RoRecomp's
+                advantages.extend(s.advantage or 0.0 for s in group.samples)
+            elif self.cfg.loss.coefficient == "correct":  # algorithm rft: STaR's coefficient, on-policy
                 scores = [s.raw_score if s.weight > 0 else None for s in group.samples]
                 advantages.extend(correct_coefficients(scores))
             else:
@@ -178,6 +198,8 @@ class Trainer:
         # hints and injection changed them
         own = [s for g in seen for s in g.samples if not s.off_policy]
         scored = [s for s in own if s.scored]
+        # the raw reward beside the shaped one the advantages came from (issue 40)
+        raw = [float(s.result.reward) for s in scored if s.result is not None and s.result.reward is not None]
         return {
             "step": self.step,
             "reward": _mean([s.reward for s in scored if s.reward is not None]),
@@ -200,6 +222,7 @@ class Trainer:
             "generated_tokens": stats.generated_tokens,
             "tokens_per_group": stats.generated_tokens / stats.groups if stats.groups else 0.0,
             **(tool_signals(own) if self.cfg.tools.tools else {}),
+            **({"raw_reward": _mean(raw)} if self.cfg.shaping.server else {}),
             **update,
         }
 

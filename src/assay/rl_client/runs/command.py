@@ -4,6 +4,7 @@ assay train --init DIR                      write a runnable example (config, da
 assay train --init DIR --tools              the same, a tool-use run (train.tools, python sessions)
 assay train --config DIR/run.yaml [--set train.steps=20 ...]
 assay train --demo --out DIR                SFT + GRPO on 2-digit addition, nothing to prepare
+assay train --demo --out DIR --set algorithm.shaping.method=shorter_better   the same, length-shaped
 assay train --demo tools --out DIR          SFT + GRPO with the python tool on 3-digit multiplication
 
 An output directory that holds a finished run is refused; `--fresh` starts anew there. An unfinished
@@ -16,7 +17,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.rl_client.config import ShapingConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
-        help="override a config field, e.g. --set train.generate.group_size=16 (repeatable)",
+        help="override a config field, e.g. --set train.generate.group_size=16 (repeatable); --demo takes "
+        "algorithm.shaping.FIELD only, e.g. --set algorithm.shaping.method=shorter_better",
     )  # fmt: skip
     parser.add_argument("--check", action="store_true", help="validate the config and exit")
     parser.add_argument(
@@ -169,12 +174,40 @@ def _run_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def demo_shaping(overrides: list[str]) -> ShapingConfig:
+    """The `ShapingConfig` of `--demo`'s `--set algorithm.shaping.FIELD=VALUE` (or `train.shaping.`), the
+    one section --demo takes by --set; any other field is a ConfigError saying where it belongs."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from assay.errors import ConfigError
+    from assay.rl_client.config import ShapingConfig
+    from assay.rl_client.runs.config import apply_override
+
+    data: dict[str, Any] = {}
+    for assignment in overrides:
+        key, _, value = assignment.partition("=")
+        prefix, dot, name = key.strip().partition(".shaping.")
+        if not dot or prefix not in ("algorithm", "train") or "." in name:
+            raise ConfigError(
+                f"--demo takes --set algorithm.shaping.FIELD=VALUE only, not {key.strip()!r}: its other "
+                "settings are the run flags; for the rest write a config (assay train --init DIR)"
+            )
+        apply_override(data, f"{name}={value}")
+    try:
+        return TypeAdapter(ShapingConfig).validate_python(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'shaping'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"--set algorithm.shaping: {problems}") from exc
+
+
 def _run_demo(args: argparse.Namespace, tools_budget: dict[str, Any]) -> int:
-    from assay.rl_client.runs.rundir import FinishedRunError
+    from assay.errors import ConfigError  # FinishedRunError among them
 
     try:
+        if args.demo == "tools" and args.overrides:
+            raise ConfigError("--demo tools takes no --set (its rollouts are verified by their sessions)")
         summary = _demo(args, tools_budget)
-    except FinishedRunError as exc:
+    except ConfigError as exc:
         print(f"assay train: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(summary, indent=2))
@@ -211,6 +244,7 @@ def _demo(args: argparse.Namespace, tools_budget: dict[str, Any]) -> dict[str, A
     from assay.rl_client.runs.demo import DemoOptions, run_demo
 
     options = DemoOptions(
+        shaping=demo_shaping(args.overrides),
         seed=args.seed,
         steps=args.steps,
         lr=args.lr,

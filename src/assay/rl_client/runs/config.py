@@ -164,6 +164,10 @@ class OutputSection(_Section):
     save_model: bool = True
 
 
+# `algorithm.<key>` spellings of `train.<key>`
+_ALGORITHM_TRAIN = ("rollout", "tree", "shaping")
+
+
 class RunConfig(_Section):
     model: ModelSection
     data: DataSection
@@ -188,16 +192,17 @@ class RunConfig(_Section):
     @model_validator(mode="before")
     @classmethod
     def _algorithm_section(cls, data: Any) -> Any:
-        """`algorithm: {name: grpo, rollout: tree, tree: {...}}` (issue 41's `algorithm.rollout`) reads as
-        `algorithm: grpo` with `train.rollout` and `train.tree`: one setting, two spellings of where."""
+        """`algorithm: {name: grpo, rollout: tree, tree: {...}, shaping: {...}}` (issue 41's
+        `algorithm.rollout`, issue 40's `algorithm.shaping`) reads as `algorithm: grpo` with
+        `train.rollout`, `train.tree` and `train.shaping`: one setting, two spellings of where."""
         if not isinstance(data, dict) or not isinstance(data.get("algorithm"), dict):
             return data
         section = dict(data["algorithm"])
-        unknown = sorted(set(section) - {"name", "rollout", "tree"})
+        unknown = sorted(set(section) - {"name", *_ALGORITHM_TRAIN})
         if unknown:
-            raise ValueError(f"algorithm: unknown field(s) {unknown} (known: name, rollout, tree)")
+            raise ValueError(f"algorithm: unknown field(s) {unknown} (known: name, rollout, tree, shaping)")
         train = dict(data.get("train") or {})
-        for key in ("rollout", "tree"):
+        for key in _ALGORITHM_TRAIN:
             if key in section:
                 if key in train:
                     raise ValueError(f"algorithm.{key} and train.{key} are both set; keep one")
@@ -217,6 +222,11 @@ class RunConfig(_Section):
             raise ValueError("reward.task_weights do not apply to tool rollouts (their session verifies)")
         if self.train.tools.tools and self.algorithm != "grpo":
             raise ValueError("train.tools works with algorithm grpo")
+        if self.train.shaping.on and self.algorithm != "grpo":
+            raise ValueError(
+                f"algorithm.shaping works with algorithm grpo (advantages from the shaped rewards), "
+                f"not {self.algorithm}; set algorithm.shaping.method none or algorithm.name grpo"
+            )
         if self.train.rollout == "tree" and (self.algorithm != "grpo" or self.reward.task_weights):
             raise ValueError("algorithm.rollout tree works with algorithm grpo and no reward.task_weights")
         self._seer_fits()
@@ -236,6 +246,11 @@ class RunConfig(_Section):
             raise ValueError(
                 f"backend.server.seer.enabled needs backend.kind vllm_server (it is {self.backend.kind!r}): "
                 "Seer orders the requests sent to a vLLM server"
+            )
+        if self.train.shaping.server:
+            raise ValueError(
+                "backend.server.seer scores each response alone, but algorithm.shaping needs whole groups "
+                "scored together; turn one of them off"
             )
         if self.train.tools.tools or self.train.control.partial_rollouts or self.train.rollout == "tree":
             raise ValueError(

@@ -24,7 +24,14 @@ import torch
 
 from assay.client import AssayClient
 from assay.rl_client.backends.hf import HFBackend
-from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, TrainConfig, TreeConfig
+from assay.rl_client.config import (
+    ControlConfig,
+    GenerateConfig,
+    LossConfig,
+    ShapingConfig,
+    TrainConfig,
+    TreeConfig,
+)
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.runs import rundir
@@ -156,6 +163,7 @@ class DemoOptions:
     aggregation: str = "token"
     rollout: str = "group"  # "tree": responses sampled as a tree (train.tree's defaults fit this task)
     tree: TreeConfig = field(default_factory=TreeConfig)
+    shaping: ShapingConfig = field(default_factory=ShapingConfig)  # `--set algorithm.shaping.method=...`
     sft_target: float = 0.35
     time_budget_s: float = 480.0  # a safety stop (whole run); the summary's stopped_by says when it fired
     server: str | None = None  # an Assay URL; None starts one in-process
@@ -199,6 +207,7 @@ def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> di
         loss=LossConfig(aggregation=options.aggregation),  # type: ignore[arg-type]
         rollout=options.rollout,  # type: ignore[arg-type]
         tree=options.tree,
+        shaping=options.shaping,
     )
     rewards = ServiceRewards(AssayClient(url, timeout_s=60.0))
     trainer = Trainer(
@@ -229,7 +238,15 @@ def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> di
         "sft_seconds": round(sft.seconds, 2),
         "rl_seconds": round(time.perf_counter() - rl_started, 2),
         "seed": options.seed,
+        "shaping": cfg.shaping.method,
+        # the policy's mean response length (tokens) over the last 10 steps: what length control moves
+        "response_length": _tail_mean([r["response_length"] for r in trainer.history]),
         "server": options.server or "in-process",
         "torch_threads": torch.get_num_threads(),
         "config": cfg.as_dict(),
     }
+
+
+def _tail_mean(values: Sequence[float], n: int = 10) -> float | None:
+    tail = list(values)[-n:]
+    return round(sum(tail) / len(tail), 3) if tail else None
