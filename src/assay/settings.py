@@ -491,7 +491,8 @@ class Settings(BaseSettings):
     openrlhf_task: str = Field("math", description="Task that POST /get_reward (OpenRLHF) scores with.")
     openrlhf_unscored: Literal["error", "zero"] = Field(
         "error",
-        description="/get_reward with an unscorable item: refuse the batch (503/422) or send 0.0 for it.",
+        description="/get_reward with an unscorable item: no rewards for the batch (503; an invalid item: "
+        "200 with `rewards: null`) or send 0.0 for it.",
     )
     math: MathSettings = Field(default_factory=MathSettings)
     sql: SqlSettings = Field(default_factory=SqlSettings)

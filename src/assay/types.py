@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from assay.messages import assistant_text, check_messages
+
 __all__ = [
     "Item",
     "Result",
@@ -117,6 +119,11 @@ class Item(BaseModel):
     task: str = Field(description="A registered task name: math, code, sql, judge, prm, or a plugin's.")
     prompt: str | None = Field(default=None, description="The prompt the policy answered.")
     response: str | None = Field(default=None, description="The model's full output.")
+    messages: list[dict[str, Any]] | None = Field(
+        default=None,
+        description='A chat transcript ([{"role", "content"}]) instead of `response`: its assistant turns '
+        "are the response scored; tool, user and system text is never read.",
+    )
     reference: str | None = Field(
         default=None, description="Gold answer (math), gold SQL (sql), reference answer (judge)."
     )
@@ -152,6 +159,23 @@ class Item(BaseModel):
     rubric: str | None = Field(default=None, description="judge: the rubric to grade against.")
     # prm
     steps: list[str] | None = Field(default=None, description="prm: reasoning steps, instead of splitting.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _response_of_messages(cls, data: Any) -> Any:
+        """`response` is the assistant turns of `messages`. Both given must agree (an item dumped and read
+        again carries both): a `response` beside a transcript is refused, not silently preferred."""
+        if not isinstance(data, dict) or data.get("messages") is None:
+            return data
+        problem = check_messages(data["messages"])
+        if problem is not None:
+            raise ValueError(problem)
+        text = assistant_text(data["messages"])
+        if data.get("response") is not None and data["response"] != text:
+            raise ValueError(
+                "give response or messages, not both: the response scored is the assistant turns"
+            )
+        return {**data, "response": text}
 
     @field_validator("id", mode="before")
     @classmethod

@@ -167,12 +167,20 @@ def test_openrlhf_get_reward_strips_the_prompt(client: TestClient) -> None:
     assert data["extra_logs"]["scored"] == [1.0, 1.0]
 
 
-def test_openrlhf_refuses_rather_than_reporting_a_failure_as_zero(client: TestClient) -> None:
-    body = {"query": ["p \\boxed{2}"], "prompts": ["p"], "labels": [""]}
-    error = _assert_envelope(client.post("/get_reward", json=body), 422, "validation_error")
-    assert "invalid" in error["message"]
+def _no_rewards(response: httpx.Response) -> dict[str, Any]:
+    """An OpenRLHF batch with an invalid sample: 200 (nothing for OpenRLHF to retry), no rewards."""
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert (data["rewards"], data["scores"], data["error"]["type"]) == (None, None, "validation_error")
+    return dict(data["error"])
+
+
+def test_openrlhf_answers_no_rewards_rather_than_reporting_a_failure_as_zero(client: TestClient) -> None:
+    body = {"query": ["p \\boxed{2}", "q \\boxed{3}"], "prompts": ["p", "q"], "labels": ["", "3"]}
+    error = _no_rewards(client.post("/get_reward", json=body))
+    assert "1 of 2 items" in error["message"] and "#0 invalid" in error["message"]
     mismatched = {"query": ["a", "b"], "labels": ["1"]}
-    error = _assert_envelope(client.post("/get_reward", json=mismatched), 422, "validation_error")
+    error = _no_rewards(client.post("/get_reward", json=mismatched))
     assert "2 of 2 items" in error["message"] and "labels has 1 entries but query has 2" in error["message"]
 
 

@@ -73,19 +73,19 @@ def _groups_total(body: dict[str, Any], http: httpx.Client) -> int | None:
 
 
 def _openrlhf_unscorable(body: dict[str, Any], http: httpx.Client) -> int | None:
-    """/get_reward refuses a batch with an unscorable sample (422 when one is invalid,
-    503 for timeout/error), and lists that do not pair up with `query` make every sample invalid. Which
-    samples are unscorable is asked of /v1/rewards, with the items /get_reward builds."""
+    """/get_reward refuses a batch with an unscorable sample (503 for timeout/error; one that is invalid is
+    answered 200 with no rewards), and lists that do not pair up with `query` make every sample invalid.
+    Which samples are unscorable is asked of /v1/rewards, with the items /get_reward builds."""
     query, prompts, labels = body["query"], body.get("prompts"), body.get("labels")
     if any(values is not None and len(values) != len(query) for values in (prompts, labels)):
-        return 422 if query else None
+        return None
     blank = [None] * len(query)
     items = [
         {"task": "math", "prompt": p, "response": strip_prompt(q, p), "reference": lab}
         for q, p, lab in zip(query, prompts or blank, labels or blank, strict=True)
     ]
     statuses = {r["status"] for r in http.post("/v1/rewards", json={"items": items}).json()["results"]}
-    return 422 if "invalid" in statuses else 503 if statuses - {"ok"} else None
+    return None if "invalid" in statuses else 503 if statuses - {"ok"} else None
 
 
 def _validate_budget(body: dict[str, Any], http: httpx.Client) -> int | None:
@@ -118,7 +118,11 @@ def _session_item(body: dict[str, Any], http: httpx.Client) -> int | None:
         item = Item.model_validate(body["item"])
     except ValidationError:
         return 422
-    if "response" in body["item"] or item.task not in tasks or not set(body["tools"]) <= tools:
+    if (
+        {"response", "messages"} & set(body["item"])
+        or item.task not in tasks
+        or not set(body["tools"]) <= tools
+    ):
         return 422
     return None
 

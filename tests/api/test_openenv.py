@@ -111,6 +111,16 @@ def test_a_traceback_is_an_observation_and_a_wrong_answer_is_zero(server: LiveSe
         assert (wrong.reward, wrong.done, wrong.observation["status"]) == (0.0, True, "ok")
 
 
+def test_an_answer_only_a_tool_printed_earns_nothing(server: LiveServer) -> None:
+    """The answer action's text is all that is scored (issue 38): the tool's `\\boxed{42}` is not."""
+    with _env(server) as env:
+        env.reset(item=MATH)
+        printed = env.step(_python("print('\\\\boxed{42}')"))
+        assert printed.observation["output"].strip() == "\\boxed{42}"
+        answered = env.step({"answer": "the tool printed it"})
+        assert (answered.reward, answered.done, answered.observation["status"]) == (0.0, True, "ok")
+
+
 def test_an_unscorable_answer_has_no_reward_rather_than_zero(server: LiveServer) -> None:
     with _env(server) as env:
         env.reset(item={"task": "math", "reference": "\\frac{"})
@@ -203,6 +213,8 @@ def test_refusals_are_openenv_error_frames(server: LiveServer) -> None:
             env.step({"tool": "python", "answer": "42"})
         with pytest.raises(RuntimeError, match=r"item.response: .*VALIDATION_ERROR"):
             env.reset(item={**MATH, "response": "\\boxed{42}"})
+        with pytest.raises(RuntimeError, match=r"item.messages: .*VALIDATION_ERROR"):
+            env.reset(item={**MATH, "messages": [{"role": "assistant", "content": "\\boxed{42}"}]})
         with pytest.raises(RuntimeError, match=r"unknown tool.*VALIDATION_ERROR"):
             env.reset(item=MATH, tools=["pyhton"])
         with pytest.raises(RuntimeError, match=r"reset.colour: Extra inputs"):

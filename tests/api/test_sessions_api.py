@@ -124,6 +124,10 @@ def test_unknown_sessions_answer_404_with_the_envelope(client: TestClient) -> No
     ("body", "message"),
     [
         ({"item": {**ITEM, "response": "1"}, "tools": ["python"]}, "comes with POST"),
+        (
+            {"item": {**ITEM, "messages": [{"role": "assistant", "content": "1"}]}, "tools": ["python"]},
+            "item.messages",
+        ),
         ({"item": ITEM, "tools": ["pyhton"]}, 'did you mean "python"'),
         ({"item": {**ITEM, "task": "mth"}, "tools": ["python"]}, "unknown task"),
         ({"item": ITEM, "tools": ["python"], "limits": {"memory_mb": 10**6}}, "sessions.max_memory_mb"),

@@ -79,6 +79,8 @@ def test_openrlhf_request_shape_is_served_by_get_reward(server: Any) -> None:
     answer = httpx.post(server.url + "/get_reward", json=body, timeout=60).json()
     assert answer["rewards"] == [1.0, 0.0]
     assert openrlhf.remote_reward(queries, prompts, ["42", "42"], url=server.url) == [1.0, 0.0]
+    with pytest.raises(RewardUnavailable, match=r"no rewards: 1 of 2 items .*#1 invalid"):
+        openrlhf.remote_reward(queries, prompts, ["42", "\\frac{"], url=server.url)
 
 
 def test_openrlhf_refuses_rather_than_scoring_an_unscorable_item_as_zero(live_server: Any) -> None:

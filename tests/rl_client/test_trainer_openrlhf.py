@@ -76,6 +76,17 @@ def test_openrlhf_refused_batch_is_logged_and_counted_by_assay(
     assert 'assay_openrlhf_unscored_items_total{action="refused",status="error"} 5.0' in metrics
 
 
+def test_an_invalid_sample_is_stored_as_none_at_once_not_after_five_retries(
+    assay_service: str, tokenizer: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # a label that is not an answer: retrying cannot help, so OpenRLHF must get an answer it does not retry
+    with caplog.at_level(logging.WARNING, logger="assay.openrlhf"):
+        output = _rollout(assay_service, tokenizer, "\\boxed{42}<|im_end|>", "\\frac{")
+    assert output["reward"] is None and output["scores"] is None
+    lines = [r.getMessage() for r in caplog.records if r.name == "assay.openrlhf"]
+    assert len(lines) == 1 and "item 0 of 1 refused the batch (invalid)" in lines[0]
+
+
 def test_openrlhf_zero_mode_sends_zero_and_counts_it(live_server: Any, tokenizer: Any) -> None:
     server = live_server(openrlhf_task="buggy", openrlhf_unscored="zero")
     output = _rollout(server.url, tokenizer, "\\boxed{42}<|im_end|>", "42")

@@ -11,7 +11,9 @@ step_count}`. Here an episode is one Assay session:
   observation, not an error; a session that ended answers `session_gone`) or `{"answer"}`: the final
   response, verified exactly as `/v1/rewards` would score it; its `reward` (null unless the verdict's
   status is `ok`) and `done: true` end the episode, and its session is closed. An answer after the
-  session's record expired is `done` with no reward.
+  session's record expired is `done` with no reward. The answer's text is all that is scored: what the
+  episode's tools printed is never added to it, and a reset item carrying a `response` or `messages` is
+  refused (issue 38: a verifier reads the model's own text only).
 - `state` is the episode id (the session id, unless the client named the episode), the count of steps
   taken and whether the episode is done.
 
@@ -133,8 +135,9 @@ def parse(model: type[BaseModel], raw: Any, what: str) -> Any:
 
 
 def session_item(raw: Any) -> Item:
-    if isinstance(raw, dict) and "response" in raw:
-        raise EpisodeError("item.response: an episode's response comes with the answer action")
+    for field in ("response", "messages"):  # the answer action is the model's text, and all that is scored
+        if isinstance(raw, dict) and field in raw:
+            raise EpisodeError(f"item.{field}: an episode's response comes with the answer action")
     try:
         return parse_item(raw)
     except ItemError as exc:

@@ -3,26 +3,28 @@ extra_logs}.
 
 OpenRLHF sends `query` as the decoded prompt plus response; the response is `query` minus its prompt
 prefix. Its client turns the lists into tensors, so there is no room for a null reward: by default a
-batch with an item that could not be scored is refused as a whole (503 for timeout/error, which OpenRLHF
-retries; 422 for an invalid item, and every item is invalid when `prompts` or `labels` do not pair up
-with `query`), rather than hiding a failure as 0. `ASSAY_OPENRLHF_UNSCORED=zero`
+batch with an item that could not be scored gets no rewards, rather than hiding a failure as 0. A timeout
+or error is refused (503, Retry-After: OpenRLHF retries it, and a retry can succeed); a batch with an
+invalid item (every item is invalid when `prompts` or `labels` do not pair up with `query`) is answered
+200 with `rewards: null` and the reason in `error`: OpenRLHF 0.11.2 retries any HTTP error 5 times, 1 s
+apart, which cannot help an invalid item, and stores the null at once. `ASSAY_OPENRLHF_UNSCORED=zero`
 opts into 0.0 for such items, with `extra_logs["scored"]` marking them.
 
-OpenRLHF 0.11.2 swallows a refusal: it retries 5 times, logs "Failed to fetch reward" at INFO, and fails
-later with "'NoneType' object has no attribute 'size'". So the reason is made legible here: one warning
-per unscored item in the server log (`assay.openrlhf` logger) and `assay_openrlhf_unscored_items` in
-/metrics, by status and action.
+OpenRLHF 0.11.2 swallows both: it logs "Failed to fetch reward" at INFO (after its retries of a 503), and
+fails later with "'NoneType' object has no attribute 'size'". So the reason is made legible here: one
+warning per unscored item in the server log (`assay.openrlhf` logger) and `assay_openrlhf_unscored_items`
+in /metrics, by status and action.
 """
 
 from __future__ import annotations
 
 import logging
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 
 from assay.api.body import BoundedRoute
 from assay.api.codes import Refusal, refuse
-from assay.api.protocol import POST_ERRORS, OpenRLHFRequest, OpenRLHFResponse
+from assay.api.protocol import POST_ERRORS, ErrorBody, OpenRLHFRequest, OpenRLHFResponse
 from assay.api.state import admitted, batcher_of, engine_of
 from assay.types import Result, Status
 
@@ -70,15 +72,16 @@ def _unpaired(body: OpenRLHFRequest) -> str | None:
     return None
 
 
-def _refusal(results: list[Result]) -> HTTPException:
+def _unscored(results: list[Result]) -> str:
     bad = [(i, r) for i, r in enumerate(results) if r.status is not Status.OK]
     listed = "; ".join(f"#{i} {r.status.value}: {r.reason}" for i, r in bad[:5])
-    permanent = any(r.status is Status.INVALID for _, r in bad)
-    return refuse(
-        Refusal.INVALID if permanent else Refusal.UNAVAILABLE,
-        f"{len(bad)} of {len(results)} items could not be scored ({listed})",
-        headers=None if permanent else {"Retry-After": "1"},
-    )
+    return f"{len(bad)} of {len(results)} items could not be scored ({listed})"
+
+
+def _no_rewards(results: list[Result]) -> OpenRLHFResponse:
+    """A batch with an invalid item: no rewards, the reason in `error`, and no HTTP error to retry."""
+    error = ErrorBody(type=Refusal.INVALID.type, message=_unscored(results))
+    return OpenRLHFResponse(rewards=None, scores=None, extra_logs={}, error=error)
 
 
 @router.post(
@@ -111,10 +114,12 @@ async def get_reward(body: OpenRLHFRequest, request: Request) -> OpenRLHFRespons
         ]
         results = await admitted(request, n, batcher_of(request).score(items), f"batch of {n} samples")
     if any(r.status is not Status.OK for r in results):
-        refuse = settings.openrlhf_unscored == "error"
-        _report_unscored(request, results, "refused" if refuse else "zero")
-        if refuse:
-            raise _refusal(results)
+        refusing = settings.openrlhf_unscored == "error"
+        _report_unscored(request, results, "refused" if refusing else "zero")
+        if refusing and any(r.status is Status.INVALID for r in results):
+            return _no_rewards(results)
+        if refusing:
+            raise refuse(Refusal.UNAVAILABLE, _unscored(results), headers={"Retry-After": "1"})
     rewards = [r.reward if r.reward is not None else 0.0 for r in results]
     return OpenRLHFResponse(
         rewards=rewards,

@@ -70,9 +70,12 @@ class OpenRLHFRequest(BaseModel):
 
 
 class OpenRLHFResponse(BaseModel):
-    rewards: list[float]
-    scores: list[float]
+    rewards: list[float] | None = Field(description="null when a sample is invalid (see `error`).")
+    scores: list[float] | None
     extra_logs: dict[str, list[Any]]
+    error: ErrorBody | None = Field(
+        default=None, description="Why the batch has no rewards: a sample is invalid (retrying cannot help)."
+    )
 
 
 def error_responses(*refusals: Refusal, **said: str) -> dict[int | str, dict[str, Any]]:

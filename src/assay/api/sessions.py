@@ -86,8 +86,9 @@ class VerifyRequest(BaseModel):
 
 
 def _item(raw: dict[str, Any]) -> Item:
-    if "response" in raw:
-        raise refuse(Refusal.INVALID, "item.response: a session's response comes with POST .../verify")
+    for field in ("response", "messages"):
+        if field in raw:
+            raise refuse(Refusal.INVALID, f"item.{field}: a session's response comes with POST .../verify")
     try:
         return Item.model_validate(raw)
     except ValidationError as exc:

@@ -14,12 +14,21 @@ turns; `finish: true` ends the trajectory's session (done, valid). An action wit
 session that ended (its interpreter lost, its TTL or step limit) answers done with the reason as the
 observation. The trajectory -> session map is a bounded table of handles on the app; the state itself is
 in the sessions' sandboxes.
+
+One trajectory, one session (issue 38): calls for a trajectory whose session is still being opened wait
+for that open instead of opening another, and a `finish` that arrives meanwhile closes it once it is
+open. verl-tool's client reads any answer's JSON as observations and shows its own errors to the policy
+as an observation ("Tool call error: ..."), so a full server is never answered: the request waits for a
+free session (up to `OPEN_WAIT_S`, then 429 `sessions_full`, which verl-tool fails on as a missing key).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -32,7 +41,7 @@ from assay.api.state import engine_of
 from assay.errors import ItemError
 from assay.rl_client.tool_calls import BadCall, HermesCalls
 from assay.sandbox import SandboxError
-from assay.sessions import SessionGone, SessionLimits
+from assay.sessions import SessionGone, SessionLimits, SessionsFull
 from assay.sessions.service import StepCall
 from assay.types import Item
 
@@ -74,25 +83,81 @@ def call_of(action: str) -> tuple[str, Any] | None:
     return None if code is None else ("python", {"code": code})
 
 
-def _table(request: Request) -> OrderedDict[str, str]:
-    table: OrderedDict[str, str] | None = getattr(request.app.state, "tool_server_sessions", None)
+# How long a trajectory's first action waits for a free session before the request is refused (429);
+# verl-tool's own tool_call_time_out (or none) bounds its side.
+OPEN_WAIT_S = 3600.0
+_FIRST_WAIT_S = 0.01
+
+
+@dataclass
+class _Trajectories:
+    """The trajectory -> session table of the app, and the opens in flight (one per trajectory)."""
+
+    sessions: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    opening: dict[str, asyncio.Future[str]] = field(default_factory=dict)
+
+
+def _trajectories(request: Request) -> _Trajectories:
+    table: _Trajectories | None = getattr(request.app.state, "tool_server_sessions", None)
     if table is None:
-        table = request.app.state.tool_server_sessions = OrderedDict()
+        table = request.app.state.tool_server_sessions = _Trajectories()
     return table
 
 
 async def _session(request: Request, trajectory: str, extra: dict[str, Any]) -> str:
-    table = _table(request)
-    if trajectory not in table:
-        item = Item.model_validate(extra.get("item") or {"task": "math"})
-        tools = extra.get("tools") or ["python"]
-        if not (isinstance(tools, list) and all(isinstance(name, str) for name in tools)):
-            raise TypeError("tools must be a list of tool names")
-        info = await engine_of(request).open_session(item, tools, SessionLimits(**extra.get("limits", {})))
-        table[trajectory] = info.session_id
-        while len(table) > _KEPT:
-            table.popitem(last=False)
-    return table[trajectory]
+    """The trajectory's session: its own, the one being opened for it, or a new one."""
+    table = _trajectories(request)
+    if trajectory in table.sessions:
+        return table.sessions[trajectory]
+    if trajectory in table.opening:
+        return await asyncio.shield(table.opening[trajectory])
+    opened: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    table.opening[trajectory] = opened
+    try:
+        session_id = await _open(request, extra)
+    except BaseException as exc:
+        opened.set_exception(exc)
+        opened.exception()  # retrieved: a trajectory no one else waits on must not warn
+        raise
+    finally:
+        del table.opening[trajectory]
+    opened.set_result(session_id)
+    table.sessions[trajectory] = session_id
+    while len(table.sessions) > _KEPT:
+        table.sessions.popitem(last=False)
+    return session_id
+
+
+async def _open(request: Request, extra: dict[str, Any]) -> str:
+    """A new session for `extra`'s item and tools, waiting while the server is full (backpressure)."""
+    item = Item.model_validate(extra.get("item") or {"task": "math"})
+    tools = extra.get("tools") or ["python"]
+    if not (isinstance(tools, list) and all(isinstance(name, str) for name in tools)):
+        raise TypeError("tools must be a list of tool names")
+    limits = SessionLimits(**extra.get("limits", {}))
+    deadline, wait = time.monotonic() + OPEN_WAIT_S, _FIRST_WAIT_S
+    while True:
+        try:
+            return (await engine_of(request).open_session(item, tools, limits)).session_id
+        except SessionsFull as exc:
+            left = deadline - time.monotonic()
+            if exc.limit == 0 or left <= 0:  # closing down, or full for too long
+                raise
+            await asyncio.sleep(min(wait, left))  # a session frees when another trajectory finishes
+            wait = min(wait * 2, max(exc.retry_after_s, _FIRST_WAIT_S))
+
+
+async def _finish(request: Request, trajectory: str) -> None:
+    """End the trajectory's session, once it is open if its open is in flight."""
+    table = _trajectories(request)
+    if trajectory in table.opening:
+        try:
+            await asyncio.shield(table.opening[trajectory])
+        except Exception:  # the open failed: nothing to close
+            return
+    session_id = table.sessions.pop(trajectory, None)
+    if session_id is not None:
+        await engine_of(request).close_session(session_id)
 
 
 @router.post("/get_observation", response_model=ObservationResponse, responses=SESSION_ERRORS)
@@ -105,26 +170,32 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
         raise refuse(
             Refusal.INVALID, "trajectory_ids, actions, finish and extra_fields must have one entry each"
         )
-    engine, table = engine_of(request), _table(request)
+    engine, table = engine_of(request), _trajectories(request).sessions
     observations, dones, valids = [""] * count, [False] * count, [False] * count
-    calls: list[tuple[int, StepCall]] = []
-    for index, (trajectory, action) in enumerate(zip(body.trajectory_ids, body.actions, strict=True)):
+
+    async def prepare(index: int) -> StepCall | None:
+        """The entry's step call once its session is open, or None (finished, or no call)."""
+        trajectory = body.trajectory_ids[index]
         if finish[index]:
-            session_id = table.pop(trajectory, None)
-            if session_id is not None:
-                await engine.close_session(session_id)
+            await _finish(request, trajectory)
             dones[index] = valids[index] = True
-            continue
-        call = call_of(action)
+            return None
+        call = call_of(body.actions[index])
         if call is None:
-            continue
+            return None
         try:
-            session_id = await _session(request, trajectory, extras[index] or {})
+            return StepCall(await _session(request, trajectory, extras[index] or {}), *call)
         except (ItemError, ValidationError, TypeError, AttributeError) as exc:  # a bad item or limits
             raise refuse(Refusal.INVALID, f"extra_fields[{index}]: {exc}") from None
         except SandboxError as exc:
             raise refuse(Refusal.UNAVAILABLE, f"cannot start a session's sandbox: {exc}") from None
-        calls.append((index, StepCall(session_id, *call)))
+
+    # all at once: a trajectory waiting for a free session does not hold up the others' opens
+    prepared = await asyncio.gather(*(prepare(index) for index in range(count)), return_exceptions=True)
+    failed = next((p for p in prepared if isinstance(p, BaseException)), None)
+    if failed is not None:
+        raise failed
+    calls = [(index, p) for index, p in enumerate(prepared) if isinstance(p, StepCall)]
     results = await engine.session_steps([call for _, call in calls])
     for (index, _), result in zip(calls, results, strict=True):
         valids[index] = True

@@ -6,8 +6,9 @@ remote reward at `POST /get_reward`.
 OpenRLHF posts `{"query": [prompt + response, decoded with special tokens], "prompts": [...],
 "labels": [...]}` and reads `rewards`. Assay strips the prompt from the query and scores the rest with
 `ASSAY_OPENRLHF_TASK` (math by default). OpenRLHF turns rewards into tensors, so there is no room for
-"unscored": by default a batch with an unscorable item is refused (503 with Retry-After for a timeout or
-error, which OpenRLHF retries; 422 for an invalid item). `ASSAY_OPENRLHF_UNSCORED=zero` sends 0.0 instead,
+"unscored": by default a batch with an unscorable item gets no rewards (503 with Retry-After for a timeout
+or error, which OpenRLHF retries; for an invalid item 200 with `rewards: null` and the reason in `error`,
+which OpenRLHF stores at once rather than retrying 5 times). `ASSAY_OPENRLHF_UNSCORED=zero` sends 0.0 instead,
 with `extra_logs["scored"]` marking those items. OpenRLHF only logs a refusal at INFO and fails later
 with "'NoneType' object has no attribute 'size'": read the reason in Assay's log (`assay.openrlhf`) and
 `assay_openrlhf_unscored_items_total` in /metrics. The README says which mode to pick.
@@ -55,13 +56,17 @@ def remote_reward(
     url: str | None = None,
     timeout_s: float = 180.0,
 ) -> list[float]:
-    """POST to `/get_reward` and return `rewards`; a refused batch raises `RewardUnavailable`."""
+    """POST to `/get_reward` and return `rewards`; a batch without rewards (refused, or answered with an
+    invalid sample's `error`) raises `RewardUnavailable`."""
     endpoint = assay_url(url).rstrip("/") + "/get_reward"
     body = request_body(queries, prompts, labels)
     response = _http().post(endpoint, json=body, timeout=timeout_s)
     if response.status_code != 200:
         raise RewardUnavailable(f"Assay answered {response.status_code}: {response.text[:300]}")
-    return [float(r) for r in response.json()["rewards"]]
+    answer = response.json()
+    if answer["rewards"] is None:
+        raise RewardUnavailable(f"Assay scored no rewards: {answer['error']['message']}")
+    return [float(r) for r in answer["rewards"]]
 
 
 def _response(query: str, prompt: str | None) -> str:

@@ -4,8 +4,8 @@ A verifier must read what the policy wrote, never what a tool printed: a transcr
 `\\boxed{42}` is in a tool's output earned 1.0 when the whole transcript was scored, which pays the
 policy for making a tool print the answer.
 
-- Message lists (TRL, OpenEnv): `assistant_text` joins the assistant messages' text, in order; tool,
-  user and system messages are never read.
+- Message lists (TRL, OpenEnv, items with `messages`): `assistant_text` (`assay.messages`) joins the
+  assistant messages' text, in order; tool, user and system messages are never read.
 - verl's reward loop decodes the whole response (the model's tokens and the tool responses between
   them) into one string and does not pass `response_mask`. `model_text` removes from it the tool
   responses `AssaySessionTool` recorded (`extra_info["assay_tool_responses"]`), each at its own place,
@@ -17,8 +17,9 @@ policy for making a tool print the answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from assay.messages import assistant_text
 
 __all__ = [
     "assistant_text",
@@ -29,27 +30,6 @@ __all__ = [
 TOOL_RESPONSES = "assay_tool_responses"
 
 _MARK = re.compile(r"(?:\.\.\.)?\(truncated\)(?:\.\.\.)?")
-
-
-def assistant_text(messages: Sequence[Any]) -> str:
-    """The assistant messages' text, joined by newlines (content given as parts: their text parts)."""
-    parts = []
-    for message in messages:
-        if isinstance(message, Mapping) and message.get("role") == "assistant":
-            parts.append(_content(message.get("content")))
-    return "\n".join(p for p in parts if p)
-
-
-def _content(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        return "".join(
-            str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text"
-        )
-    return str(content)
 
 
 def model_text(transcript: str, tool_responses: Sequence[str]) -> str:
