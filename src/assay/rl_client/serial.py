@@ -1,10 +1,11 @@
 """S-GRPO serial groups (Dai et al. 2025, "S-GRPO: Early Exit via Reinforcement Learning in Reasoning
 Models"): one path per prompt, cut at `generate.group_size - 1` positions spread evenly over its tokens
-(its end token aside); at each cut the exit cue (`shaping.exit_cue`, the paper's "Time is limited, stop thinking and start
-answering.\\n</think>\\n\\n") is forced and the policy answers in `shaping.exit_tokens`. The exits and the
-whole path form the serial group, sent with `shaping: {method: s_grpo}` and each member's
-`exit_position`; the server gives the k-th correct exit decay^(k-1) and a wrong one 0
-(`assay.groups.shaping.s_grpo`), and the advantages are taken over that group.
+(its end token aside); at each cut the exit cue (`shaping.exit_cue`, the paper's "Time is limited, stop
+thinking and start answering.\\n</think>\\n\\n") is forced and the policy answers in
+`shaping.exit_tokens`. The exits and the whole path form the serial group, sent with
+`shaping: {method: s_grpo}` and each member's `exit_position`; the server gives the k-th correct exit
+decay^(k-1) and a wrong one 0 (`assay.groups.shaping.s_grpo`), and the advantages are taken over that
+group.
 
 The cue is the environment's, not the policy's: its tokens are masked out of the loss, as a tool
 observation is. Not here: S-GRPO's sampling of several paths per prompt (one path, as in its Fig. 2).
