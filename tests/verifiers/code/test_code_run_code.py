@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from assay.api import create_app
 from assay.sandbox import lookup
 from assay.sandbox.bwrap import find_bwrap
+from assay.sandbox.runtime import default_prefix, prefix_packages
 from assay.settings import CodeSettings, Settings
 
 HAS_CPP = bool((lang := lookup("cpp")) and lang.available())
@@ -97,7 +98,8 @@ def test_tasks_list_what_the_code_runtime_offers(client: TestClient) -> None:
     tasks = {task["name"]: task for task in client.get("/v1/tasks").json()["tasks"]}
     languages = tasks["code"]["runtime"]["languages"]
     assert languages["python"]["version"].startswith("Python 3")
-    assert languages["python"]["packages"] == {}  # no prefix configured: the standard library only
+    # No prefix configured: the default sandbox runtime (the one location every surface reads, issue 43)
+    assert languages["python"]["packages"] == prefix_packages(default_prefix())
     assert tasks["math"]["runtime"] is None
     if HAS_CPP:
         assert languages["cpp"]["version"] and "c++" in languages["cpp"]["aliases"]
