@@ -72,14 +72,8 @@ class ReplayBuffer:
 
     def take(self, count: int, version: int) -> list[Group]:
         """Up to `count` of the newest fresh groups, removed from the buffer and marked off-policy."""
-        self._evict_stale(version)
-        taken: list[Group] = []
-        while self.groups and len(taken) < count:
-            group = self.groups.pop()
-            for sample in group.samples:
-                sample.off_policy = sample.off_policy or sample.version != version
-            taken.append(group)
-        return taken
+        self._evict_stale(version)  # rebinds the deques: read them after
+        return _pop_newest(self.groups, count, version)
 
     def keep_remainder(self, groups: Sequence[Group]) -> None:
         """Keep what a RoRecomp priority batch left out (its samples carry their advantages)."""
@@ -88,13 +82,7 @@ class ReplayBuffer:
     def take_remainder(self, count: int, version: int) -> list[Group]:
         """A compensation batch: up to `count` of the newest fresh remainder groups, marked off-policy."""
         self._evict_stale(version)
-        taken: list[Group] = []
-        while self.remainder and len(taken) < count:
-            group = self.remainder.pop()
-            for sample in group.samples:
-                sample.off_policy = sample.off_policy or sample.version != version
-            taken.append(group)
-        return taken
+        return _pop_newest(self.remainder, count, version)
 
     # -- checkpoint --------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -151,3 +139,14 @@ def _group_json(group: Group) -> dict[str, Any]:
 def _group_from(data: dict[str, Any]) -> Group:
     samples = [_sample_from(s) for s in data["samples"]]
     return Group(Problem(**data["problem"]), data["prompt"], samples, data["hint"])
+
+
+def _pop_newest(pool: deque[Group], count: int, version: int) -> list[Group]:
+    """Up to `count` groups from the right of `pool`, removed, their samples marked off-policy."""
+    taken: list[Group] = []
+    while pool and len(taken) < count:
+        group = pool.pop()
+        for sample in group.samples:
+            sample.off_policy = sample.off_policy or sample.version != version
+        taken.append(group)
+    return taken
