@@ -39,6 +39,15 @@ def run_script(python: Path | str, script: str, *args: str, timeout: float, what
         raise RuntimeError(f"{what} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
 
 
+def reachable_by_sandboxes(path: Path) -> Path:
+    """`path` with o+x on it and every directory above it: pytest's own temporary root is 0700, and a root
+    server's sandboxes run as a uid that cannot enter it (a prefix there is refused, issue 43)."""
+    for directory in [*path.parents, path]:
+        if not directory.stat().st_mode & 0o001:
+            directory.chmod(directory.stat().st_mode | 0o001)
+    return path
+
+
 def bwrap_works() -> bool:
     """Whether bubblewrap sandboxes can start on this machine (code tests skip otherwise)."""
     from assay.sandbox.bwrap import find_bwrap

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from assay_testing import free_port
+from assay_testing import free_port, reachable_by_sandboxes
 
 from assay.cli import main
 
@@ -60,6 +60,7 @@ def test_serve_ray_without_ray_installed_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "numpy-2.4.6.dist-info").mkdir()  # a sandbox runtime: `serve` has nothing to note on it
+    reachable_by_sandboxes(tmp_path)
     monkeypatch.setenv("ASSAY_CODE__PYTHON_PREFIX", str(tmp_path))
     # Ray hidden as if not installed: an import of it raises ImportError.
     for name in [m for m in sys.modules if m == "ray" or m.startswith("ray.")]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from assay_testing import bwrap_works
+from assay_testing import bwrap_works, reachable_by_sandboxes
 from fastapi.testclient import TestClient
 
 from assay.api import create_app
@@ -36,9 +36,7 @@ def _traceback(last: str) -> str:
 def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A user cache with no runtime built in it (the default location is read from XDG_CACHE_HOME),
     on a path the sandbox's unprivileged user can traverse (pytest's own temporary root is 0700)."""
-    for directory in [*tmp_path.parents, tmp_path]:
-        if not directory.stat().st_mode & 0o001:
-            directory.chmod(directory.stat().st_mode | 0o001)
+    reachable_by_sandboxes(tmp_path)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return tmp_path / "cache"
 

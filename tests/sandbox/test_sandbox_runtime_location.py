@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from assay_testing import bwrap_works
+from assay_testing import bwrap_works, reachable_by_sandboxes
 
 from assay.sandbox import runtime_build
 from assay.settings import Settings
@@ -95,9 +95,7 @@ def test_a_prefix_the_sandbox_user_cannot_reach_is_a_clear_error_not_dead_slots(
     pipe"; now the prefix is refused with the directory named and the way out."""
     from assay.sandbox.runtime import check_prefix
 
-    for directory in [*tmp_path.parents, tmp_path]:  # pytest's own temporary root is 0700
-        if not directory.stat().st_mode & 0o001:
-            directory.chmod(directory.stat().st_mode | 0o001)
+    reachable_by_sandboxes(tmp_path)
     private = tmp_path / "home"
     prefix = private / ".cache" / "runtime"
     prefix.mkdir(parents=True)
