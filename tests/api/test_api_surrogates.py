@@ -102,7 +102,12 @@ def test_get_reward_answers_surrogates_with_the_envelope(
     client: TestClient, body: dict[str, Any], says: str
 ) -> None:
     response = _post(client, "/get_reward", body)
-    assert response.status_code == 422
+    if "query" in body and BAD not in body:
+        # An unscorable sample: 200 with no rewards and the reason, which OpenRLHF stores as None at once
+        # (a 422 it retried five times first; issue 38).
+        assert response.status_code == 200 and response.json()["rewards"] is None
+    else:
+        assert response.status_code == 422
     assert says in response.json()["error"]["message"]
 
 
