@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from assay_testing import bwrap_works
+from assay_testing import LiveServer, bwrap_works
 
 from assay.sessions import SessionLimits, SessionManager
 from assay.settings import Settings
@@ -25,6 +25,16 @@ def session_settings(**sessions: Any) -> Settings:
     values: dict[str, Any] = {"max_open": 16, "call_wall_s": 5.0, "memory_mb": 256, "reap_interval_s": 0.05}
     values.update(sessions)
     return Settings(workers=1, code={"python_prefix": PREFIX, "tmpfs_mb": 64}, sessions=values)
+
+
+def live_sessions(**sessions: Any) -> Iterator[LiveServer]:
+    """A live server whose sessions have these settings, for a module fixture to `yield from`."""
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    live = LiveServer(session_settings(**sessions))
+    live.start()
+    yield live
+    live.stop()
 
 
 def manager(**sessions: Any) -> Iterator[SessionManager]:

@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from assay_testing import LiveServer, bwrap_works
-from session_testing import session_settings
+from assay_testing import LiveServer
+from session_testing import live_sessions
 
 import assay.api.verl_tool as verl_tool
 
@@ -25,12 +25,7 @@ MAX_OPEN = 16  # fewer than the trajectories: most wait for a free session
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    if not bwrap_works():
-        pytest.skip("bubblewrap cannot run here")
-    live = LiveServer(session_settings(max_open=MAX_OPEN))
-    live.start()
-    yield live
-    live.stop()
+    yield from live_sessions(max_open=MAX_OPEN)
 
 
 async def _post(

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from assay_testing import LiveServer, bwrap_works
-from session_testing import session_settings
+from assay_testing import LiveServer
+from session_testing import live_sessions
 
 from assay.integrations.clients import aclose_loop_clients
 
@@ -27,12 +27,7 @@ MAX_OPEN = 16  # fewer than the trajectories: most wait for a free session
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    if not bwrap_works():
-        pytest.skip("bubblewrap cannot run here")
-    live = LiveServer(session_settings(max_open=MAX_OPEN))
-    live.start()
-    yield live
-    live.stop()
+    yield from live_sessions(max_open=MAX_OPEN)
 
 
 @pytest.fixture(scope="module")

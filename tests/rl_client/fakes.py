@@ -28,6 +28,19 @@ def group(verdicts: Sequence[bool | float | None], pid: str = "p", version: int 
     return Group(Problem(pid, f"{pid}?", "4"), f"{pid}?", samples)
 
 
+class StatelessBackend:
+    """The backend protocol's weight and checkpoint methods for a fake that has no weights or state."""
+
+    def sync_weights(self, model: Any) -> None:
+        return None
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        return None
+
+
 class ScriptedBackend:
     """Answers every prompt with the next text of a script (cycled)."""
 

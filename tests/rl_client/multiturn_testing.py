@@ -11,6 +11,7 @@ from assay.client.sessions import OpenedSession, SessionStep, ToolCall
 from assay.rl_client.generate import Completion, SamplingParams
 from assay.rl_client.runs.demo import CharTokenizer
 from assay.types import Result
+from rl_client.fakes import StatelessBackend
 
 PRINTABLE = "".join(c for c in string.printable if c not in "\x0b\x0c\r")
 
@@ -28,7 +29,7 @@ def tool_schema(name: str, argument: str = "code") -> dict[str, Any]:
 ARGUMENTS = {"python": "code", "sql": "query", "run_tests": "code"}  # what the server's tools take
 
 
-class TurnBackend:
+class TurnBackend(StatelessBackend):
     """Plays `scripts[prompt][turn]` for each row (turn: observations seen so far), honouring stop
         strings and the token limit as a real backend does; a script entry may be a function of the text so
     far (the policy reading the observation). Behaviour log-probabilities are -1.0."""
@@ -64,15 +65,6 @@ class TurnBackend:
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         return self.generate_ids([self.tokenizer.encode(p) for p in prompts], params)
-
-    def sync_weights(self, model: Any) -> None:
-        return None
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        return None
 
 
 class FakeSessions:

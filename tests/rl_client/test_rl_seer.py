@@ -20,7 +20,7 @@ from assay.rl_client.generate import Completion, Problem, SamplingParams
 from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.rollout import Rollout
 from assay.rl_client.seer import Request, SeerQueue, run_scheduled
-from rl_client.fakes import ExactMatchRewards, completion
+from rl_client.fakes import ExactMatchRewards, StatelessBackend, completion
 
 
 def _run(
@@ -136,7 +136,7 @@ async def _never(request: Request) -> int:
     raise AssertionError("not called")
 
 
-class SchedulingBackend:
+class SchedulingBackend(StatelessBackend):
     """A backend that schedules groups itself, finishing members in reverse order."""
 
     schedules_groups = True
@@ -156,15 +156,6 @@ class SchedulingBackend:
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         raise AssertionError("a round with a scheduling backend goes through generate_groups")
-
-    def sync_weights(self, model: Any) -> None:
-        return None
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        return None
 
 
 def test_a_round_requests_each_reward_as_its_sample_finishes_and_keeps_member_order() -> None:

@@ -20,12 +20,12 @@ from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.rollout import Rollout
 from assay.rl_client.runs.config import apply_override, validate
 from assay.types import Result
-from rl_client.fakes import ExactMatchRewards, completion
+from rl_client.fakes import ExactMatchRewards, StatelessBackend, completion
 
 SHORTER_BETTER = ShapingConfig(method="shorter_better", alpha=2.0, beta=0.1)
 
 
-class LengthBackend:
+class LengthBackend(StatelessBackend):
     """Answers with the next text of a script; each character is one token, so lengths are known."""
 
     def __init__(self, texts: Sequence[str]) -> None:
@@ -38,15 +38,6 @@ class LengthBackend:
             self.calls += 1
             out.append(Completion([1], [ord(c) for c in text], text, [-0.1] * len(text), False))
         return out
-
-    def sync_weights(self, model: Any) -> None:
-        return None
-
-    def state_dict(self) -> dict[str, Any]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        return None
 
 
 class ShapingServer:
@@ -214,7 +205,7 @@ def test_the_demo_takes_algorithm_shaping_by_set() -> None:
     assert demo_shaping([]) == ShapingConfig()
 
 
-class PathBackend:
+class PathBackend(StatelessBackend):
     """A token-level backend over the demo's characters: a path is `path` then the end token, an exit's
     answer is `answer` then the end token; it keeps every prefix it continued."""
 
@@ -233,9 +224,6 @@ class PathBackend:
         ids = [*self.tokenizer.encode_plain(text), self.tokenizer.eos_token_id]
         lp = -0.25 if is_answer else -0.5
         return [Completion(list(p), list(ids), text, [lp] * len(ids), False) for p in prompt_ids]
-
-    def sync_weights(self, model: Any) -> None:
-        return None
 
 
 class ShortIsRight(ShapingServer):
