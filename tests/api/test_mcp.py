@@ -319,7 +319,8 @@ def test_64_mcp_only_rollouts_at_once_and_the_65th_open_is_told_the_server_is_fu
 
 def test_raw_http_attacks_get_clear_answers(server: LiveServer) -> None:
     """A huge body, bytes that are not JSON, an unknown MCP session, another session's header on GET or
-    DELETE: each a clear refusal, and the server goes on serving."""
+    DELETE, a call without a name, a lone surrogate in the code: each a clear answer, and the server goes
+    on serving."""
     mine = _create(server, _math(), ["python"])
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     init = {
@@ -343,17 +344,26 @@ def test_raw_http_attacks_get_clear_answers(server: LiveServer) -> None:
         other = {**accept, "mcp-session-id": mcp_session, "x-assay-session": "s-someone-else"}
         get = http.get("/mcp", headers=other)
         delete = http.delete("/mcp", headers=other)
-        still = http.post(
+        established = {**accept, "mcp-session-id": mcp_session, "mcp-protocol-version": "2025-06-18"}
+        nameless = http.post(
             "/mcp",
-            json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
-            headers={**accept, "mcp-session-id": mcp_session, "mcp-protocol-version": "2025-06-18"},
+            json={"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {}},
+            headers=established,
         )
+        surrogate = (
+            b'{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "python", '
+            b'"arguments": {"code": "print(\'\\ud800\')"}}}'
+        )
+        lone = http.post("/mcp", content=surrogate, headers=established)
+        still = http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=established)
         http.delete("/mcp", headers={**accept, "mcp-session-id": mcp_session})
         http.delete(f"/v1/sessions/{mine}")
     assert huge.status_code == 413 and huge.json()["error"]["type"] == "payload_too_large"
     assert garbage.status_code == 400 and garbage.json()["error"]["code"] == -32700  # the SDK's parse error
     assert unknown.status_code in (400, 404) and "error" in unknown.json()
     assert started.status_code == 200 and get.status_code == 400 and delete.status_code == 400
+    assert nameless.status_code == 200 and nameless.json()["error"]["code"] == -32602  # invalid params
+    assert lone.status_code == 200 and lone.json()["result"]["isError"] is True, lone.text
     assert still.status_code == 200 and still.json()["result"] == {}  # the refused DELETE ended nothing
 
 
