@@ -226,10 +226,13 @@ def test_another_sessions_header_on_an_established_mcp_session_is_refused(server
         async with mcp_client(server, mine) as (session, http):
             await session.call_tool("python", {"code": "secret = 'mine'"})
             http.headers["X-Assay-Session"] = theirs
-            with pytest.raises(McpError) as refused:
+            try:  # not pytest.raises: its failure is a BaseException, which the SDK's task groups hang on
                 await session.call_tool("python", {"code": "secret = 'overwritten'"})
+                refused = "the call went through"
+            except McpError as exc:
+                refused = str(exc)
             http.headers["X-Assay-Session"] = mine
-            return str(refused.value), await session.call_tool("python", {"code": "print(secret)"})
+            return refused, await session.call_tool("python", {"code": "print(secret)"})
 
     message, still = asyncio.run(hijack())
     assert "bound to another Assay session" in message and _text(still) == "mine\n"
