@@ -74,6 +74,10 @@ def _vllm_env() -> bool:
     return (TESTS.parent / ".venv-vllm" / "bin" / "python").exists()
 
 
+def _mcp_v2_env() -> bool:
+    return (TESTS.parent / ".venv-mcp" / "bin" / "python").exists()
+
+
 def _postgres() -> bool:
     import shutil
 
@@ -85,6 +89,11 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
         lambda: _has_module("verl") and _has_module("openrlhf"),
         "verl's and OpenRLHF's client code are not installed: run `make trainer-clients`",
     ),
+    "requires_mcp": (
+        lambda: _has_module("mcp.server.streamable_http_manager"),
+        "the official MCP SDK is not installed: run `make trainer-clients` (scripts/setup_mcp.sh)",
+    ),
+    "requires_mcp_v2": (_mcp_v2_env, "no .venv-mcp (Assay with mcp 2.3.0): run `make trainer-clients`"),
     "requires_vllm": (_vllm_env, "no vLLM environment in .venv-vllm: run `make vllm-env`"),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),

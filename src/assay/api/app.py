@@ -8,12 +8,14 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from assay import __version__
 from assay.api import (
     envelope,
     groups,
     health,
+    mcp,
     openenv,
     openrlhf,
     repo,
@@ -59,7 +61,8 @@ def create_app(
         # Workers start in the background: /healthz answers at once, /readyz once they are warm.
         starting = asyncio.create_task(health.start(app, engine))
         try:
-            yield
+            async with mcp.serving(app):  # MCP sessions end before the engine closes
+                yield
         finally:
             starting.cancel()
             await app.state.microbatcher.aclose()
@@ -89,5 +92,9 @@ def create_app(
     app.include_router(sessions.router)
     app.include_router(verl_tool.router)
     app.include_router(openenv.router)
+    # A route, not a mount: MCP clients post to `/mcp` itself, which a mount would redirect to `/mcp/`.
+    app.router.routes.append(
+        Route("/mcp", mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"], include_in_schema=False)
+    )
     schema.install(app, settings)
     return app

@@ -41,6 +41,7 @@ class Refusal(enum.Enum):
     # nginx's "client closed request": nobody reads it; it keeps the request metrics honest.
     CLIENT_GONE = (499, "error", "The client closed the connection.")
     INTERNAL = (500, "internal", "A bug; the server log has the traceback.")
+    NOT_INSTALLED = (501, "not_installed", "The route needs an optional extra; the message names it.")
     UNAVAILABLE = (503, "unavailable", "Shutting down or not ready; retry after the Retry-After header.")
     # The one answer SandboxFusion's clients (verl) retry.
     BUSY = (504, "busy", "No sandbox slot within the wait; retry (SandboxFusion clients do).")

@@ -18,7 +18,7 @@ from assay.api.body import BoundedRoute
 from assay.api.codes import CREATED, NO_CONTENT, Refusal, refusal_of, refuse
 from assay.api.envelope import AsciiJSONResponse
 from assay.api.protocol import SESSION_ERRORS
-from assay.api.state import admitted, engine_of
+from assay.api.state import admitted, engine_of, remember_tools
 from assay.errors import ItemError
 from assay.sandbox.base import SandboxError
 from assay.sessions.limits import SessionLimits
@@ -85,7 +85,8 @@ class VerifyRequest(BaseModel):
     response: str
 
 
-def _item(raw: dict[str, Any]) -> Item:
+def session_item(raw: dict[str, Any]) -> Item:
+    """The item a session is opened on (no response yet); a clear 422 otherwise."""
     for field in ("response", "messages"):
         if field in raw:
             raise refuse(Refusal.INVALID, f"item.{field}: a session's response comes with POST .../verify")
@@ -102,11 +103,12 @@ async def create(body: CreateRequest, request: Request) -> CreateResponse:
     """Open a session on an item with the tools asked for."""
     engine = engine_of(request)
     try:
-        info = await engine.open_session(_item(body.item), body.tools, body.limits)
+        info = await engine.open_session(session_item(body.item), body.tools, body.limits)
     except ItemError as exc:  # an unknown task or tool, a tool that cannot serve the item, limits too big
         raise refuse(Refusal.INVALID, str(exc)) from None
     except SandboxError as exc:
         raise refuse(Refusal.UNAVAILABLE, f"cannot start the session's sandbox: {exc}") from None
+    remember_tools(request.app, info)  # what /mcp lists for it
     return CreateResponse(
         session_id=info.session_id, tools=info.tools, expires_at=info.expires_at, limits=info.limits
     )

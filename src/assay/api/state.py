@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -18,8 +19,10 @@ from fastapi import Request
 from assay.api.codes import Refusal, refuse
 from assay.engine.microbatch import MicroBatcher
 from assay.engine.service import Service
+from assay.sessions.service import SessionInfo
 
 T = TypeVar("T")
+_TOOLS_KEPT = 100_000  # sessions whose tool schemas are remembered; the oldest are forgotten past it
 
 
 def engine_of(request: Request) -> Service:
@@ -89,3 +92,19 @@ async def _disconnect(request: Request) -> None:
     # The body is read already, so the next ASGI message can only be the disconnect.
     while (await request.receive())["type"] != "http.disconnect":
         pass
+
+
+def remember_tools(app: Any, info: SessionInfo) -> None:
+    """Keep an opened session's tool schemas (bounded) for the front ends that list them later (/mcp)."""
+    table: OrderedDict[str, list[dict[str, Any]]] | None = getattr(app.state, "session_tools", None)
+    if table is None:
+        table = app.state.session_tools = OrderedDict()
+    table[info.session_id] = info.tools
+    while len(table) > _TOOLS_KEPT:
+        table.popitem(last=False)
+
+
+def tools_of(app: Any, session_id: str) -> list[dict[str, Any]] | None:
+    """The tool schemas of a session this app opened; None for one it does not know."""
+    table: OrderedDict[str, list[dict[str, Any]]] | None = getattr(app.state, "session_tools", None)
+    return None if table is None else table.get(session_id)
