@@ -58,7 +58,9 @@ INTEGRATION_SIGNS = (
     "local_service(",  # an Assay service, in this process or a child
 )
 # Needing one of these is needing a server or an engine's processes.
-INTEGRATION_REQUIREMENTS = frozenset({"requires_postgres", "requires_vllm", "requires_ray"})
+INTEGRATION_REQUIREMENTS = frozenset(
+    {"requires_postgres", "requires_vllm", "requires_ray", "requires_nemo_gym"}
+)
 
 
 def _has_module(name: str) -> bool:
@@ -74,6 +76,10 @@ def _vllm_env() -> bool:
     return (TESTS.parent / ".venv-vllm" / "bin" / "python").exists()
 
 
+def _nemo_gym_env() -> bool:
+    return (TESTS.parent / ".venv-nemo-gym" / "bin" / "python").exists()
+
+
 def _postgres() -> bool:
     import shutil
 
@@ -86,6 +92,10 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
         "verl's and OpenRLHF's client code are not installed: run `make trainer-clients`",
     ),
     "requires_vllm": (_vllm_env, "no vLLM environment in .venv-vllm: run `make vllm-env`"),
+    "requires_nemo_gym": (
+        _nemo_gym_env,
+        "no NeMo Gym environment in .venv-nemo-gym: run scripts/setup_nemo_gym.sh (make trainer-clients)",
+    ),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),
 }

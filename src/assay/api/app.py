@@ -14,6 +14,7 @@ from assay.api import (
     envelope,
     groups,
     health,
+    nemo_gym,
     openenv,
     openrlhf,
     repo,
@@ -89,5 +90,6 @@ def create_app(
     app.include_router(sessions.router)
     app.include_router(verl_tool.router)
     app.include_router(openenv.router)
+    nemo_gym.install(app, settings)  # last: its tool routes take only free paths
     schema.install(app, settings)
     return app
