@@ -160,7 +160,7 @@ def test_an_environment_servers_seed_is_idempotent_bound_to_its_episode_and_clos
     assert env["seed_after_close"]["status"] == 409
 
 
-def _result(status: Status, reward: float | None, reason: str | None = None) -> Result:
+def _result(status: Status, reward: float | None, reason: str = "fine") -> Result:
     return Result(id="x", task="math", status=status, reward=reward, correct=None, reason=reason)
 
 

@@ -9,9 +9,16 @@ reads only the assistant's text out of `response.output` and echoes the rest as 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _not_a_bool(value: Any) -> Any:
+    """JSON Schema's integer: 3.0 is one, false is not (pydantic would read false as 0)."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
+    return value
 
 
 class EpisodeId(BaseModel):
@@ -20,7 +27,7 @@ class EpisodeId(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rollout_id: str = Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    attempt: int = Field(0, ge=0)
+    attempt: Annotated[int, BeforeValidator(_not_a_bool)] = Field(0, ge=0)
 
 
 class TaskId(BaseModel):
