@@ -18,9 +18,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv-nemo-gym}"
 PYTHON="${PYTHON:-python3}"
-CHECK='import nemo_gym.base_resources_server, responses_api_agents.simple_agent.app, assay.api.nemo_gym_wire'
+CHECK='import nemo_gym.rollout_collection, responses_api_agents.simple_agent.app, environment_servers.legacy_agent.app, assay.api.nemo_gym_wire'
 DEPS=(
-    "openai==2.44.0" "fastapi" "uvicorn" "httptools" "pydantic" "aiohttp>=3.14.4"
+    "openai==2.44.0" "anthropic<=0.109.2" "fastapi" "uvicorn" "httptools" "pydantic" "aiohttp>=3.14.4"
     "orjson>=3.11.6" "omegaconf" "hydra-core" "requests" "rich" "itsdangerous" "anyio>=4.15.1"
     "tqdm" "pyyaml" "yappi>=1.7.6" "pydot" "pandas" "scipy>=1.14.1,<1.18" "wandb>=0.30.0"
     "packaging>=24.2"

@@ -1,12 +1,12 @@
 """Runs under .venv-nemo-gym (nemo-gym 0.7.0 and Assay): NeMo Gym's own code drives a live Assay server.
 
-`python nemo_gym_driver.py ASSAY_URL OUT.json` starts, in this process, a stub model server (it answers
-`/v1/responses` from a plan in the user message: tool calls, then a final message) and nemo-gym's own
-`SimpleAgent` (its `/run`: seed_session, model turns, one `POST /<tool>` per call with the resources
-server's cookies, verify), with a `ServerClient` whose configuration names Assay as the resources server.
-Rollouts go to the agent's `/run` through `ServerClient`, as rollout collection sends them. Probes call
-Assay through `ServerClient` with nemo-gym's own request models. Everything observed is written to OUT
-as JSON; tests/api/test_nemo_gym.py asserts on it.
+`python nemo_gym_driver.py ASSAY_URL OUT.json COOKIE COUNT MAX_BODY` starts, in this process, a stub model
+server (it answers `/v1/responses` from a plan in the user message: tool calls, then a final message),
+nemo-gym's own `SimpleAgent` (its `/run`: seed_session, model turns, one `POST /<tool>` per call with the
+resources server's cookies, verify) and nemo-gym's `legacy_agent` environment server in front of it, with
+one configuration that names Assay as the resources server. Rollouts go through nemo-gym's rollout
+collection (`RolloutCollectionHelper.run_examples`). Probes call Assay through `ServerClient` with
+nemo-gym's own request models. Everything observed is written to OUT as JSON; test_nemo_gym.py asserts.
 """
 
 from __future__ import annotations
@@ -21,13 +21,17 @@ from typing import Any
 from urllib.parse import urlparse
 
 import uvicorn
+from environment_servers.legacy_agent.app import (
+    LegacyAgentEnvironmentServer,
+    LegacyAgentEnvironmentServerConfig,
+)
 from fastapi import FastAPI, Request
 from nemo_gym import base_resources_server as gym
-from nemo_gym.config_types import BaseServerConfig, ModelServerRef, ResourcesServerRef
+from nemo_gym.config_types import AgentServerRef, BaseServerConfig, ModelServerRef, ResourcesServerRef
+from nemo_gym.rollout_collection import RolloutCollectionHelper
 from nemo_gym.server_utils import (
     GlobalAIOHTTPAsyncClientConfig,
     ServerClient,
-    get_response_json,
     set_global_aiohttp_client,
 )
 from omegaconf import OmegaConf
@@ -110,28 +114,59 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def client_for(assay: str, model_port: int, agent_port: int) -> ServerClient:
+def client_for(assay: str, model_port: int, agent_port: int, env_port: int) -> ServerClient:
     assay_url = urlparse(assay)
+    agent_ref = {"type": "responses_api_agents", "name": "simple_agent"}
     config = {
+        "assay_environment": {
+            "environment_servers": {
+                "legacy_agent": {"host": HOST, "port": env_port, "agent_server": agent_ref}
+            }
+        },
         "assay": {"resources_servers": {"assay": {"host": assay_url.hostname, "port": assay_url.port}}},
         "stub_model": {"responses_api_models": {"stub": {"host": HOST, "port": model_port}}},
-        "simple_agent": {"responses_api_agents": {"simple_agent": {"host": HOST, "port": agent_port}}},
+        "simple_agent": {
+            "responses_api_agents": {
+                "simple_agent": {
+                    "host": HOST,
+                    "port": agent_port,
+                    "resources_server": {"type": "resources_servers", "name": "assay"},
+                }
+            }
+        },
     }
     head = BaseServerConfig(host=HOST, port=free_port())
     return ServerClient(head_server_config=head, global_config_dict=OmegaConf.create(config))
 
 
-async def run(client: ServerClient, body: dict[str, Any]) -> dict[str, Any]:
-    """One rollout through the agent's `/run`, as rollout collection posts it."""
-    answer = await client.post(server_name="simple_agent", url_path="/run", json=body)
-    if answer.status != 200:
-        return {"http_status": answer.status, "body": (await answer.read()).decode(errors="replace")[:2000]}
-    result = await get_response_json(answer)
-    SimpleAgentVerifyResponse.model_validate(result)  # what rollout collection reads
+def collector(client: ServerClient) -> RolloutCollectionHelper:
+    """nemo-gym's rollout collection, with this driver's configuration instead of a head server's."""
+
+    class Collection(RolloutCollectionHelper):
+        def setup_server_client(self, head_server_config: Any = None) -> ServerClient:
+            return client
+
+    return Collection()
+
+
+async def collect(client: ServerClient, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rollouts as rollout collection runs them (`run_examples`: the row's agent's environment server,
+    here nemo-gym's legacy_agent relay, then SimpleAgent's `/run`), in the rows' order."""
+    for index, body in enumerate(rows):
+        body.update({"agent_ref": {"name": "simple_agent"}, "assay_case": index})
+    found = collector(client).run_examples(rows, route_failures_to_sidecar=True)
+    results = {row["assay_case"]: result for row, result in [await future for future in found]}
+    return [summary(results[index]) for index in range(len(rows))]
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    if "reward" not in result:  # a failed /run: rollout collection's failure row
+        return {"failed": {k: v for k, v in result.items() if k.startswith("_ng_failure")}}
+    SimpleAgentVerifyResponse.model_validate(result)  # what rollout collection read
     gym.BaseVerifyResponse.model_validate(result)
     outputs = [i["output"] for i in result["response"]["output"] if i.get("type") == "function_call_output"]
     keys = ("reward", "mask_sample", "failure_kind", "failure_reason", "assay_result")
-    return {"http_status": 200, **{k: result.get(k) for k in keys}, "tool_outputs": outputs}
+    return {"failed": None, **{k: result.get(k) for k in keys}, "tool_outputs": outputs}
 
 
 async def post(client: ServerClient, path: str, body: Any, cookies: Any = None) -> dict[str, Any]:
@@ -153,8 +188,7 @@ async def rollouts(client: ServerClient) -> dict[str, Any]:
         ),
         "no_item": row("\\boxed{42}"),
     }
-    results = await asyncio.gather(*(run(client, body) for body in cases.values()))
-    return dict(zip(cases, results, strict=True))
+    return dict(zip(cases, await collect(client, list(cases.values())), strict=True))
 
 
 async def many(client: ServerClient, count: int) -> dict[str, Any]:
@@ -165,7 +199,7 @@ async def many(client: ServerClient, count: int) -> dict[str, Any]:
         return row(f"\\boxed{{{i + 1}}}", {"task": "math", "reference": str(i + 1)}, calls, tools=["python"])
 
     started = time.perf_counter()
-    results = await asyncio.gather(*(run(client, body(i)) for i in range(count)))
+    results = await collect(client, [body(i) for i in range(count)])
     return {"seconds": round(time.perf_counter() - started, 3), "results": results}
 
 
@@ -287,8 +321,8 @@ def fields_match() -> dict[str, list[str]]:
 
 async def main(assay: str, out: str, cookie: str, count: int, huge: int) -> None:
     set_global_aiohttp_client(GlobalAIOHTTPAsyncClientConfig())
-    model_port, agent_port = free_port(), free_port()
-    client = client_for(assay, model_port, agent_port)
+    model_port, agent_port, env_port = free_port(), free_port(), free_port()
+    client = client_for(assay, model_port, agent_port, env_port)
     config = SimpleAgentConfig(
         host=HOST,
         port=agent_port,
@@ -299,7 +333,21 @@ async def main(assay: str, out: str, cookie: str, count: int, huge: int) -> None
         max_steps=10,
     )
     agent = SimpleAgent(config=config, server_client=client)
-    servers = [await serve(stub_model(), model_port), await serve(agent.setup_webserver(), agent_port)]
+    relay = LegacyAgentEnvironmentServer(
+        config=LegacyAgentEnvironmentServerConfig(
+            host=HOST,
+            port=env_port,
+            entrypoint="app.py",
+            name="assay_environment",
+            agent_server=AgentServerRef(type="responses_api_agents", name="simple_agent"),
+        ),
+        server_client=client,
+    )
+    servers = [
+        await serve(stub_model(), model_port),
+        await serve(agent.setup_webserver(), agent_port),
+        await serve(relay.setup_webserver(), env_port),
+    ]
     try:
         report = {
             "fields_missing": fields_match(),

@@ -1,8 +1,9 @@
 """Assay as a NeMo Gym resources server, driven by nemo-gym 0.7.0's own code (issue 39).
 
 nemo-gym cannot share the test environment (its pins: openai, mcp, ray), so `nemo_gym_driver.py` runs
-under `.venv-nemo-gym` (scripts/setup_nemo_gym.sh): nemo-gym's `SimpleAgent` (`/run`), its `ServerClient`
-and its request/response models against the live server this module starts, with a stub model. The
+under `.venv-nemo-gym` (scripts/setup_nemo_gym.sh): nemo-gym's rollout collection, its legacy_agent
+environment server and `SimpleAgent` (`/run`), its `ServerClient` and its request/response models against
+the live server this module starts, with a stub model. The
 driver runs once (module fixture); each test asserts one property of what it saw.
 """
 
@@ -91,7 +92,8 @@ def test_a_tool_printing_a_reward_does_not_reach_the_verdict(report: dict[str, A
 
 
 def test_a_row_without_an_item_is_refused_clearly(report: dict[str, Any]) -> None:
-    assert report["rollouts"]["no_item"]["http_status"] == 500  # SimpleAgent's /run fails on the seed's 422
+    failed = report["rollouts"]["no_item"]["failed"]  # SimpleAgent's /run fails on the seed's 422
+    assert failed["_ng_failure_http_status"] == 500
     refused = report["probes"]["seed_no_item"]
     assert refused["status"] == 422
     assert "`item`" in refused["body"]["error"]["message"]
