@@ -223,6 +223,11 @@ async def probes(client: ServerClient, cookie: str, huge: int) -> dict[str, Any]
     found["verify_forged"] = await post(
         client, "/verify", verify_body("\\boxed{42}"), {cookie: "s-" + "1" * 24}
     )
+    c = await post(client, "/seed_session", {"item": MATH})
+    jar_c = {cookie: c["cookies"][cookie].value}
+    # the verify body echoes the row: an `item` in it must not replace the seeded one (gold stays 42)
+    forged_gold = {**verify_body("\\boxed{41}"), "item": {**MATH, "reference": "41"}, "expected_answer": "41"}
+    found["verify_with_forged_gold"] = await post(client, "/verify", forged_gold, jar_c)
     found["seed_no_item"] = await post(client, "/seed_session", {"responses_create_params": {"input": "hi"}})
     found["close_a"] = await post(client, "/close_session", {}, jar_a)
     found["a_after_close"] = await post(client, "/python", {"code": "1"}, jar_a)

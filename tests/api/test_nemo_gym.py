@@ -91,6 +91,12 @@ def test_a_tool_printing_a_reward_does_not_reach_the_verdict(report: dict[str, A
     assert (run["reward"], run["mask_sample"]) == (0.0, False)
 
 
+def test_the_verify_body_cannot_replace_the_seeded_gold(report: dict[str, Any]) -> None:
+    forged = report["probes"]["verify_with_forged_gold"]["body"]
+    assert (forged["reward"], forged["mask_sample"]) == (0.0, False)
+    assert forged["assay_result"]["details"]["gold"] == "42"
+
+
 def test_a_row_without_an_item_is_refused_clearly(report: dict[str, Any]) -> None:
     failed = report["rollouts"]["no_item"]["failed"]  # SimpleAgent's /run fails on the seed's 422
     assert failed["_ng_failure_http_status"] == 500
