@@ -2,8 +2,10 @@
 # Build .venv-nemo-gym: NeMo Gym 0.7.0 (its SimpleAgent, ServerClient and resources-server models) with
 # Assay installed beside it, for tests/api/test_nemo_gym.py, whose driver runs NeMo Gym's own code there.
 #
-# Why its own environment: nemo-gym pins openai==2.44.0, mcp<2 and anthropic<=0.109.2, which must not
-# constrain Assay's test environment (verl, OpenRLHF and TRL pins live there). Assay talks to it over HTTP.
+# Why its own environment: nemo-gym pins openai==2.44.0, mcp<2 and anthropic<=0.109.2, and pip fits it
+# into Assay's test environment only by moving installed versions down (omegaconf, pyarrow, cachetools,
+# python-dateutil, importlib_metadata: `pip install --dry-run` says which) beside verl's, OpenRLHF's and
+# TRL's. Assay talks to it over HTTP.
 #
 # Why --no-deps: nemo-gym declares Python >= 3.13.14 (it runs on 3.11: --ignore-requires-python) and a
 # large dependency list (ray[default], mlflow, wandb, datasets, vllm extras) that the modules the tests
