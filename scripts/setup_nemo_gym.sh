@@ -37,7 +37,6 @@ echo "setup_nemo_gym: building $VENV"
 "$PYTHON" -m venv "$VENV"
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 "${PIP[@]}" install --no-deps --ignore-requires-python "nemo-gym==0.7.0" "ray==2.60.0"
-"${PIP[@]}" install --prefer-binary "${DEPS[@]}"
-"${PIP[@]}" install -e "$ROOT"
+"${PIP[@]}" install --prefer-binary "${DEPS[@]}" -e "$ROOT"  # one resolver pass for both
 "$VENV/bin/python" -c "$CHECK"
 echo "setup_nemo_gym: done"
