@@ -59,10 +59,12 @@ $(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.bas
 	touch $(SANDBOX_RUNTIME)/.built
 
 # verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests;
-# the official MCP SDK, 1.x in $(VENV) and 2.3.0 beside Assay in .venv-mcp, for the /mcp tests.
+# the official MCP SDK, 1.x in $(VENV) and 2.3.0 beside Assay in .venv-mcp, for the /mcp tests;
+# NeMo Gym in its own environment (.venv-nemo-gym: its pins do not fit this one).
 trainer-clients: $(VENV)/.test
 	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
 	VENV=$(VENV) bash scripts/setup_mcp.sh
+	bash scripts/setup_nemo_gym.sh
 
 test: $(VENV)/.test system-deps vllm-env sandbox-runtime trainer-clients
 	$(VENV)/bin/pytest --durations=25
@@ -84,4 +86,4 @@ dist: $(VENV)/.test
 	$(PY) -m build --no-isolation --outdir dist .
 
 clean:
-	rm -rf $(VENV) .venv-vllm .venv-mcp .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-vllm .venv-mcp .venv-nemo-gym .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache

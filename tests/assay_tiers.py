@@ -58,7 +58,9 @@ INTEGRATION_SIGNS = (
     "local_service(",  # an Assay service, in this process or a child
 )
 # Needing one of these is needing a server or an engine's processes.
-INTEGRATION_REQUIREMENTS = frozenset({"requires_postgres", "requires_vllm", "requires_ray"})
+INTEGRATION_REQUIREMENTS = frozenset(
+    {"requires_postgres", "requires_vllm", "requires_ray", "requires_nemo_gym"}
+)
 
 
 def _has_module(name: str) -> bool:
@@ -76,6 +78,8 @@ def _vllm_env() -> bool:
 
 def _mcp_v2_env() -> bool:
     return (TESTS.parent / ".venv-mcp" / "bin" / "python").exists()
+def _nemo_gym_env() -> bool:
+    return (TESTS.parent / ".venv-nemo-gym" / "bin" / "python").exists()
 
 
 def _postgres() -> bool:
@@ -95,6 +99,10 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
     ),
     "requires_mcp_v2": (_mcp_v2_env, "no .venv-mcp (Assay with mcp 2.3.0): run `make trainer-clients`"),
     "requires_vllm": (_vllm_env, "no vLLM environment in .venv-vllm: run `make vllm-env`"),
+    "requires_nemo_gym": (
+        _nemo_gym_env,
+        "no NeMo Gym environment in .venv-nemo-gym: run scripts/setup_nemo_gym.sh (make trainer-clients)",
+    ),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),
 }

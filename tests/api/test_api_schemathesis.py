@@ -30,8 +30,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from assay.api.nemo_gym_wire import ResourcesSeedSessionRequest
 from assay.api.openrlhf import strip_prompt
+from assay.errors import ItemError
 from assay.registry import Registry
+from assay.sessions import SessionLimits
 from assay.settings import Settings
 from assay.types import Item
 from assay.validate.probes import most_probes
@@ -127,6 +130,32 @@ def _session_item(body: dict[str, Any], http: httpx.Client) -> int | None:
     return None
 
 
+def _nemo_gym_seed(body: dict[str, Any], http: httpx.Client) -> int | None:
+    """/seed_session: the row (an Environment Server's `task_data`) needs an item (a session's item, with
+    listed tools) or an `expected_answer`, and limits within the maximums."""
+    if "resources_session_id" in body:
+        try:
+            body = ResourcesSeedSessionRequest.model_validate(body).task_data
+        except ValidationError:
+            return 422
+    item = body.get("item")
+    if item is None and "expected_answer" in body:
+        item = {"task": "math", "reference": str(body["expected_answer"])}
+    tools = body.get("tools", [])
+    if not (isinstance(item, dict) and isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+        return 422
+    try:
+        SessionLimits.model_validate(body.get("limits") or {}).resolved(Settings().sessions)
+    except (ValidationError, ItemError):
+        return 422
+    return _session_item({"item": item, "tools": tools}, http)
+
+
+def _nemo_gym_close(body: dict[str, Any], http: httpx.Client) -> int | None:
+    """/close_session: a resources_session_id needs its episode_id."""
+    return 422 if body.get("resources_session_id") is not None and body.get("episode_id") is None else None
+
+
 # The rules a JSON Schema cannot state (a sum over groups, lists that pair up by position, whether an
 # item can be scored), each restated here from docs/contract.md ("Rules beyond the schema") and checked
 # from the request itself: a request
@@ -138,6 +167,8 @@ RULES: dict[str, Rule] = {
     "POST /get_observation": _observation_lists,
     "POST /v1/sessions": _session_item,
     "POST /openenv/reset": _openenv_reset,
+    "POST /seed_session": _nemo_gym_seed,
+    "POST /close_session": _nemo_gym_close,
 }
 
 

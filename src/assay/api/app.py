@@ -16,6 +16,7 @@ from assay.api import (
     groups,
     health,
     mcp,
+    nemo_gym,
     openenv,
     openrlhf,
     repo,
@@ -96,5 +97,6 @@ def create_app(
     app.router.routes.append(
         Route("/mcp", mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"], include_in_schema=False)
     )
+    nemo_gym.install(app, settings)  # last: its tool routes take only free paths
     schema.install(app, settings)
     return app

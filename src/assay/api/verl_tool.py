@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,11 +36,13 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError
 from assay.api.body import BoundedRoute
 from assay.api.codes import Refusal, refuse
 from assay.api.protocol import SESSION_ERRORS
+from assay.api.session_open import OPEN_WAIT_S as SESSION_OPEN_WAIT_S
+from assay.api.session_open import open_when_free
 from assay.api.state import engine_of
 from assay.errors import ItemError
 from assay.rl_client.tool_calls import BadCall, HermesCalls
 from assay.sandbox import SandboxError
-from assay.sessions import SessionGone, SessionLimits, SessionsFull
+from assay.sessions import SessionGone, SessionLimits
 from assay.sessions.service import StepCall
 from assay.types import Item
 
@@ -85,8 +86,7 @@ def call_of(action: str) -> tuple[str, Any] | None:
 
 # How long a trajectory's first action waits for a free session before the request is refused (429);
 # verl-tool's own tool_call_time_out (or none) bounds its side.
-OPEN_WAIT_S = 3600.0
-_FIRST_WAIT_S = 0.01
+OPEN_WAIT_S = SESSION_OPEN_WAIT_S
 
 
 @dataclass
@@ -135,16 +135,7 @@ async def _open(request: Request, extra: dict[str, Any]) -> str:
     if not (isinstance(tools, list) and all(isinstance(name, str) for name in tools)):
         raise TypeError("tools must be a list of tool names")
     limits = SessionLimits(**extra.get("limits", {}))
-    deadline, wait = time.monotonic() + OPEN_WAIT_S, _FIRST_WAIT_S
-    while True:
-        try:
-            return (await engine_of(request).open_session(item, tools, limits)).session_id
-        except SessionsFull as exc:
-            left = deadline - time.monotonic()
-            if exc.limit == 0 or left <= 0:  # closing down, or full for too long
-                raise
-            await asyncio.sleep(min(wait, left))  # a session frees when another trajectory finishes
-            wait = min(wait * 2, max(exc.retry_after_s, _FIRST_WAIT_S))
+    return (await open_when_free(engine_of(request), item, tools, limits, OPEN_WAIT_S)).session_id
 
 
 async def _finish(request: Request, trajectory: str) -> None:
