@@ -58,9 +58,11 @@ $(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.bas
 	ln -sfn "$$($(VENV)/bin/assay sandbox-runtime --print-path)" $(SANDBOX_RUNTIME)
 	touch $(SANDBOX_RUNTIME)/.built
 
-# verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
+# verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests;
+# Prime Intellect's verifiers in its own .venv-verifiers (its mcp and openai pins cannot share .venv).
 trainer-clients: $(VENV)/.test
 	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
+	bash scripts/setup_verifiers.sh
 
 test: $(VENV)/.test system-deps vllm-env sandbox-runtime trainer-clients
 	$(VENV)/bin/pytest --durations=25
@@ -82,4 +84,4 @@ dist: $(VENV)/.test
 	$(PY) -m build --no-isolation --outdir dist .
 
 clean:
-	rm -rf $(VENV) .venv-vllm .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-vllm .venv-verifiers .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache

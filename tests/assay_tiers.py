@@ -74,6 +74,10 @@ def _vllm_env() -> bool:
     return (TESTS.parent / ".venv-vllm" / "bin" / "python").exists()
 
 
+def _verifiers_env() -> bool:
+    return (TESTS.parent / ".venv-verifiers" / "bin" / "python").exists()
+
+
 def _postgres() -> bool:
     import shutil
 
@@ -86,6 +90,10 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
         "verl's and OpenRLHF's client code are not installed: run `make trainer-clients`",
     ),
     "requires_vllm": (_vllm_env, "no vLLM environment in .venv-vllm: run `make vllm-env`"),
+    "requires_verifiers": (
+        _verifiers_env,
+        "no verifiers environment in .venv-verifiers: run `make trainer-clients`",
+    ),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),
 }

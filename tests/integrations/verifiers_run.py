@@ -4,8 +4,8 @@ cannot share the test environment), started by tests/integrations/test_verifiers
 
 The stub model is an OpenAI-compatible server (chat completions, streamed or not) answering from a
 script: for each item's prompt, the assistant turns in order, the turn picked by how many assistant
-messages the request already holds. Each turn is `{"content": text}` or `{"tool_calls": [{"name",
-"arguments"}]}` (arguments as the model's JSON text).
+messages the request already holds. Each turn is `{"content": text}`, `{"tool_calls": [{"name",
+"arguments"}]}` (arguments as the model's JSON text), or `{"status": code}`: the model fails with it.
 
 Usage: python verifiers_run.py ASSAY_URL ITEMS_JSONL SCRIPT_JSON WORKDIR MAX_CONCURRENT
 """
@@ -37,7 +37,11 @@ def _message(turn: dict[str, Any], step: int) -> dict[str, Any]:
     if "tool_calls" not in turn:
         return {"role": "assistant", "content": turn["content"]}
     calls = [
-        {"id": f"call_{step}_{i}", "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        {
+            "id": f"call_{step}_{i}",
+            "type": "function",
+            "function": {"name": c["name"], "arguments": c["arguments"]},
+        }
         for i, c in enumerate(turn["tool_calls"])
     ]
     return {"role": "assistant", "content": None, "tool_calls": calls}
@@ -69,11 +73,17 @@ def stub_model(script: dict[str, list[dict[str, Any]]]) -> ThreadingHTTPServer:
             self.wfile.write(body)
 
         def do_GET(self) -> None:
-            self._send(json.dumps({"object": "list", "data": [{"id": "stub", "object": "model"}]}).encode(), "application/json")
+            self._send(
+                json.dumps({"object": "list", "data": [{"id": "stub", "object": "model"}]}).encode(),
+                "application/json",
+            )
 
         def do_POST(self) -> None:
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             turn = _turn(script, request["messages"])
+            if "status" in turn:
+                self.send_error(turn["status"], "the stub model fails here")
+                return
             message = _message(turn, len(request["messages"]))
             finish = "tool_calls" if "tool_calls" in message else "stop"
             if request.get("stream"):

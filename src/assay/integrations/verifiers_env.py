@@ -30,9 +30,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import verifiers.v1 as vf
-
 import httpx
+import verifiers.v1 as vf
+from pydantic import Field
 
 from assay.client.sessions import SessionStep
 from assay.errors import ServiceError, SessionGoneError
@@ -65,13 +65,13 @@ class AssayData(vf.TaskData):
 
 class AssayTaskConfig(vf.TaskConfig):
     url: str = DEFAULT_URL
-    tools: list[str] = ["python"]
-    limits: dict[str, Any] = {}
+    tools: list[str] = Field(default_factory=lambda: ["python"])
+    limits: dict[str, Any] = Field(default_factory=dict)
 
 
 class AssayToolsetConfig(vf.SharedToolsetConfig):
     assay_url: str = DEFAULT_URL
-    tools: list[str] = ["python"]
+    tools: list[str] = Field(default_factory=lambda: ["python"])
 
 
 class AssayTasksetConfig(vf.TasksetConfig):
@@ -97,7 +97,8 @@ class AssayTask(vf.Task[AssayData, AssayState, AssayTaskConfig]):
             result = await client.averify_session(session_id, trace.last_reply)
         finally:
             await client.aclose_session(session_id)
-        trace.record_metric("assay_correct", None if result.correct is None else float(result.correct))
+        if result.correct is not None:  # graded tasks (judge, prm) have no right or wrong
+            trace.record_metric("assay_correct", float(result.correct))
         return reward_or_raise(result)
 
 
@@ -177,7 +178,9 @@ class AssayTaskset(vf.Taskset[AssayTask, AssayTasksetConfig]):
                 continue
             item = json.loads(line)
             if not isinstance(item, dict) or "response" in item or not isinstance(item.get("prompt"), str):
-                raise ValueError(f"{self.config.items}: an Assay item with a `prompt` and no `response`: {line[:200]}")
+                raise ValueError(
+                    f"{self.config.items}: an Assay item with a `prompt` and no `response`: {line[:200]}"
+                )
             data = AssayData(id=item.get("id"), prompt=item["prompt"], item=item)
             tasks.append(AssayTask(data, self.config.task))
         return tasks
