@@ -25,6 +25,7 @@ environment: it pins mcp==2.0.0 and openai>=2.54); `import assay` never imports 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from pathlib import Path
@@ -35,7 +36,7 @@ import verifiers.v1 as vf
 from pydantic import Field
 
 from assay.client.sessions import SessionStep
-from assay.errors import ServiceError, SessionGoneError
+from assay.errors import ClientError, ServiceError, SessionGoneError
 from assay.integrations.clients import aclose_loop_clients, reward_or_raise, shared_session_client
 
 __all__ = ["AssayEnv", "AssayTaskset"]
@@ -119,7 +120,7 @@ class AssayToolset(vf.Toolset[AssayToolsetConfig, AssayState]):
     def register(self, mcp: Any) -> None:
         for function in self._schemas:
             fn = _tool_function(self, function)
-            mcp.add_tool(self._with_state(fn), name=function["name"], description=function["description"])
+            mcp.add_tool(self._with_state(fn), name=function["name"], description=function.get("description"))
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> str:
         """One step of this rollout's session; the policy's failures and refusals are observations."""
@@ -172,6 +173,10 @@ class AssayTaskset(vf.Taskset[AssayTask, AssayTasksetConfig]):
     """Assay items from `items` (JSON Lines), with the session tools as a taskset-wide tool server."""
 
     def load(self) -> list[AssayTask]:
+        if not self.config.items:
+            raise ValueError(
+                "AssayTaskset needs items: --env.taskset.items <a JSON Lines file of Assay items>"
+            )
         tasks = []
         for line in Path(self.config.items).read_text(encoding="utf-8").splitlines():
             if not line.strip():
@@ -209,8 +214,9 @@ class AssayEnv(vf.Env[AssayEnvConfig]):
             url = task.config.url
             for trace in traces:  # every attempt's (a retried rollout mints a new trace)
                 session_id = getattr(trace.state, "session_id", "")
-                if session_id:
-                    await shared_session_client(url).aclose_session(session_id)  # idempotent
+                if session_id:  # closing twice is fine; Assay unreachable: its TTL ends the session
+                    with contextlib.suppress(ClientError):
+                        await shared_session_client(url).aclose_session(session_id)
 
     async def stop(self) -> None:
         await aclose_loop_clients()
