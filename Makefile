@@ -60,11 +60,13 @@ $(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.bas
 
 # verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests;
 # the official MCP SDK, 1.x in $(VENV) and 2.3.0 beside Assay in .venv-mcp, for the /mcp tests;
-# NeMo Gym in its own environment (.venv-nemo-gym: its pins do not fit this one).
+# NeMo Gym and Prime Intellect's verifiers each in its own environment (.venv-nemo-gym, .venv-verifiers:
+# their openai and mcp pins fit neither this one nor each other).
 trainer-clients: $(VENV)/.test
 	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
 	VENV=$(VENV) bash scripts/setup_mcp.sh
 	bash scripts/setup_nemo_gym.sh
+	bash scripts/setup_verifiers.sh
 
 test: $(VENV)/.test system-deps vllm-env sandbox-runtime trainer-clients
 	$(VENV)/bin/pytest --durations=25
@@ -86,4 +88,4 @@ dist: $(VENV)/.test
 	$(PY) -m build --no-isolation --outdir dist .
 
 clean:
-	rm -rf $(VENV) .venv-vllm .venv-mcp .venv-nemo-gym .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-vllm .venv-mcp .venv-nemo-gym .venv-verifiers .sandbox-runtime .pytest_cache .mypy_cache .ruff_cache

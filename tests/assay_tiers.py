@@ -78,8 +78,14 @@ def _vllm_env() -> bool:
 
 def _mcp_v2_env() -> bool:
     return (TESTS.parent / ".venv-mcp" / "bin" / "python").exists()
+
+
 def _nemo_gym_env() -> bool:
     return (TESTS.parent / ".venv-nemo-gym" / "bin" / "python").exists()
+
+
+def _verifiers_env() -> bool:
+    return (TESTS.parent / ".venv-verifiers" / "bin" / "python").exists()
 
 
 def _postgres() -> bool:
@@ -102,6 +108,10 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
     "requires_nemo_gym": (
         _nemo_gym_env,
         "no NeMo Gym environment in .venv-nemo-gym: run scripts/setup_nemo_gym.sh (make trainer-clients)",
+    ),
+    "requires_verifiers": (
+        _verifiers_env,
+        "no verifiers environment in .venv-verifiers: run `make trainer-clients`",
     ),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),
