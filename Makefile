@@ -58,9 +58,10 @@ $(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.bas
 	ln -sfn "$$($(VENV)/bin/assay sandbox-runtime --print-path)" $(SANDBOX_RUNTIME)
 	touch $(SANDBOX_RUNTIME)/.built
 
-# verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests.
+# verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies), SkyRL-gym, and SmolLM2 for the adapter and judge tests.
 trainer-clients: $(VENV)/.test
 	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
+	VENV=$(VENV) bash scripts/setup_skyrl_gym.sh
 
 test: $(VENV)/.test system-deps vllm-env sandbox-runtime trainer-clients
 	$(VENV)/bin/pytest --durations=25

@@ -85,6 +85,10 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
         lambda: _has_module("verl") and _has_module("openrlhf"),
         "verl's and OpenRLHF's client code are not installed: run `make trainer-clients`",
     ),
+    "requires_skyrl_gym": (
+        lambda: _has_module("skyrl_gym"),
+        "SkyRL-gym is not installed: run `make trainer-clients` (scripts/setup_skyrl_gym.sh)",
+    ),
     "requires_vllm": (_vllm_env, "no vLLM environment in .venv-vllm: run `make vllm-env`"),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),
