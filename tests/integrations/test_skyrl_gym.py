@@ -183,6 +183,23 @@ def test_close_ends_the_session_mid_rollout(server: LiveServer) -> None:
     env.close()
     env.close()  # idempotent
     assert server.engine.sessions.open_count == 0
+    with pytest.raises(RuntimeError, match="step without an open session"):
+        env.step("<python>x</python>")
+
+
+def test_a_server_lost_mid_trajectory_is_unscored_not_zero() -> None:
+    register()
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    lost = LiveServer(session_settings())
+    lost.start()
+    try:
+        env = make(lost)
+        assert content(env.step("<python>x = 1</python>")) == ""
+    finally:
+        lost.stop()
+    with pytest.raises(RewardUnavailable, match="Assay returned error: the python call failed: cannot reach"):
+        env.step("<python>print(x)</python>")
 
 
 def test_an_unreachable_server_is_unscored_not_zero() -> None:

@@ -120,8 +120,8 @@ class AssayGymEnv(BaseTextEnv):
         self.turns += 1
         if self._failure is not None:
             return self._unscored({"status": "error", "reason": self._failure})
-        if self.session_id is None:
-            raise RuntimeError("step before init: SkyRL calls init(prompt) first")
+        if self.session_id is None:  # never opened, or the episode ended (done) or was closed
+            raise RuntimeError("step without an open session: init(prompt) starts an episode")
         text = action if isinstance(action, str) else str(action)
         if _ANSWER.search(text) or self.turns >= self.max_turns:
             return self._verify(text)
