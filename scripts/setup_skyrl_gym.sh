@@ -1,25 +1,41 @@
 #!/usr/bin/env bash
-# Install SkyRL-gym 0.4.0 into the test environment, for the SkyRL environment adapter's tests
-# (assay.integrations.skyrl_gym drives skyrl_gym's own registry, make, init and step).
+# Install SkyRL-gym 0.4.0 into the test environment, and SkyRL's generator (skyrl-train 0.3.1) beside it
+# in .skyrl-train/, for the SkyRL environment adapter's tests (assay.integrations.skyrl_gym is driven
+# through skyrl_gym's own registry, make, init and step, and through skyrl-train's SkyRLGymGenerator).
 #
-# With its dependencies, through pip's resolver: skyrl-gym declares only func_timeout, pandas, requests
-# and omegaconf, and in Assay's test environment that adds func_timeout and moves no installed version
-# (checked with `pip install --dry-run skyrl-gym==0.4.0`). SkyRL's trainer (skyrl-train) requires Python
-# 3.12 and a GPU stack, and is not installed: the adapter is what its generator calls.
+# skyrl-gym with its dependencies, through pip's resolver: it declares only func_timeout, pandas,
+# requests and omegaconf, and in Assay's test environment that adds func_timeout and moves no installed
+# version (checked with `pip install --dry-run skyrl-gym==0.4.0`).
 #
-# Idempotent: does nothing when skyrl_gym 0.4.0 imports.
+# skyrl-train cannot share the environment: it declares Python 3.12 only, pins ray 2.51.1 (the
+# environment has Ray 2.60 for `assay serve --ray`; its generator imports
+# `ray.util.placement_group.PlacementGroupSchedulingStrategy`, which 2.60 no longer has) and a GPU stack
+# (flash-attn, vllm, deepspeed). Its generator module needs only loguru and that ray beyond what the test
+# environment has, and runs on 3.11; so it goes, with --no-deps and --ignore-requires-python, into its own
+# folder that the generator test puts first on PYTHONPATH of a child process (the suite keeps Ray 2.60).
+#
+# Idempotent: does nothing when both are there.
 # Usage: scripts/setup_skyrl_gym.sh   (VENV=path overrides the environment, default .venv)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 PY="$VENV/bin/python"
+TRAIN="$ROOT/.skyrl-train"
+PIP=("$PY" -m pip --disable-pip-version-check -q install)
 CHECK='import importlib.metadata as m, skyrl_gym; assert m.version("skyrl-gym") == "0.4.0"'
+# The folder's own versions come first on its PYTHONPATH (cheap: imports nothing of them).
+HAS_TRAIN='import importlib.metadata as m; assert [m.version(d) for d in ("skyrl-train", "ray", "loguru")] == ["0.3.1", "2.51.1", "0.7.3"]'
+IMPORTS_TRAIN='import skyrl_train.generators.skyrl_gym_generator, ray; assert ray.__version__ == "2.51.1"'
 
-if "$PY" -W ignore -c "$CHECK" >/dev/null 2>&1; then
-    echo "setup_skyrl_gym: $VENV already has skyrl-gym 0.4.0; nothing to do"
-    exit 0
+if ! "$PY" -W ignore -c "$CHECK" >/dev/null 2>&1; then
+    "${PIP[@]}" "skyrl-gym==0.4.0"
+    "$PY" -W ignore -c "$CHECK"
 fi
-"$PY" -m pip --disable-pip-version-check -q install "skyrl-gym==0.4.0"
-"$PY" -W ignore -c "$CHECK"
-echo "setup_skyrl_gym: installed into $VENV"
+if ! PYTHONPATH="$TRAIN" "$PY" -W ignore -c "$HAS_TRAIN" >/dev/null 2>&1; then
+    rm -rf "$TRAIN"
+    "${PIP[@]}" --no-deps --ignore-requires-python --target "$TRAIN" \
+        "skyrl-train==0.3.1" "ray==2.51.1" "loguru==0.7.3"
+    PYTHONPATH="$TRAIN" "$PY" -W ignore -c "$IMPORTS_TRAIN"
+fi
+echo "setup_skyrl_gym: $VENV has skyrl-gym 0.4.0; $TRAIN has skyrl-train 0.3.1"

@@ -89,6 +89,10 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
         lambda: _has_module("skyrl_gym"),
         "SkyRL-gym is not installed: run `make trainer-clients` (scripts/setup_skyrl_gym.sh)",
     ),
+    "requires_skyrl_train": (
+        lambda: (TESTS.parent / ".skyrl-train" / "skyrl_train").is_dir(),
+        "SkyRL's generator is not in .skyrl-train: run `make trainer-clients` (scripts/setup_skyrl_gym.sh)",
+    ),
     "requires_vllm": (_vllm_env, "no vLLM environment in .venv-vllm: run `make vllm-env`"),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),

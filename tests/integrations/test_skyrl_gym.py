@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
 from assay_testing import LiveServer, bwrap_works, free_port
-from session_testing import session_settings
+from session_testing import live_sessions, session_settings
 
 from assay.errors import RewardUnavailable
 
@@ -23,6 +28,7 @@ except ImportError:
 
 pytestmark = pytest.mark.requires_skyrl_gym
 
+ROOT = Path(__file__).resolve().parents[2]
 MAX_OPEN = 32  # below the 64 trajectories run at once: the rest wait for a free session
 BODY_LIMIT = 256 * 1024
 PROMPT = [{"role": "user", "content": "What is 6 * 7? Use the python tool, answer in <answer></answer>."}]
@@ -38,6 +44,13 @@ def server() -> Iterator[LiveServer]:
     register()
     yield live
     live.stop()
+
+
+@pytest.fixture(scope="module")
+def roomy_server() -> Iterator[LiveServer]:
+    """A session for each of SkyRL's 64 trajectories: its generator steps them on 32 threads, and a
+    trajectory waiting for a session holds one (with 32 sessions for 64, none ever finished)."""
+    yield from live_sessions(max_open=64)
 
 
 def make(server: LiveServer, ground_truth: str = "42", max_turns: int = 5, **config: Any) -> AssayGymEnv:
@@ -211,6 +224,70 @@ def test_an_unreachable_server_is_unscored_not_zero() -> None:
     out = env.step("\\boxed{42}")
     assert out["reward"] is None and out["done"] is True
     assert out["metadata"]["assay"]["reason"].startswith("cannot open an Assay session: cannot reach Assay")
+
+
+def test_a_full_server_is_waited_for_a_bounded_time_then_unscored() -> None:
+    register()
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    full = LiveServer(session_settings(max_open=1))
+    full.start()
+    try:
+        holder = make(full)
+        waiter = make(full, open_wait_s=1)
+        with pytest.raises(
+            RewardUnavailable, match="the Assay server stayed full for 1 s: size its sessions"
+        ):
+            waiter.step("<python>1</python>")
+        holder.close()
+        assert content(make(full).step("<python>print(1)</python>")) == "1\n"
+    finally:
+        full.stop()
+
+
+def run_generator(server: LiveServer, tmp_path: Path, count: int, mode: str) -> dict[str, Any]:
+    """tests/integrations/skyrl_generator.py: SkyRL's SkyRLGymGenerator over `count` trajectories, in a
+    child process whose path puts .skyrl-train (skyrl-train and its Ray) first."""
+    path = os.pathsep.join([str(ROOT / ".skyrl-train"), str(ROOT / "src")])
+    script = Path(__file__).with_name("skyrl_generator.py")
+    done = subprocess.run(
+        [sys.executable, str(script), server.url, str(tmp_path), str(count), mode],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    return dict(json.loads(done.stdout.splitlines()[-1]))
+
+
+@pytest.mark.requires_skyrl_train
+def test_skyrls_own_generator_runs_64_trajectories_on_assay(roomy_server: LiveServer, tmp_path: Path) -> None:
+    server = roomy_server
+    out = run_generator(server, tmp_path, 64, "ok")
+    assert out["rewards"] == [1.0 if i % 2 == 0 else 0.0 for i in range(64)]
+    assert out["read"] == {str(i): str(i * 3) for i in range(64)}  # the observations reached the model
+    assert out["metrics"] == {
+        "environment/assay_tool_calls": 3.0,
+        "environment/assay_unscored": 0.0,
+        "environment/assay_correct": 0.5,
+    }
+    assert server.engine.sessions.open_count == 0
+
+
+@pytest.mark.requires_skyrl_train
+def test_skyrls_generator_fails_loudly_on_an_unscored_verdict_and_no_session_stays(
+    roomy_server: LiveServer, tmp_path: Path
+) -> None:
+    server = roomy_server
+    out = run_generator(server, tmp_path, 16, "raise")
+    assert out == {
+        "raised": "RewardUnavailable: Assay returned invalid: cannot use the reference "
+        "'\\\\frac{': cannot parse '\\\\frac{': Exception"
+    }
+    # the generator dropped the other trajectories mid-flight: their environments closed their sessions
+    assert server.engine.sessions.open_count == 0
 
 
 def test_parse_call_takes_the_first_call_and_maps_a_tag_to_the_tools_one_argument() -> None:

@@ -16,7 +16,7 @@ The row (SkyRL's dataset columns other than `prompt` and `env_class`): `reward_s
 item's `reference`; `assay` holds the other item fields (`task`, default math; `options`, `tests`,
 `db_id`, ...) and may name the session's `tools`. `env_config` (SkyRL's `environment.skyrl_gym.assay`):
 `url` (else `ASSAY_URL`), `tools` (default python), `limits`, `max_turns` (SkyRL's generator sets
-`extras["max_turns"]`, which wins), `open_wait_s`, `unscored`.
+`extras["max_turns"]`, which wins), `open_wait_s` (default 600), `unscored`.
 
 Unscored is not 0. SkyRL 0.3.1's generator reads only `reward` and `done` of a step (it drops
 `metadata`), asserts a step's reward is not None and has no way to mask a trajectory. So by default
@@ -88,7 +88,7 @@ class AssayGymEnv(BaseTextEnv):
         self.tools = list(tools or config.get("tools") or ["python"])
         self.limits = dict(config.get("limits") or {})
         self.max_turns = int(row.get("max_turns") or config.get("max_turns") or 1)
-        self.open_wait_s = float(config.get("open_wait_s", 3600.0))
+        self.open_wait_s = float(config.get("open_wait_s", 600.0))
         self.unscored = str(config.get("unscored", "raise"))
         if self.unscored not in ("raise", "none"):
             raise ValueError(f"env_config.unscored is 'raise' or 'none', not {self.unscored!r}")
@@ -134,6 +134,12 @@ class AssayGymEnv(BaseTextEnv):
             with contextlib.suppress(ClientError):
                 self._client().close_session(session_id)
 
+    def __del__(self) -> None:
+        """Dropped without close(): SkyRL's generator drops the other trajectories' environments when one
+        of them raises (its gather fails); their sessions end here rather than at their TTL."""
+        with contextlib.suppress(Exception):  # at interpreter exit the client may already be closed
+            self.close()
+
     def get_metrics(self) -> dict[str, Any]:
         """Per-episode numbers SkyRL averages over a batch: tool calls, unscored, correct (scored only)."""
         metrics: dict[str, Any] = {"assay_tool_calls": self._calls}
@@ -145,14 +151,24 @@ class AssayGymEnv(BaseTextEnv):
 
     # -- the turns ---------------------------------------------------------------------------------
     def _open(self) -> Any:
-        """Open a session, waiting while the server is full (429; the client honours Retry-After)."""
+        """Open a session, waiting while the server is full (429; the client honours Retry-After).
+
+        The wait is bounded: SkyRL runs `init` on one of its `max_env_workers` threads, and when every
+        thread holds a trajectory waiting for a session, the trajectories that hold sessions cannot step
+        and free them (measured: 64 trajectories, 32 threads, 32 sessions never finished)."""
         deadline = time.monotonic() + self.open_wait_s
         while True:
             try:
                 return self._client().open_session(self.item, self.tools, self.limits)
             except ServiceError as exc:
-                if exc.status_code != 429 or time.monotonic() >= deadline:
+                if exc.status_code != 429:
                     raise
+                if time.monotonic() >= deadline:
+                    raise ServiceError(
+                        f"the Assay server stayed full for {self.open_wait_s:g} s: size its sessions.max_open"
+                        " for the trajectories in flight (each waiting one holds a SkyRL env thread)",
+                        429,
+                    ) from exc
             # jittered, so that waiting trajectories do not come back in lock-step
             time.sleep(min(max(0.0, deadline - time.monotonic()), _REOPEN_S * random.uniform(1.0, 1.5)))
 
