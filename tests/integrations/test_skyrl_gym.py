@@ -290,6 +290,16 @@ def test_skyrls_generator_fails_loudly_on_an_unscored_verdict_and_no_session_sta
     assert server.engine.sessions.open_count == 0
 
 
+def test_a_row_whose_item_the_server_refuses_is_unscored_as_invalid(server: LiveServer) -> None:
+    row = {"reward_spec": {"ground_truth": "42"}, "assay": {"task": "maths"}, "max_turns": 3}
+    env = skyrl_gym.make("assay", env_config={"url": server.url, "unscored": "none"}, extras=row)
+    env.init(PROMPT)
+    out = env.step("<python>print(1)</python>")
+    assert out["reward"] is None and out["done"] is True
+    assert out["metadata"]["assay"]["status"] == "invalid"
+    assert 'did you mean "math"' in out["metadata"]["assay"]["reason"]
+
+
 def test_parse_call_takes_the_first_call_and_maps_a_tag_to_the_tools_one_argument() -> None:
     tools = {"python": "code", "repo": None}
     assert parse_call("<python>a</python> <python>b</python>", tools) == ("python", {"code": "a"})

@@ -94,7 +94,7 @@ class AssayGymEnv(BaseTextEnv):
             raise ValueError(f"env_config.unscored is 'raise' or 'none', not {self.unscored!r}")
         self.session_id: str | None = None
         self._arguments: dict[str, str | None] = {}  # tool -> its one required argument (tag form)
-        self._failure: str | None = None  # why the session could not be opened
+        self._failure: dict[str, Any] | None = None  # why the session could not be opened
         self._verdict: dict[str, Any] = {}
         self._calls = 0
 
@@ -108,9 +108,10 @@ class AssayGymEnv(BaseTextEnv):
         self.turns, self._calls, self._verdict, self._failure = 0, 0, {}, None
         try:
             opened = self._open()
-        except ClientError as exc:
-            self._failure = f"cannot open an Assay session: {exc}"  # the first step reports it
-            return prompt, {"assay": {"status": "error", "reason": self._failure}}
+        except ClientError as exc:  # the first step reports it; a 422 is the row's item, refused
+            status = "invalid" if isinstance(exc, ServiceError) and exc.status_code == 422 else "error"
+            self._failure = {"status": status, "reason": f"cannot open an Assay session: {exc}"}
+            return prompt, {"assay": dict(self._failure)}
         self.session_id = opened.session_id
         self._arguments = {_name(schema): _main_argument(schema) for schema in opened.tools}
         return prompt, {"assay": {"session_id": self.session_id, "tools": opened.tools}}
@@ -119,7 +120,7 @@ class AssayGymEnv(BaseTextEnv):
         """One model turn: a tool call (an observation back), or the answer (Assay's verdict)."""
         self.turns += 1
         if self._failure is not None:
-            return self._unscored({"status": "error", "reason": self._failure})
+            return self._unscored(self._failure)
         if self.session_id is None:  # never opened, or the episode ended (done) or was closed
             raise RuntimeError("step without an open session: init(prompt) starts an episode")
         text = action if isinstance(action, str) else str(action)
