@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from assay_testing import LiveServer, bwrap_works, free_port
-from session_testing import live_sessions, session_settings
+from session_testing import SQL, live_sessions, session_settings, sql_session_settings
 
 from assay.errors import RewardUnavailable
 
@@ -35,10 +35,10 @@ PROMPT = [{"role": "user", "content": "What is 6 * 7? Use the python tool, answe
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    settings = session_settings(max_open=MAX_OPEN)
+    settings = sql_session_settings(tmp_path_factory.mktemp("skyrl_gym_sql"), max_open=MAX_OPEN)
     live = LiveServer(settings.model_copy(update={"max_body_bytes": BODY_LIMIT}))
     live.start()
     register()
@@ -114,6 +114,19 @@ def test_three_python_calls_keep_state_then_the_answer_is_verified(server: LiveS
     assert (out["reward"], out["done"]) == (1.0, True)
     assert env.get_metrics() == {"assay_tool_calls": 3, "assay_unscored": 0.0, "assay_correct": 1.0}
     assert server.engine.sessions.open_count == 0
+
+
+def test_a_row_names_its_task_and_tools_and_a_tag_fills_the_tools_argument(server: LiveServer) -> None:
+    item = {k: v for k, v in SQL.items() if k != "reference"} | {"tools": ["sql"]}
+    row = {"reward_spec": {"ground_truth": SQL["reference"]}, "assay": item, "max_turns": 3}
+    env = skyrl_gym.make("assay", env_config={"url": server.url}, extras=row)
+    _, info = env.init(PROMPT)
+    assert [tool["function"]["name"] for tool in info["assay"]["tools"]] == ["sql"]
+    counted = content(env.step("<sql>SELECT count(*) AS n FROM students</sql>"))
+    assert counted == "| n |\n|---|\n| 40 |\n(1 row)"
+    assert content(env.step("<sql>DROP TABLE students</sql>")).startswith("SQL error")
+    out = env.step("```sql\nSELECT COUNT(*) FROM students\n```")  # the last turn: the answer
+    assert (out["reward"], out["metadata"]["assay"]["status"]) == (1.0, "ok")
 
 
 def _trajectory(server: LiveServer, i: int) -> tuple[list[str], float | None]:
