@@ -2,14 +2,14 @@
 with a scripted stub model in place of the inference engine.
 
 Run as a script under Assay's test environment with skyrl-train on the path (`.skyrl-train`, see
-scripts/setup_skyrl_gym.sh): `python skyrl_generator.py URL OUT_DIR N [none]`. It builds the tiny ChatML
-tokenizer of tests/tiny_models.py, runs N trajectories at once through the generator (its thread pool
-steps the environments, its chat templating carries the observations back to the model) and prints one
-JSON object: the rewards, the rollout metrics, and the observations the stub model read. Trajectory i
-calls python three times (`x = i`, `x = x * 3`, `print(x)`), reads the printed value in its prompt and
-answers it (even i) or it plus one (odd i). With `raise` or `none` as the fourth argument the gold is
-one the math task cannot parse, and that is the environment's `unscored`; what the generator raised is
-printed instead.
+scripts/setup_skyrl_gym.sh): `python skyrl_generator.py URL OUT_DIR N:MODE ...`. It builds the tiny
+ChatML tokenizer of tests/tiny_models.py and, for each `N:MODE`, runs N trajectories at once through the
+generator (its thread pool steps the environments, its chat templating carries the observations back to
+the model) and prints one JSON line: the rewards, the rollout metrics, and the observations the stub
+model read. Trajectory i calls python three times (`x = i`, `x = x * 3`, `print(x)`), reads the printed
+value in its prompt and answers it (even i) or it plus one (odd i). MODE `ok` gives each its gold; with
+`raise` or `none` the gold is one the math task cannot parse, that is the environment's `unscored`, and
+what the generator raised is printed instead.
 """
 
 from __future__ import annotations
@@ -85,9 +85,7 @@ def listing_ids(tokenizer: Any) -> Any:
     return tokenizer
 
 
-async def main(url: str, out_dir: Path, count: int, unscored: str) -> None:
-    register()
-    tokenizer = listing_ids(build_tokenizer(out_dir))
+async def run(url: str, tokenizer: Any, count: int, unscored: str) -> None:
     model = ScriptedModel(tokenizer)
     broken = unscored in ("raise", "none")
     env_config = {"assay": {"url": url, "unscored": unscored if broken else "raise"}, "max_env_workers": 32}
@@ -113,7 +111,13 @@ async def main(url: str, out_dir: Path, count: int, unscored: str) -> None:
     print(json.dumps({"rewards": rewards, "metrics": metrics, "read": model.read}))
 
 
+def main(url: str, out_dir: Path, runs: list[str]) -> None:
+    register()
+    tokenizer = listing_ids(build_tokenizer(out_dir))
+    for spec in runs:
+        count, mode = spec.split(":")
+        asyncio.run(run(url, tokenizer, int(count), mode))
+
+
 if __name__ == "__main__":
-    arguments = sys.argv[1:]
-    mode = arguments[3] if len(arguments) > 3 else "ok"
-    asyncio.run(main(arguments[0], Path(arguments[1]), int(arguments[2]), mode))
+    main(sys.argv[1], Path(sys.argv[2]), sys.argv[3:])
