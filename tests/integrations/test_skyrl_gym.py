@@ -75,7 +75,14 @@ def test_register_puts_the_env_in_skyrl_gyms_registry_once(server: LiveServer) -
         register("gsm8k")
 
 
-def test_single_turn_math_pays_assays_verdict_and_closes_the_session(server: LiveServer) -> None:
+def _answers(server: LiveServer, route: str, code: int) -> float:
+    """How many requests to `route` the server answered with `code` so far."""
+    labels = {"route": route, "code": str(code)}
+    return server.engine.metrics.registry.get_sample_value("assay_requests_total", labels) or 0.0
+
+
+def test_single_turn_math_pays_assays_verdict_without_a_session(server: LiveServer) -> None:
+    opened = _answers(server, "/v1/sessions", 201)
     for answer, reward in (("6 * 7 = \\boxed{42}", 1.0), ("<answer>41</answer>", 0.0)):
         env = make(server, max_turns=1)
         out = env.step(answer)
@@ -83,7 +90,7 @@ def test_single_turn_math_pays_assays_verdict_and_closes_the_session(server: Liv
         assert out["metadata"]["assay"]["status"] == "ok"
         assert out["metadata"]["assay"]["correct"] is (reward == 1.0)
         assert env.get_metrics() == {"assay_tool_calls": 0, "assay_unscored": 0.0, "assay_correct": reward}
-        assert server.engine.sessions.open_count == 0
+    assert _answers(server, "/v1/sessions", 201) == opened  # one turn calls no tool: no sandbox held
 
 
 def test_an_unscored_verdict_raises_rather_than_paying_zero(server: LiveServer) -> None:
@@ -142,14 +149,8 @@ def _trajectory(server: LiveServer, i: int) -> tuple[list[str], float | None]:
     return seen, out["reward"]
 
 
-def _full_answers(server: LiveServer) -> float:
-    """How many session opens the server refused as full (429) so far."""
-    labels = {"route": "/v1/sessions", "code": "429"}
-    return server.engine.metrics.registry.get_sample_value("assay_requests_total", labels) or 0.0
-
-
 def test_64_trajectories_at_once_each_in_its_own_session(server: LiveServer) -> None:
-    refused = _full_answers(server)
+    refused = _answers(server, "/v1/sessions", 429)
     started = time.monotonic()
     with ThreadPoolExecutor(64) as pool:  # SkyRL steps envs from a thread pool (max_env_workers)
         outcomes = list(pool.map(lambda i: _trajectory(server, i), range(64)))
@@ -158,7 +159,7 @@ def test_64_trajectories_at_once_each_in_its_own_session(server: LiveServer) -> 
         assert seen == ["", "", f"{i * 3}\n"]  # each saw its own state, none another's
         assert reward == (1.0 if i % 2 == 0 else 0.0)
     assert server.engine.sessions.open_count == 0
-    assert _full_answers(server) > refused  # some found the server full, waited, and still ran
+    assert _answers(server, "/v1/sessions", 429) > refused  # some found the server full, waited, and ran
     print(f"64 trajectories (3 calls + verify each, {MAX_OPEN} sessions at most) in {elapsed:.1f} s")
 
 
@@ -209,7 +210,7 @@ def test_close_ends_the_session_mid_rollout(server: LiveServer) -> None:
     env.close()
     env.close()  # idempotent
     assert server.engine.sessions.open_count == 0
-    with pytest.raises(RuntimeError, match="step without an open session"):
+    with pytest.raises(RuntimeError, match="step outside an episode"):
         env.step("<python>x</python>")
 
 
@@ -228,15 +229,19 @@ def test_a_server_lost_mid_trajectory_is_unscored_not_zero() -> None:
         env.step("<python>print(x)</python>")
 
 
-def test_an_unreachable_server_is_unscored_not_zero() -> None:
+@pytest.mark.parametrize(
+    ("max_turns", "reason"),
+    [(1, "verify failed: cannot reach Assay"), (3, "cannot open an Assay session: cannot reach Assay")],
+)
+def test_an_unreachable_server_is_unscored_not_zero(max_turns: int, reason: str) -> None:
     register()
-    row = {"reward_spec": {"ground_truth": "42"}, "max_turns": 1}
+    row = {"reward_spec": {"ground_truth": "42"}, "max_turns": max_turns}
     config = {"url": f"http://127.0.0.1:{free_port()}", "unscored": "none"}
     env = skyrl_gym.make("assay", env_config=config, extras=row)
     env.init(PROMPT)
-    out = env.step("\\boxed{42}")
+    out = env.step("<answer>\\boxed{42}</answer>")
     assert out["reward"] is None and out["done"] is True
-    assert out["metadata"]["assay"]["reason"].startswith("cannot open an Assay session: cannot reach Assay")
+    assert out["metadata"]["assay"]["reason"].startswith(reason)
 
 
 def test_a_full_server_is_waited_for_a_bounded_time_then_unscored() -> None:
@@ -289,6 +294,16 @@ def test_skyrls_own_generator_runs_trajectories_and_fails_loudly_on_unscored(
     }
     # the generator dropped the other trajectories mid-flight: their environments closed their sessions
     assert roomy_server.engine.sessions.open_count == 0
+
+
+def test_a_row_whose_item_the_server_refuses_is_unscored_as_invalid(server: LiveServer) -> None:
+    row = {"reward_spec": {"ground_truth": "42"}, "assay": {"task": "maths"}, "max_turns": 3}
+    env = skyrl_gym.make("assay", env_config={"url": server.url, "unscored": "none"}, extras=row)
+    env.init(PROMPT)
+    out = env.step("<python>print(1)</python>")
+    assert out["reward"] is None and out["done"] is True
+    assert out["metadata"]["assay"]["status"] == "invalid"
+    assert 'did you mean "math"' in out["metadata"]["assay"]["reason"]
 
 
 def test_parse_call_takes_the_first_call_and_maps_a_tag_to_the_tools_one_argument() -> None:

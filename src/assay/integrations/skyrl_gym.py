@@ -5,7 +5,9 @@ SkyRL's generator (skyrl-train's `SkyRLGymGenerator`) builds one environment per
 each model turn until `done`, and `close()`; it runs those calls in a thread pool
 (`max_env_workers`), so the environment is synchronous. `AssayGymEnv` maps that onto one Assay session:
 
-- `init` opens the session on the row's item (waiting while the server is full);
+- `init` opens the session on the row's item (waiting while the server is full); a single-turn
+  environment (`max_turns` 1, SkyRL's default) opens none: its one turn can call no tool, and it is
+  scored as `POST /v1/rewards` scores it, without a sandbox;
 - a turn with a tool call is one session step; its observation is the next user message, reward 0.0
   (SkyRL's convention for intermediate turns: its own envs pay only on the final turn);
 - a turn with `<answer>...</answer>`, or the last turn (`max_turns`), is verified by Assay, exactly as
@@ -97,6 +99,7 @@ class AssayGymEnv(BaseTextEnv):
         self._failure: dict[str, Any] | None = None  # why the session could not be opened
         self._verdict: dict[str, Any] = {}
         self._calls = 0
+        self._open_turns = False  # between init and the episode's end
 
     def _client(self) -> AssayClient:
         return shared_sync_session_client(self.url)
@@ -106,6 +109,9 @@ class AssayGymEnv(BaseTextEnv):
         """Open the trajectory's session; the prompt goes on unchanged (it names the tools and tags)."""
         self.close()
         self.turns, self._calls, self._verdict, self._failure = 0, 0, {}, None
+        self._open_turns = True
+        if self.max_turns <= 1:  # one turn, the answer: no tool to call, no session to hold
+            return prompt, {"assay": {"tools": []}}
         try:
             opened = self._open()
         except ClientError as exc:  # the first step reports it; a 422 is the row's item, refused
@@ -118,11 +124,11 @@ class AssayGymEnv(BaseTextEnv):
 
     def step(self, action: str) -> dict[str, Any]:
         """One model turn: a tool call (an observation back), or the answer (Assay's verdict)."""
+        if not self._open_turns:  # never started, or the episode ended (done) or was closed
+            raise RuntimeError("step outside an episode: init(prompt) starts one, done or close() ends it")
         self.turns += 1
         if self._failure is not None:
             return self._unscored(self._failure)
-        if self.session_id is None:  # never opened, or the episode ended (done) or was closed
-            raise RuntimeError("step without an open session: init(prompt) starts an episode")
         text = action if isinstance(action, str) else str(action)
         if _ANSWER.search(text) or self.turns >= self.max_turns:
             return self._verify(text)
@@ -130,7 +136,7 @@ class AssayGymEnv(BaseTextEnv):
 
     def close(self) -> None:
         """End the session (idempotent; an unreachable server leaves it to the session's TTL)."""
-        session_id, self.session_id = self.session_id, None
+        session_id, self.session_id, self._open_turns = self.session_id, None, False
         if session_id is not None:
             with contextlib.suppress(ClientError):
                 self._client().close_session(session_id)
@@ -197,10 +203,13 @@ class AssayGymEnv(BaseTextEnv):
         return _observe(step.observation, {"tool": tool, "status": step.status, "step": step.step})
 
     def _verify(self, action: str) -> dict[str, Any]:
-        """Assay's verdict on the final turn (the policy's own text, never a tool's output)."""
-        assert self.session_id is not None
+        """Assay's verdict on the final turn (the policy's own text, never a tool's output): the
+        session's verify, or, single-turn, the item scored with it as the response."""
         try:
-            result = self._client().verify_session(self.session_id, action)
+            if self.session_id is None:
+                (result,) = self._client().score([{**self.item, "response": action}])
+            else:
+                result = self._client().verify_session(self.session_id, action)
         except ClientError as exc:
             return self._unscored({"status": "error", "reason": f"verify failed: {exc}"})
         finally:
