@@ -58,12 +58,13 @@ $(SANDBOX_RUNTIME)/.built: src/assay/sandbox/runtime-packages.txt | $(VENV)/.bas
 	ln -sfn "$$($(VENV)/bin/assay sandbox-runtime --print-path)" $(SANDBOX_RUNTIME)
 	touch $(SANDBOX_RUNTIME)/.built
 
-# verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies) and SmolLM2 for the adapter and judge tests;
-# the official MCP SDK, 1.x in $(VENV) and 2.3.0 beside Assay in .venv-mcp, for the /mcp tests;
+# verl's, OpenRLHF's and OpenEnv's own client code (no GPU dependencies), SkyRL-gym, and SmolLM2 for the adapter and
+# judge tests; the official MCP SDK, 1.x in $(VENV) and 2.3.0 beside Assay in .venv-mcp, for the /mcp tests;
 # NeMo Gym and Prime Intellect's verifiers each in its own environment (.venv-nemo-gym, .venv-verifiers:
 # their openai and mcp pins fit neither this one nor each other).
 trainer-clients: $(VENV)/.test
 	VENV=$(VENV) bash scripts/setup_trainer_clients.sh
+	VENV=$(VENV) bash scripts/setup_skyrl_gym.sh
 	VENV=$(VENV) bash scripts/setup_mcp.sh
 	bash scripts/setup_nemo_gym.sh
 	bash scripts/setup_verifiers.sh

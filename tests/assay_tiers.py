@@ -104,6 +104,14 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
         "the official MCP SDK is not installed: run `make trainer-clients` (scripts/setup_mcp.sh)",
     ),
     "requires_mcp_v2": (_mcp_v2_env, "no .venv-mcp (Assay with mcp 2.3.0): run `make trainer-clients`"),
+    "requires_skyrl_gym": (
+        lambda: _has_module("skyrl_gym"),
+        "SkyRL-gym is not installed: run `make trainer-clients` (scripts/setup_skyrl_gym.sh)",
+    ),
+    "requires_skyrl_train": (
+        lambda: (TESTS.parent / ".skyrl-train" / "skyrl_train").is_dir(),
+        "SkyRL's generator is not in .skyrl-train: run `make trainer-clients` (scripts/setup_skyrl_gym.sh)",
+    ),
     "requires_vllm": (_vllm_env, "no vLLM environment in .venv-vllm: run `make vllm-env`"),
     "requires_nemo_gym": (
         _nemo_gym_env,

@@ -11,6 +11,6 @@ Reward hooks:
 - `clients`: the URL, the per-process clients and the "no reward" rule the hooks share.
 
 Tools and environments over Assay sessions (issue 25): `verl_tools` (verl `BaseTool` subclasses),
-`trl_env`. The server side of verl-tool's and OpenEnv's protocols is routes, so it lives in `assay.api`
-(`verl_tool`, `openenv`).
+`trl_env`, `skyrl_gym` (a SkyRL-gym environment in its registry). The server side of verl-tool's and
+OpenEnv's protocols is routes, so it lives in `assay.api` (`verl_tool`, `openenv`).
 """

@@ -28,6 +28,7 @@ __all__ = [
     "shared_client",
     "shared_http",
     "shared_session_client",
+    "shared_sync_session_client",
 ]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -112,6 +113,25 @@ def shared_session_client(url: str) -> AssayClient:
         client = clients.get(key)
         if client is None:
             client = clients[key] = AssayClient(
+                url,
+                max_in_flight=SESSION_IN_FLIGHT,
+                concurrency=SESSION_IN_FLIGHT,
+                coalesce=False,
+                max_retries=SESSION_RETRIES,
+            )
+        return client
+
+
+def shared_sync_session_client(url: str) -> AssayClient:
+    """One sync client per URL per process for session calls, closed at exit: what environments that a
+    trainer steps from a thread pool use (SkyRL-gym's), with as many requests in flight as sessions."""
+    with _clients_lock:
+        key = f"sessions:{url}"
+        client = _clients.get(key)
+        if client is None:
+            if not _clients:
+                atexit.register(close_shared_clients)
+            client = _clients[key] = AssayClient(
                 url,
                 max_in_flight=SESSION_IN_FLIGHT,
                 concurrency=SESSION_IN_FLIGHT,
