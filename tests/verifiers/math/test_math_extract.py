@@ -88,6 +88,12 @@ FOUND = [
     ("The answer is 18.<|im_end|>", ("18",), "answer-cue"),
     # a base model that goes on with the next few-shot question: its answer is not this one
     ("The answer is 18.\n\nQuestion: Tom has 5 apples.\nAnswer: The answer is 5.", ("18",), "answer-cue"),
+    # an antiderivative's constant of integration is a term, not option C (reasoning-gym's integration
+    # golds, correct by construction, all scored 0 when "+ C" was read as a choice); "Answer - C" still is
+    ("2*x**10 - x + C", ("2*x**10 - x + C",), "bare"),
+    ("<answer>-6*x**3 + 2*x + C</answer>", ("-6*x**3 + 2*x + C",), "answer-tag:bare"),
+    ("We integrate term by term.\n\nSo the answer is x^2/2 + C.", ("x^2/2 + C",), "answer-cue"),
+    ("It cannot be A or B, so the choice - C", ("(C)",), "choice-prose"),
 ]
 
 # (response, reason fragment)
