@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from assay.errors import ConfigError, ItemError
-from assay.registry import Scorer, Source, Validation, ValidationProbe
+from assay.registry import Finding, Scorer, Source, Validation, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math.extract import Extraction, extract, tagged_answers
@@ -33,6 +33,9 @@ def answer_of(response: str, max_chars: int) -> str | Result:
     tagged = tagged_answers(response)
     if len(tagged) == 1:
         return tagged[0]
+    if not tagged and "<answer>" in response.lower():
+        # no answer, reward 0 (the contract): countdown's own scorer gives an empty one 0.01
+        return Result.verdict(False, "the <answer> tag is empty", details={"scorer": "reasoning-gym"})
     found = extract(response, max_chars)
     if not isinstance(found, Extraction):
         return Result.verdict(False, found.reason, details={"scorer": "reasoning-gym"})
@@ -53,7 +56,16 @@ def own_verdict(item: Item, answer: str) -> tuple[float, str]:
 
 
 class ReasoningGymValidation(Validation):
-    """The reference in `<answer>` tags is accepted (where the entry has one); an empty answer is not."""
+    """The reference in `<answer>` tags is accepted (where the entry has one); an empty answer is not;
+    and the dataset's own scorer agrees that the reference answers the entry (where a scorer reads the
+    metadata, as the integration datasets' differentiate the answer, a gold edited away from its
+    question is caught)."""
+
+    def read_reference(self, result: Result) -> list[Finding]:
+        said = result.details.get("disagreement")
+        if not said:
+            return []
+        return [Finding("reference_rejected", f"the dataset's own scorer rejects the reference: {said}")]
 
     def most(self, repeats: int) -> int:
         return 2
