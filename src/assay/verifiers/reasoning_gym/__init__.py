@@ -7,8 +7,9 @@ scorer that evaluates it), forms (which datasets answer in numbers or expression
 its validation probes and its data source).
 """
 
+from assay.verifiers.reasoning_gym.library import draw
 from assay.verifiers.reasoning_gym.scorer import ReasoningGymScorer
 
 TASK = "assay.verifiers.reasoning_gym:ReasoningGymScorer"  # this folder is the `reasoning_gym` task
 
-__all__ = ["ReasoningGymScorer"]
+__all__ = ["ReasoningGymScorer", "draw"]
