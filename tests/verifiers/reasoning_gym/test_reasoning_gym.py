@@ -122,6 +122,14 @@ def test_an_unscorable_item_is_invalid_with_the_reason(
     assert reason in result.reason
 
 
+def test_an_entry_its_scorer_cannot_read_is_invalid_not_zero(scorer: ReasoningGymScorer) -> None:
+    """n_queens' scorer reads the valid boards from the metadata."""
+    row = {**library.draw("n_queens", 1, 0)[0], "metadata": {"boards": "elsewhere"}}
+    result = _score(scorer, row, "<answer>Q _\n_ Q</answer>")
+    assert result.status == "invalid" and result.reward is None
+    assert "cannot read this entry" in result.reason
+
+
 def test_a_missing_response_is_invalid_not_zero(scorer: ReasoningGymScorer) -> None:
     row = library.draw("word_sorting", 1, 0)[0]
     result = scorer.score(Item(**row), TaskOptions())

@@ -79,7 +79,13 @@ def draw(name: str, size: int, seed: int) -> list[dict[str, Any]]:
 def own_score(name: str, answer: str, entry: dict[str, Any]) -> float:
     """The dataset's own `score_answer` on an extracted answer (the caller has passed it through
     guard.refusal: some of these evaluate it). ItemError when the score is no number in [0, 1]."""
-    score = dataset(name, 1, 0).score_answer(answer, entry)
+    scorer = dataset(name, 1, 0)
+    try:
+        score = scorer.score_answer(answer, entry)
+    except Exception as exc:  # an entry its scorer cannot read (metadata missing or of another shape)
+        raise ItemError(
+            f'reasoning-gym\'s "{name}" scorer cannot read this entry: {type(exc).__name__}: {exc}'
+        ) from exc
     if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
         raise ItemError(f'reasoning-gym\'s "{name}" scorer returned {score!r}, not a number')
     if not 0.0 <= score <= 1.0:
