@@ -14,7 +14,8 @@ answers the rules rejected is one, registered by the judges package through its 
 Built-in tasks are the task folders under `assay/verifiers/` (a package whose `__init__` sets
 `TASK = "module:Class"`; `assay new-task NAME` writes one) and those listed in `BUILTIN_TASKS`;
 third-party tasks register through the `assay.tasks` entry-point group; `Settings.plugins` adds
-"module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`).
+"module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`) and
+may bring a generator of its items (`Scorer.source`, a run config's `data.source`).
 """
 
 from __future__ import annotations

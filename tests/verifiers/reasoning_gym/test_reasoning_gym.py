@@ -192,6 +192,17 @@ def test_a_run_config_draws_its_data_from_a_dataset_by_name_and_seed() -> None:
     assert [p.prompt for p in problems] == [r["prompt"] for r in library.draw("simple_integration", 6, 2)]
 
 
+def test_a_configured_run_loads_its_problems_from_the_source() -> None:
+    from assay.rl_client.runs.session import load_problems  # imports torch
+
+    source = {"reasoning_gym": {"dataset": "gcd", "size": 8, "seed": 4}}
+    cfg = validate({"model": {"path": "m"}, "data": {"source": source, "eval_fraction": 0.25}})
+    train, held = load_problems(cfg, Path("."), lambda prompt: prompt)
+    assert (len(train), len(held)) == (6, 2)
+    assert {p.id for p in train + held} == {f"gcd-4-{i}" for i in range(8)}
+    assert all(p.task == "reasoning_gym" and p.fields["dataset"] == "gcd" for p in train + held)
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
