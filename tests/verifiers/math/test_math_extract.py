@@ -141,3 +141,16 @@ def test_only_the_tail_of_a_huge_response_is_read() -> None:
     response = "\\boxed{1} " + "x " * 50_000 + "\\boxed{2}"
     found = extract(response, 1_000)
     assert isinstance(found, Extraction) and found.answers == ("2",)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The result is x^2 + 1.",  # answered 1
+        "The antiderivative is x^2/2 + C.",  # answered 2 (reasoning-gym's integration families)
+        "So we get 2*x + 1.",
+    ],
+)
+def test_a_formula_in_plain_text_is_not_a_sentence_with_one_number(response: str) -> None:
+    found = extract(response, 100_000)
+    assert not (isinstance(found, Extraction) and found.rule == "concluding-sentence"), found
