@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip install --disable-pip-version-check -q
 # torch from the CPU index: PyPI's torch wheel for Linux is the multi-GB CUDA build.
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate
+TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate,reasoning-gym
 # `make check`: lint, types and every test that is neither `integration` (starts a process, server or
 # sandbox; set at collection by tests/conftest.py) nor `slow`. No path list: the markers are the tiers.
 # It prints its time and test count, and runs on CHECK_WORKERS processes (pytest-xdist; none of its

@@ -123,6 +123,10 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
     ),
     "requires_ray": (lambda: _has_module("ray"), "Ray is not installed: pip install 'assay[ray]'"),
     "requires_postgres": (_postgres, "no PostgreSQL server binaries: apt-get install -y postgresql-15"),
+    "requires_reasoning_gym": (
+        lambda: _has_module("reasoning_gym"),
+        "reasoning-gym is not installed: pip install 'assay[reasoning-gym]'",
+    ),
 }
 
 

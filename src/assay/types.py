@@ -159,6 +159,11 @@ class Item(BaseModel):
     rubric: str | None = Field(default=None, description="judge: the rubric to grade against.")
     # prm
     steps: list[str] | None = Field(default=None, description="prm: reasoning steps, instead of splitting.")
+    # reasoning_gym: the entry as reasoning-gym generated it (question -> prompt, answer -> reference)
+    dataset: str | None = Field(default=None, description="reasoning_gym: the dataset the entry comes from.")
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="reasoning_gym: the entry's metadata, which its dataset's scorer reads."
+    )
 
     @model_validator(mode="before")
     @classmethod

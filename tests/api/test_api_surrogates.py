@@ -58,6 +58,8 @@ ITEM_FIELDS: list[tuple[str, dict[str, Any]]] = [
     ("response_b", {"task": "judge", "response": "a", "mode": "pairwise", "response_b": BAD}),
     ("rubric", {"task": "judge", "response": "a", "rubric": BAD}),
     ("steps", {"task": "prm", "response": "a", "steps": ["ok", BAD]}),
+    ("dataset", {"task": "reasoning_gym", "response": "1", "reference": "1", "dataset": BAD}),
+    ("metadata", {"task": "reasoning_gym", "response": "1", "dataset": "gcd", "metadata": {"k": [BAD]}}),
 ]
 
 

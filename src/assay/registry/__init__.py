@@ -14,7 +14,8 @@ answers the rules rejected is one, registered by the judges package through its 
 Built-in tasks are the task folders under `assay/verifiers/` (a package whose `__init__` sets
 `TASK = "module:Class"`; `assay new-task NAME` writes one) and those listed in `BUILTIN_TASKS`;
 third-party tasks register through the `assay.tasks` entry-point group; `Settings.plugins` adds
-"module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`).
+"module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`) and
+may bring a generator of its items (`Scorer.source`, a run config's `data.source`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ __all__ = [
     "Recheck",
     "Registry",
     "Scorer",
+    "Source",
     "Validation",
     "ValidationProbe",
     "folder_tasks",
@@ -168,6 +170,17 @@ class Validation:
         return []
 
 
+class Source:
+    """Where a task's items come from besides a file: a generator drawn by a spec (reasoning-gym's
+    datasets by name, size and seed), so a run config names the draw, not a file (`data.source`). This
+    base has none; a task declares its own as `Scorer.source`."""
+
+    def rows(self, spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The items (as rows: prompt, reference, task and the task's own fields) that `spec` draws;
+        ConfigError says what is wrong with the spec."""
+        raise ConfigError("this task draws no items: give a data file")
+
+
 class Audit:
     """What `assay audit` tries on a task: reward hacks written as a policy would, with honest controls
     (assay.registry.audit). This base tries nothing; a task declares its own as `Scorer.audit`."""
@@ -198,6 +211,7 @@ class Scorer(Generic[OptionsT]):
     tools: ClassVar[Mapping[str, str]] = {}
     validation: ClassVar[Validation] = Validation()  # what `assay validate` checks of the task
     audit: ClassVar[Audit] = Audit()  # what `assay audit` tries on it
+    source: ClassVar[Source] = Source()  # items it draws from a generator (`data.source` of a run)
     # When two of its answers are one answer, for answer clusters and majority votes (issue 42).
     equivalence: ClassVar[Equivalence] = Equivalence()
     # The Ray deployment that runs this task's items under `assay serve --ray` (assay.distributed.dispatch):

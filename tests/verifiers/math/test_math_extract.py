@@ -88,6 +88,12 @@ FOUND = [
     ("The answer is 18.<|im_end|>", ("18",), "answer-cue"),
     # a base model that goes on with the next few-shot question: its answer is not this one
     ("The answer is 18.\n\nQuestion: Tom has 5 apples.\nAnswer: The answer is 5.", ("18",), "answer-cue"),
+    # an antiderivative's constant of integration is a term, not option C (reasoning-gym's integration
+    # golds, correct by construction, all scored 0 when "+ C" was read as a choice); "Answer - C" still is
+    ("2*x**10 - x + C", ("2*x**10 - x + C",), "bare"),
+    ("<answer>-6*x**3 + 2*x + C</answer>", ("-6*x**3 + 2*x + C",), "answer-tag:bare"),
+    ("We integrate term by term.\n\nSo the answer is x^2/2 + C.", ("x^2/2 + C",), "answer-cue"),
+    ("It cannot be A or B, so the choice - C", ("(C)",), "choice-prose"),
 ]
 
 # (response, reason fragment)
@@ -135,3 +141,16 @@ def test_only_the_tail_of_a_huge_response_is_read() -> None:
     response = "\\boxed{1} " + "x " * 50_000 + "\\boxed{2}"
     found = extract(response, 1_000)
     assert isinstance(found, Extraction) and found.answers == ("2",)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "The result is x^2 + 1.",  # answered 1
+        "The antiderivative is x^2/2 + C.",  # answered 2 (reasoning-gym's integration families)
+        "So we get 2*x + 1.",
+    ],
+)
+def test_a_formula_in_plain_text_is_not_a_sentence_with_one_number(response: str) -> None:
+    found = extract(response, 100_000)
+    assert not (isinstance(found, Extraction) and found.rule == "concluding-sentence"), found

@@ -33,7 +33,11 @@ class ModelSection(_Section):
 
 
 class DataSection(_Section):
-    train: str
+    train: str | None = Field(default=None, description="the data file; or draw the items with source")
+    source: dict[str, dict[str, Any]] | None = Field(
+        default=None,
+        description="a task's generator and its draw: {reasoning_gym: {dataset: NAME, size: N, seed: S}}",
+    )
     eval: str | None = Field(default=None, description="held-out file; else eval_fraction of train")
     eval_fraction: float = Field(default=0.0, ge=0.0, lt=1.0)
     eval_size: int = Field(default=200, gt=0, description="most eval problems")
@@ -49,6 +53,14 @@ class DataSection(_Section):
     max_solve_rate: float | None = Field(
         default=None, ge=0.0, le=1.0, description="drop rows whose solve_rate (assay validate) is higher"
     )
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> DataSection:
+        if (self.train is None) == (self.source is None):
+            raise ValueError("give data.train (a file) or data.source (a task's generator), exactly one")
+        if self.source is not None and len(self.source) != 1:
+            raise ValueError(f"data.source names one task's generator, got {sorted(self.source) or 'none'}")
+        return self
 
     @model_validator(mode="after")
     def _band(self) -> DataSection:

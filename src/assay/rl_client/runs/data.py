@@ -1,4 +1,5 @@
-"""Data for a run: JSON Lines, Parquet or a saved Hugging Face `datasets` directory, rows -> `Problem`s.
+"""Data for a run: JSON Lines, Parquet or a saved Hugging Face `datasets` directory, or the rows a task's
+own generator draws (`data.source`: reasoning-gym's datasets by name and seed), rows -> `Problem`s.
 
 A field mapping names the column that holds each Assay item field (`prompt: question`, `reference:
 answer`, ...); columns not mapped to an item field are ignored. A row may carry its own task (a mix of
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.errors import ConfigError
+from assay.errors import ConfigError, UnknownTaskError
 from assay.jsonl import read_lines
 from assay.rl_client.generate import Problem
 from assay.types import Item
@@ -59,6 +60,19 @@ def read_rows(path: Path, fmt: str = "auto", split: str = "train") -> list[dict[
     if fmt == "hf_dataset":
         return _hf_dataset(path, split)
     raise DataError(f"unknown data format {fmt!r}: use jsonl, parquet or hf_dataset")
+
+
+def source_rows(source: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows a task's own generator draws (`data.source: {TASK: SPEC}`; the task's `Scorer.source`,
+    found by name through the registry, so no task is named here)."""
+    from assay.registry import Registry
+    from assay.settings import Settings
+
+    ((task, spec),) = source.items()
+    try:
+        return Registry.from_settings(Settings()).lookup(task).source.rows(spec)
+    except (ConfigError, UnknownTaskError) as exc:
+        raise DataError(f"data.source.{task}: {exc}") from exc
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:

@@ -15,7 +15,14 @@ import torch
 from assay.rl_client.filter import RewardSource, ServiceRewards
 from assay.rl_client.generate import Backend, Problem
 from assay.rl_client.runs.config import RunConfig
-from assay.rl_client.runs.data import chat_renderer, read_rows, solve_rate_band, split_eval, to_problems
+from assay.rl_client.runs.data import (
+    chat_renderer,
+    read_rows,
+    solve_rate_band,
+    source_rows,
+    split_eval,
+    to_problems,
+)
 from assay.rl_client.runs.mix import TaskMix
 from assay.rl_client.runs.models import TextTokenizer, load_model, load_tokenizer, resolve
 
@@ -56,9 +63,12 @@ def build_session(cfg: RunConfig, base: Path, out: Path, url: str, stack: ExitSt
 
 def load_problems(cfg: RunConfig, base: Path, render: Any) -> tuple[list[Problem], list[Problem]]:
     data = cfg.data
-    rows = read_rows(resolve(data.train, base), data.format, data.split)
-    rows = solve_rate_band(rows, data.min_solve_rate, data.max_solve_rate, source=data.train)
-    train = to_problems(rows, data.fields, data.task, render, source=data.train)
+    if data.source is not None:
+        rows, where = source_rows(data.source), "data.source"
+    else:
+        rows, where = read_rows(resolve(data.train or "", base), data.format, data.split), data.train or ""
+    rows = solve_rate_band(rows, data.min_solve_rate, data.max_solve_rate, source=where)
+    train = to_problems(rows, data.fields, data.task, render, source=where)
     if data.eval is not None:
         eval_rows = read_rows(resolve(data.eval, base), data.format, data.split)
         held = to_problems(eval_rows, data.fields, data.task, render, source=data.eval)[: data.eval_size]

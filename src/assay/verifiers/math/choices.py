@@ -60,6 +60,12 @@ _CLAUSE_SPLIT_RE = re.compile(
 )
 
 
+# An operator right before a bare letter makes it a term of an expression: an antiderivative's constant of
+# integration (`2*x**10 - x + C`) is not option C (reasoning-gym's integration golds all scored 0 that
+# way). A minus counts only after an operand ("x - C"), not as a dash after a word ("Answer - C").
+_TERM_BEFORE_RE = re.compile(r"(?:[+*/^]|(?:^|[^A-Za-z])[A-Za-z0-9)\]}]\s*-)\s*$")
+
+
 def _is_word(letter: str, after: str) -> bool:
     """Whether a capital letter is a word ("A total", "I think", "I'd") rather than an option letter."""
     if letter not in "AI":
@@ -105,8 +111,9 @@ def prose_choice(sentence: str) -> list[str]:
             letter = match.group(1) or match.group(2) or match.group(3) or match.group(4)
             after = clause[match.end() :]
             variable = re.match(r"\s*[=<>^_+*/-]", after) and not _DASH_PROSE_RE.match(after)
-            if match.group(4) and (_is_word(letter, after) or variable):
-                continue  # "A total", "B = 2": a word or a variable
+            term = _TERM_BEFORE_RE.search(clause[: match.start()])
+            if match.group(4) and (_is_word(letter, after) or variable or term):
+                continue  # "A total", "B = 2", "x + C": a word, a variable or a term of an expression
             letters.append(letter)
         if letters and not _NEGATION_RE.search(clause):
             keep.extend(letters)

@@ -418,10 +418,16 @@ def _final_cue_after_boxes(region: str) -> Extraction | None:
 _ANSWER_TAG_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 
 
+def tagged_answers(response: str) -> list[str]:
+    """The different non-empty texts of a response's `<answer>` tags, as written (a task whose answers
+    are grids or sentences reads them whole)."""
+    return list(dict.fromkeys(c.strip() for c in _ANSWER_TAG_RE.findall(response) if c.strip()))
+
+
 def _answer_tags(region: str, max_chars: int) -> Extraction | None:
     """The answer an `<answer>` tag holds, read by the same rules inside it (a box, a cue, a bare value);
     tags with different contents are all returned, so the comparer sees the hedge (rule `answer-tag`)."""
-    contents = list(dict.fromkeys(c.strip() for c in _ANSWER_TAG_RE.findall(region) if c.strip()))
+    contents = tagged_answers(region)
     if len(contents) > 1:
         return Extraction(tuple(contents), "answer-tag")
     if not contents or "<answer>" in contents[0].lower():

@@ -64,6 +64,13 @@ NUMBER_TOKEN_RE = re.compile(
     r"(?:\.\d+)?(?:[eE][-+]?\d+)?(?:/\d+)?(?:\\?%)?(?![\w^_{]|\.\d)"
 )
 _LAST_SENTENCE_MAX_CHARS = 300
+# A formula written in plain text: a power ("x^2"), a product or quotient of a letter and a number
+# ("2*x", "x/4"), a one-letter variable plus a number ("x + 1"). Its numbers are not the sentence's one
+# number: "The antiderivative is x^2/2 + C." answered 2, "The result is x^2 + 1." answered 1.
+_PLAIN_FORMULA_RE = re.compile(
+    r"(?<![A-Za-z])[A-Za-z]\s*(?:\^|\*\*)|\d\s*[*/]\s*[A-Za-z](?![A-Za-z])"
+    r"|(?<![A-Za-z])[A-Za-z]\s*[*/+]\s*\d"
+)
 
 
 _AND_WORDS = frozenset({"和", "与", "及", "と", "및"})
@@ -224,7 +231,7 @@ def concluding_number(region: str) -> str | None:
         sentence = _CJK_DIGIT_RE.sub(" ", sentence)
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!", "。", "！")):
         return None
-    if _states_no_value(sentence) or math_segments(sentence):
+    if _states_no_value(sentence) or math_segments(sentence) or _PLAIN_FORMULA_RE.search(sentence):
         return None  # a formula: rule 5 reads those
     times = _TIME_TOKEN_RE.findall(sentence)
     if len(times) == 1 and not NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
