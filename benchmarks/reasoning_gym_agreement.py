@@ -1,6 +1,6 @@
 """Assay's math verdict vs reasoning-gym's own scorer on correct answers, per reasoning-gym dataset.
 
-    .venv/bin/python benchmarks/reasoning_gym.py [--items 20] [--seed 0] [--show 2]
+    .venv/bin/python benchmarks/reasoning_gym_agreement.py [--items 20] [--seed 0] [--show 2]
 
 Every dataset whose answers are numbers or expressions (decided by its generated golds: all `--items`
 golds must read as a number, an expression in a variable, or a construction such as countdown's
@@ -16,22 +16,16 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
 from collections import Counter, defaultdict
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
-# Run as a script, this file's folder leads sys.path and its name would shadow the reasoning_gym package.
-HERE = str(Path(__file__).resolve().parent)
-sys.path[:] = [entry for entry in sys.path if entry != HERE]
-
-from assay.settings import Settings  # noqa: E402 (after the sys.path fix above)
-from assay.types import Item  # noqa: E402 (after the sys.path fix above)
-from assay.verifiers.math import MathOptions, MathScorer  # noqa: E402 (after the sys.path fix above)
-from assay.verifiers.reasoning_gym import forms, library  # noqa: E402 (after the sys.path fix above)
-from assay.verifiers.reasoning_gym.guard import refusal  # noqa: E402 (after the sys.path fix above)
+from assay.settings import Settings
+from assay.types import Item
+from assay.verifiers.math import MathOptions, MathScorer
+from assay.verifiers.reasoning_gym import forms, library
+from assay.verifiers.reasoning_gym.guard import refusal
 
 MATHS = ("number", "expression", "construction")
 
