@@ -14,11 +14,11 @@
 # here). Assay goes in with its own dependencies; the test checks that no nemo-gym pin moved.
 #
 # Idempotent: does nothing when the environment already imports everything in CHECK.
-# Usage: scripts/setup_nemo_gym.sh   (VENV=path overrides the location, PYTHON the interpreter)
+# Usage: scripts/setup_nemo_gym.sh   (NEMO_GYM_VENV=path overrides the location, PYTHON the interpreter)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${VENV:-$ROOT/.venv-nemo-gym}"
+VENV="${NEMO_GYM_VENV:-$ROOT/.venv-nemo-gym}"
 PYTHON="${PYTHON:-python3}"
 CHECK='import nemo_gym.rollout_collection, responses_api_agents.simple_agent.app, environment_servers.legacy_agent.app, assay.api.nemo_gym_wire'
 DEPS=(

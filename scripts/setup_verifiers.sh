@@ -11,11 +11,11 @@
 # `uv` is what verifiers' own chat harness (`null`) uses to run its tool-calling program.
 #
 # Idempotent: does nothing when everything in CHECK imports.
-# Usage: scripts/setup_verifiers.sh   (from anywhere; VENV=path overrides the location)
+# Usage: scripts/setup_verifiers.sh   (from anywhere; VERIFIERS_VENV=path overrides the location)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${VENV:-$ROOT/.venv-verifiers}"
+VENV="${VERIFIERS_VENV:-$ROOT/.venv-verifiers}"
 PYTHON="${PYTHON:-python3}"
 CHECK='import verifiers.v1, verifiers.v1.harnesses.null, mcp.server.mcpserver, assay.client, assay.integrations.verifiers_env'
 
