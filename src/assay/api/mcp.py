@@ -32,9 +32,10 @@ from starlette.types import Message, Receive, Scope, Send
 from assay import __version__
 from assay.api.codes import OK, Refusal
 from assay.api.envelope import refusal_response
-from assay.api.mcp_sdk import McpMissing, build_server, sdk_version, session_manager
+from assay.api.mcp_sdk import build_server, sdk_version, session_manager
 from assay.api.mcp_tools import Binding, answer, call_tool, list_tools
 from assay.engine.service import Service
+from assay.errors import MissingExtraError
 
 log = logging.getLogger("assay.mcp")
 SESSION_HEADER = "x-assay-session"
@@ -95,7 +96,7 @@ async def serving(app: Any) -> AsyncIterator[None]:
     """Run the SDK's transport for the app's lifetime (a task group its MCP sessions live in)."""
     try:
         service = McpService(app)
-    except McpMissing as exc:
+    except MissingExtraError as exc:
         app.state.mcp, app.state.mcp_missing = None, str(exc)
         yield
         return

@@ -16,17 +16,14 @@ from typing import Any
 
 from starlette.requests import Request
 
+from assay.errors import MissingExtraError
+
 ListTools = Callable[[Request | None], Awaitable[list[dict[str, Any]]]]
 CallTool = Callable[[Request | None, str, dict[str, Any]], Awaitable[dict[str, Any]]]
-INSTALL = "pip install 'assay[mcp]'"
-
-
-class McpMissing(ImportError):
-    """The `mcp` extra is not installed."""
 
 
 def sdk_version() -> str:
-    """The installed SDK's version; McpMissing without one."""
+    """The installed SDK's version; MissingExtraError without one."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -34,7 +31,7 @@ def sdk_version() -> str:
 
         return version("mcp")
     except (ImportError, PackageNotFoundError) as exc:
-        raise McpMissing(f"MCP needs the official SDK: {INSTALL} ({exc})") from exc
+        raise MissingExtraError("mcp", "mcp") from exc
 
 
 def build_server(name: str, version: str, list_tools: ListTools, call_tool: CallTool) -> Any:

@@ -9,16 +9,11 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from assay.errors import ConfigError, ItemError
+from assay.errors import ItemError, MissingExtraError
 from assay.suggest import did_you_mean
 
 TASK = "reasoning_gym"
-INSTALL = "pip install 'assay[reasoning-gym]'"
 MAX_SIZE = 100_000
-
-
-class MissingLibrary(ConfigError):
-    """reasoning-gym is not installed where the task runs."""
 
 
 def names() -> list[str]:
@@ -26,7 +21,7 @@ def names() -> list[str]:
     try:
         from reasoning_gym.factory import DATASETS
     except ImportError as exc:
-        raise MissingLibrary(f"reasoning_gym items need reasoning-gym: {INSTALL}") from exc
+        raise MissingExtraError("reasoning-gym", "reasoning-gym") from exc
     return sorted(DATASETS)
 
 

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from assay.errors import ConfigError, ItemError
+from assay.errors import ConfigError, ItemError, MissingExtraError
 from assay.registry import Finding, Scorer, Source, Validation, ValidationProbe
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
@@ -120,7 +120,7 @@ class ReasoningGymScorer(Scorer[TaskOptions]):
     def score(self, item: Item, options: TaskOptions) -> Result:
         try:
             return self._score(item)
-        except library.MissingLibrary as exc:
+        except MissingExtraError as exc:
             return Result.error(str(exc))
         except (ItemError, ConfigError) as exc:
             return Result.invalid(str(exc))
