@@ -109,3 +109,50 @@ def test_assay_scores_the_math_cases_there_as_it_does_here(trainer_python: Path)
     assert len(there) == len(cases) > 600
     differ = {k: (here[k], there[k]) for k in here if here[k] != there[k]}
     assert not differ, differ
+
+
+def _documented_installs() -> list[list[str]]:
+    """The `pip install` lines of docs/tutorial.md's "Next to a trainer" block that install Assay."""
+    import shlex
+
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    block = text.split("### Next to a trainer", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    lines = [shlex.split(line, comments=True) for line in block.splitlines()]
+    return [
+        words[2:]
+        for words in lines
+        if words[:2] == ["pip", "install"] and "/path/to/assay" in " ".join(words)
+    ]
+
+
+def test_each_documented_trainer_install_resolves_in_a_fresh_venv(tmp_path: Path) -> None:
+    """Issue 38 item 6: the tutorial's commands that put Assay next to verl, TRL, OpenEnv and OpenRLHF's
+    pins resolve together from an empty environment (pip's own resolver, `--dry-run`), with the versions
+    the page names; CPU torch as the first line of the block installs it."""
+    installs = _documented_installs()
+    assert len(installs) == 2, installs
+    source = tmp_path / "assay"
+    source.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", source)
+    shutil.copy(ROOT / "README.md", source)
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    env = tmp_path / "venv"
+    venv.create(env, with_pip=True, system_site_packages=False)
+    resolved = []
+    for number, arguments in enumerate(installs):
+        report = tmp_path / f"report-{number}.json"
+        arguments = [a.replace("/path/to/assay", str(source)) for a in arguments]
+        pip = [env / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        _run(*pip, "--dry-run", "--report", report, *arguments, "torch==2.13.0", timeout=600)
+        installed = json.loads(report.read_text())["install"]
+        resolved.append({i["metadata"]["name"].lower(): i["metadata"]["version"] for i in installed})
+    together, openrlhf = resolved
+    assert {k: together[k] for k in ("verl", "openenv", "trl")} == {
+        "verl": "0.9.1",
+        "openenv": "0.10.0",
+        "trl": "1.16.0",
+    }
+    assert together["antlr4-python3-runtime"] == "4.9.3"  # what hydra's grammar and math-verify both load
+    assert together["transformers"].startswith("5.") and int(together["transformers"].split(".")[1]) < 11
+    assert "ray" in together and "assay" in together
+    assert (openrlhf["transformers"], openrlhf["ray"]) == ("5.15.0", "2.55.0") and "assay" in openrlhf
