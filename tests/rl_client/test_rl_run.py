@@ -140,4 +140,9 @@ def test_rft_runs_with_one_switch_and_reports_pass_and_maj_at_k(example: Path) -
     for when in ("before", "after"):  # Maj@1 and Pass@1 are both the share of correct samples
         assert summary[f"maj_at_k_{when}"]["1"] == summary[f"pass_at_k_{when}"]["1"]
         assert summary[f"pass_at_k_{when}"]["16"] >= summary[f"pass_at_k_{when}"]["4"]
+        # V-STaR (item 4): best-of-K with the verifier trained on this run's samples; best-of-1 is Pass@1
+        assert set(summary[f"best_of_k_{when}"]) == {"1", "4", "16"}
+        assert summary[f"best_of_k_{when}"]["1"] == pytest.approx(summary[f"pass_at_k_{when}"]["1"], abs=1e-4)
+    assert summary["vstar"]["pairs"] > 0 and summary["vstar"]["samples"] > summary["vstar"]["correct"] > 0
+    assert (example.parent / "rft" / "verifier" / "vstar.json").exists()
     assert (example.parent / "rft" / "curves.png").exists()

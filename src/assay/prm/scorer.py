@@ -53,6 +53,10 @@ def build_backend(settings: PrmSettings) -> PrmBackend:
         positive_token=settings.positive_token,
         negative_token=settings.negative_token,
     )
+    if settings.format == "vstar":  # a causal LM and its reference, in this process
+        from assay.prm.backends.vstar import VStarBackend
+
+        return VStarBackend(settings, fmt)
     if settings.backend == "vllm":
         from assay.prm.backends.vllm_pooling import VllmPoolingBackend
 
@@ -104,7 +108,9 @@ class PrmScorer(Scorer[PrmOptions]):
         if item.prompt is None:
             return Result.invalid("prm items need a prompt")
         prm = self.settings.prm
-        if item.steps is not None:
+        if prm.format == "vstar" and item.response is not None:
+            steps = [item.response]  # the response as the policy wrote it: the verifier scores its tokens
+        elif item.steps is not None:
             steps = [step.strip() for step in item.steps]
         elif item.response is not None:
             steps = split_steps(item.response, prm.step_separator)
