@@ -117,7 +117,7 @@ def dpo_loss(
 @dataclass(frozen=True)
 class DpoSettings:
     beta: float = 0.1
-    steps: int = 100
+    steps: int = 1000
     batch: int = 32
     lr: float = 3e-4
     seed: int = 0
