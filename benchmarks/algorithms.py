@@ -15,7 +15,7 @@ Pass@K and Maj@K (K = 1, 4, 16; 16 samples per prompt at temperature 1, voted th
 clusters; `runs/k_eval.py`) before/after; and V-STaR best-of-K: a verifier trained with DPO on the run's
 own correct/incorrect training samples (`runs/vstar.py`), ranking the same 16 candidates per prompt.
 Writes `results.json`, `table.md` and `algorithms.png` to `--out`; `--docs` also rewrites the table and
-the plot in docs/algorithms.md and docs/algorithms.png.
+the plot in docs/algorithms.md and docs/algorithms.png; `--from results.json` re-renders saved results.
 
 On a busy 2-core machine the whole benchmark takes about 6-9 minutes (one seed; `--seeds` more).
 """
@@ -150,6 +150,21 @@ def write_docs(text: str, png: Path) -> None:
     shutil.copyfile(png, PLOT)
 
 
+def report(results: dict[str, Any], out: Path, docs: bool) -> None:
+    """table.md and algorithms.png in `out` from the results; with `docs`, into docs/ too."""
+    text = table(results) + (
+        f"\nSeed {results['seed']}, {results['samples_per_algorithm']} training samples per algorithm, "
+        f"{results['eval_prompts']} held-out prompts x 16 samples; the whole benchmark took "
+        f"{results['seconds']:.0f} s.\n"
+    )
+    (out / "table.md").write_text(text, encoding="utf-8")
+    png = plot(results, out / "algorithms.png")
+    print(text)
+    if docs:
+        write_docs(text, png)
+    print(f"results in {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -160,24 +175,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("algorithms-report"), help="where results go")
     parser.add_argument("--docs", action="store_true", help="rewrite docs/algorithms.md's table and plot")
+    parser.add_argument("--from", dest="saved", type=Path, help="report a saved results.json, run nothing")
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.saved is not None:
+        report(json.loads(args.saved.read_text(encoding="utf-8")), args.out, args.docs)
+        return
     with tempfile.TemporaryDirectory(prefix="assay-algorithms-") as tmp:
-        out = args.out
-        out.mkdir(parents=True, exist_ok=True)
         results = run_all(args, Path(tmp))
-        (out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-        text = table(results)
-        text += (
-            f"\nSeed {results['seed']}, {results['samples_per_algorithm']} training samples per algorithm, "
-            f"{results['eval_prompts']} held-out prompts x 16 samples; the whole benchmark took "
-            f"{results['seconds']:.0f} s.\n"
-        )
-        (out / "table.md").write_text(text, encoding="utf-8")
-        png = plot(results, out / "algorithms.png")
-        print(text)
-        if args.docs:
-            write_docs(text, png)
-        print(f"results in {out}")
+    (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    report(results, args.out, args.docs)
 
 
 if __name__ == "__main__":

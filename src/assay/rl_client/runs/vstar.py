@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.rl_client import checkpoints
 from assay.rl_client import verifier as dpo
 from assay.rl_client.filter import RewardSource
 from assay.rl_client.runs.k_eval import KS, correct_of
@@ -135,7 +136,7 @@ def start(session: Session) -> SampleRecorder:
     """The recorder of a run starting anew (an earlier run's samples in the directory are dropped; a
     resumed one's are cut back by `Recording.load`)."""
     path = session.out / SAMPLES
-    if not (session.out / "checkpoints").exists():
+    if not (session.cfg.output.resume and checkpoints.newest(session.out / "checkpoints")):
         path.unlink(missing_ok=True)
     return SampleRecorder(session.rewards, (p.prompt for p in session.train), path)
 
