@@ -113,3 +113,17 @@ def test_the_recorder_keeps_scored_training_samples_by_step_and_resumes_cut_back
     assert [r["step"] for r in rows] == [1, 1, 2, 2, 3, 3]
     algorithm.load(tmp_path / "2")  # a resume from step 2's checkpoint drops step 3's samples
     assert [json.loads(line)["step"] for line in path.read_text().splitlines()] == [1, 1, 2, 2]
+
+
+def test_vstar_is_on_for_star_and_rft_by_default_and_refuses_tool_runs() -> None:
+    from assay.errors import ConfigError
+    from assay.rl_client.runs.config import validate
+
+    base: dict[str, Any] = {"model": {"path": "m"}, "data": {"train": "t.jsonl"}}
+    on = {a: validate({**base, "algorithm": a}).vstar_on for a in ("star", "rft", "grpo")}
+    assert on == {"star": True, "rft": True, "grpo": False}
+    assert validate({**base, "vstar": {"enabled": True}}).vstar_on  # GRPO's samples, when asked
+    assert not validate({**base, "algorithm": "rft", "vstar": {"enabled": False}}).vstar_on
+    tools = {"tools": {"tools": ["python"]}}
+    with pytest.raises(ConfigError, match="vstar keeps single-turn samples"):
+        validate({**base, "train": tools, "vstar": {"enabled": True}})
