@@ -2,7 +2,9 @@
 
 Item: `prompt`, and `steps` (a list of strings) or `response` (split on blank lines, or on
 `settings.prm.step_separator`); `steps` wins when both are given. Options: `aggregation` (min, last,
-product, mean) and `threshold`. Result: `reward` is the aggregate, `details.step_scores` the per-step
+product, mean) and `threshold`. With `settings.prm.format: vstar` (a V-STaR verifier, `backends/vstar.py`)
+the `response` is scored whole, as written (`response` wins over `steps` there).
+Result: `reward` is the aggregate, `details.step_scores` the per-step
 probabilities that the step is right, `details.first_error_step` the 0-based index of the first step
 scored below `threshold` (null when none is), `correct` null (a graded score).
 
