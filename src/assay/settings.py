@@ -246,8 +246,10 @@ class PrmSettings(_Section):
     base_url: str | None = Field(
         None, description="vllm: server root (e.g. http://127.0.0.1:8002), without /v1 or /pooling."
     )
-    format: Literal["qwen", "math-shepherd", "classifier"] = Field(
-        "qwen", description="Input layout: qwen (Qwen2.5-Math-PRM), math-shepherd, classifier (one score)."
+    format: Literal["qwen", "math-shepherd", "classifier", "vstar"] = Field(
+        "qwen",
+        description="Input layout: qwen (Qwen2.5-Math-PRM), math-shepherd, classifier (one score), vstar "
+        "(a V-STaR verifier directory that assay train writes).",
     )
     step_separator: str = Field("\n\n", min_length=1, description="Splits a response into steps.")
     step_tag: str | None = Field(

@@ -103,6 +103,7 @@ def test_a_run_killed_at_a_checkpoint_resumes_to_the_same_weights_and_metrics(ex
 def test_star_improves_the_example_task(example: Path) -> None:
     summary = _run(
         example, "algorithm=star", "output.dir=star", "time_budget_s=null",  # 4 iterations of 512 prompts
+        "vstar.steps=50",  # the verifier is the rft test's and the benchmark's subject, not this one's
     )  # fmt: skip
     assert summary["steps"] == 4
     # measured: 0.355 -> 0.375, 0.405, 0.45, 0.50 over four iterations (seed 0); 384 prompts and three
@@ -132,7 +133,13 @@ def test_rft_runs_with_one_switch_and_reports_pass_and_maj_at_k(example: Path) -
     the summary and the plot. Measured (seed 0, 4 steps, 40 held-out prompts): Pass@16 0.825 -> 0.625,
     Maj@16 0.219 -> 0.263."""
     summary = _run(
-        example, *SMALL[1:], "train.steps=4", "data.eval_size=40", "output.dir=rft", "algorithm=rft"
+        example,
+        *SMALL[1:],
+        "train.steps=4",
+        "data.eval_size=40",
+        "output.dir=rft",
+        "algorithm=rft",
+        "vstar.steps=50",  # the verifier's plumbing, not its quality (benchmarks/algorithms.py measures that)
     )
     assert summary["algorithm"] == "rft" and summary["steps"] == 4
     for key in ("pass_at_k_before", "pass_at_k_after", "maj_at_k_before", "maj_at_k_after"):
@@ -140,4 +147,9 @@ def test_rft_runs_with_one_switch_and_reports_pass_and_maj_at_k(example: Path) -
     for when in ("before", "after"):  # Maj@1 and Pass@1 are both the share of correct samples
         assert summary[f"maj_at_k_{when}"]["1"] == summary[f"pass_at_k_{when}"]["1"]
         assert summary[f"pass_at_k_{when}"]["16"] >= summary[f"pass_at_k_{when}"]["4"]
+        # V-STaR (item 4): best-of-K with the verifier trained on this run's samples; best-of-1 is Pass@1
+        assert set(summary[f"best_of_k_{when}"]) == {"1", "4", "16"}
+        assert summary[f"best_of_k_{when}"]["1"] == pytest.approx(summary[f"pass_at_k_{when}"]["1"], abs=1e-4)
+    assert summary["vstar"]["pairs"] > 0 and summary["vstar"]["samples"] > summary["vstar"]["correct"] > 0
+    assert (example.parent / "rft" / "verifier" / "vstar.json").exists()
     assert (example.parent / "rft" / "curves.png").exists()

@@ -9,6 +9,8 @@
 - `classifier`: a plain sequence-classification reward model: one score for the whole response, the
   sigmoid of its single logit (or the softmax of the last class when it has two). It has no steps; the
   result has one "step".
+- `vstar`: a V-STaR verifier (`backends/vstar.py`): the prompt and the response as they are, one score
+  for the whole response from a DPO-trained causal LM and its reference.
 
 Pure data: no tokenizer or model is touched here, so the scorer can validate items without the extra.
 """
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-FormatName = Literal["qwen", "math-shepherd", "classifier"]
+FormatName = Literal["qwen", "math-shepherd", "classifier", "vstar"]
 
 QWEN_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
 QWEN_MARKER = "<extra_0>"
@@ -83,6 +85,6 @@ def make_format(
         return PrmFormat(
             name, step_tag or SHEPHERD_MARKER, positive_token=positive_token, negative_token=negative_token
         )
-    if name == "classifier":
+    if name in ("classifier", "vstar"):
         return PrmFormat(name, None, system=system or None)
     raise ValueError(f"unknown prm format {name!r}")

@@ -2,7 +2,9 @@
 
 Item: `prompt`, and `steps` (a list of strings) or `response` (split on blank lines, or on
 `settings.prm.step_separator`); `steps` wins when both are given. Options: `aggregation` (min, last,
-product, mean) and `threshold`. Result: `reward` is the aggregate, `details.step_scores` the per-step
+product, mean) and `threshold`. With `settings.prm.format: vstar` (a V-STaR verifier, `backends/vstar.py`)
+the `response` is scored whole, as written (`response` wins over `steps` there).
+Result: `reward` is the aggregate, `details.step_scores` the per-step
 probabilities that the step is right, `details.first_error_step` the 0-based index of the first step
 scored below `threshold` (null when none is), `correct` null (a graded score).
 
@@ -53,6 +55,10 @@ def build_backend(settings: PrmSettings) -> PrmBackend:
         positive_token=settings.positive_token,
         negative_token=settings.negative_token,
     )
+    if settings.format == "vstar":  # a causal LM and its reference, in this process
+        from assay.prm.backends.vstar import VStarBackend
+
+        return VStarBackend(settings, fmt)
     if settings.backend == "vllm":
         from assay.prm.backends.vllm_pooling import VllmPoolingBackend
 
@@ -104,7 +110,9 @@ class PrmScorer(Scorer[PrmOptions]):
         if item.prompt is None:
             return Result.invalid("prm items need a prompt")
         prm = self.settings.prm
-        if item.steps is not None:
+        if prm.format == "vstar" and item.response is not None:
+            steps = [item.response]  # the response as the policy wrote it: the verifier scores its tokens
+        elif item.steps is not None:
             steps = [step.strip() for step in item.steps]
         elif item.response is not None:
             steps = split_steps(item.response, prm.step_separator)

@@ -42,6 +42,8 @@ CURVES = (
     ("pass_at_16", "Pass@16"),
     ("maj_at_4", "Maj@4 (answers by equivalence)"),
     ("maj_at_16", "Maj@16"),
+    ("best_of_4", "best-of-4 (V-STaR verifier)"),
+    ("best_of_16", "best-of-16 (V-STaR verifier)"),
     # multi-turn tool use (issue 26); logged only by runs with tools
     ("turns", "turns per rollout"),
     ("tool_calls", "tool calls per step"),

@@ -26,7 +26,7 @@ from assay.client import AssayClient
 from assay.rl_client import checkpoints
 from assay.rl_client.generate import SamplingParams
 from assay.rl_client.multiturn import ToolRollouts
-from assay.rl_client.runs import k_eval, rundir
+from assay.rl_client.runs import k_eval, rundir, vstar
 from assay.rl_client.runs import summary as run_summary
 from assay.rl_client.runs.config import ConfigError, RunConfig
 from assay.rl_client.runs.evaluate import Evaluator
@@ -80,6 +80,9 @@ def run(cfg: RunConfig, base: Path, progress: bool = True, fresh: bool = False) 
 def train(session: Session, progress: bool, started: float) -> dict[str, Any]:
     """Build the configured algorithm, drive it, close it; the summary of the run."""
     cfg = session.cfg
+    recorder = vstar.start(session) if cfg.vstar_on else None  # V-STaR keeps the samples (issue 42)
+    if recorder is not None:
+        session = replace(session, rewards=recorder)
     with ExitStack() as stack:
         if cfg.algorithm == "star":
             star = StarRun(session, progress)
@@ -89,9 +92,13 @@ def train(session: Session, progress: bool, started: float) -> dict[str, Any]:
         else:
             trainer, evaluator = _grpo(session, progress, stack)
             algorithm, total, every = trainer, cfg.train.steps, cfg.output.checkpoint_every
+        if recorder is not None:
+            algorithm = vstar.Recording(algorithm, recorder)
         k_before = sampled_evaluation(session, start=True)
         after = drive(session, algorithm, evaluator, total, every, started)
         k_after = sampled_evaluation(session, start=False)
+    report, best = vstar.finish(session, _candidates(session)) if recorder is not None else ({}, {})
+    k_before, k_after = {**k_before, **best.get("before", {})}, {**k_after, **best.get("after", {})}
     before = start_accuracy(session)
     if cfg.output.plots:
         title = f"assay train ({cfg.algorithm}, seed {cfg.train.seed})"
@@ -100,7 +107,13 @@ def train(session: Session, progress: bool, started: float) -> dict[str, Any]:
     summary = summary_of(session, before, after, algorithm.step, total, algorithm.reward_requests)
     for when, evaluated in (("before", k_before), ("after", k_after)):
         summary.update({f"{name}_{when}": table for name, table in evaluated.items()})
+    summary.update(report)
     return summary
+
+
+def _candidates(session: Session) -> dict[str, Path]:
+    """The held-out candidates the sampled evaluations kept (best-of-K ranks them)."""
+    return {when: session.out / f"k_eval_{when}_candidates.jsonl" for when in ("before", "after")}
 
 
 def sampled_evaluation(session: Session, start: bool) -> dict[str, dict[str, float | None]]:
@@ -112,8 +125,9 @@ def sampled_evaluation(session: Session, start: bool) -> dict[str, dict[str, flo
     if start and path.exists():
         return dict(json.loads(path.read_text(encoding="utf-8")))
     params = SamplingParams(cfg.train.generate.temperature, session.eval_tokens)
+    keep = _candidates(session)["before" if start else "after"] if cfg.vstar_on else None
     with AssayClient(session.url, timeout_s=cfg.reward.timeout_s) as client:
-        evaluated = k_evaluation(session.backend, client, session.eval, cfg.eval_samples, params)
+        evaluated = k_evaluation(session.backend, client, session.eval, cfg.eval_samples, params, keep)
     if start:
         path.write_text(json.dumps(evaluated), encoding="utf-8")
     return evaluated
