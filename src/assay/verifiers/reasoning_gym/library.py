@@ -9,7 +9,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from assay.errors import ItemError, MissingExtraError
+from assay.errors import ConfigError, ItemError, MissingExtraError
 from assay.suggest import did_you_mean
 
 TASK = "reasoning_gym"
