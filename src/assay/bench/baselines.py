@@ -204,7 +204,7 @@ class StdoutBaseline:
 
     def __call__(self, item: Mapping[str, Any]) -> bool:
         from assay.sandbox import lookup
-        from assay.verifiers.code import extract_code
+        from assay.verifiers.code.blocks import extract_code
 
         language = item.get("language") or "python"
         tests = item.get("tests") or []

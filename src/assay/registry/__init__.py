@@ -69,7 +69,6 @@ ENTRY_POINT_GROUP = "assay.tasks"
 # missing extra per item instead of breaking start-up.
 BUILTIN_TASKS: dict[str, str] = {
     "judge": "assay.judges.scorer:JudgeScorer",
-    "code": "assay.verifiers.code:CodeScorer",
     "prm": "assay.prm.scorer:PrmScorer",
 }
 TASK_FOLDERS = "assay.verifiers"  # each sub-package that sets TASK = "module:Class" is a built-in task
