@@ -12,9 +12,9 @@ A scorer may also review other tasks' verdicts (`reviews`, `review`): the judge'
 answers the rules rejected is one, registered by the judges package through its scorer.
 
 Built-in tasks are the task folders under `assay/verifiers/` (a package whose `__init__` sets
-`TASK = "module:Class"`; `assay new-task NAME` writes one) and those listed in `BUILTIN_TASKS`;
-third-party tasks register through the `assay.tasks` entry-point group; `Settings.plugins` adds
-"module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`) and
+`TASK = "module:Class"`; `assay new-task NAME` writes one): math, code, sql, repo, judge, prm,
+reasoning_gym. Third-party tasks register through the `assay.tasks` entry-point group; `Settings.plugins`
+adds "module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`) and
 may bring a generator of its items (`Scorer.source`, a run config's `data.source`).
 """
 
@@ -65,13 +65,10 @@ OptionsT = TypeVar("OptionsT", bound=TaskOptions)
 
 ENTRY_POINT_GROUP = "assay.tasks"
 
-# The tasks that ship with Assay. A task whose extra is missing still registers: its scorer reports the
-# missing extra per item instead of breaking start-up.
-BUILTIN_TASKS: dict[str, str] = {
-    "judge": "assay.judges.scorer:JudgeScorer",
-    "prm": "assay.prm.scorer:PrmScorer",
-}
-TASK_FOLDERS = "assay.verifiers"  # each sub-package that sets TASK = "module:Class" is a built-in task
+# The tasks that ship with Assay: each sub-package of TASK_FOLDERS that sets TASK = "module:Class". A task
+# whose extra is missing still registers: its scorer reports the missing extra per item instead of
+# breaking start-up.
+TASK_FOLDERS = "assay.verifiers"
 
 
 def folder_tasks() -> dict[str, str]:
@@ -320,7 +317,7 @@ class Registry(Mapping[str, type[Scorer]]):
     @classmethod
     def from_settings(cls, settings: Settings) -> Registry:
         """Built-in tasks and entry-point plugins, then `settings.plugins` (which may override)."""
-        found = {name: _load(path) for name, path in {**folder_tasks(), **BUILTIN_TASKS}.items()}
+        found = {name: _load(path) for name, path in folder_tasks().items()}
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             found[ep.name] = _load(ep.value)
         for path in settings.plugins:
