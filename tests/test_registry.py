@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from assay.errors import ConfigError, OptionsError, UnknownTaskError
-from assay.registry import Registry
+from assay.registry import Registry, folder_tasks
 from assay.settings import Settings
 
 
@@ -46,6 +46,17 @@ def test_plugins_register_tasks() -> None:
 def test_bad_plugins_fail_at_start_up_with_a_reason(path: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Registry.from_settings(Settings(plugins=[path]))
+
+
+def test_every_built_in_task_is_a_folder_found_by_its_task_line() -> None:
+    assert set(folder_tasks()) == {"code", "judge", "math", "prm", "reasoning_gym", "repo", "sql"}
+    assert set(folder_tasks()) <= set(Registry.from_settings(Settings()))
+
+
+def test_the_task_that_runs_programs_is_the_one_whose_scorer_offers_run_program() -> None:
+    registry = Registry.from_settings(Settings())
+    assert registry.program_runner() is registry["code"]
+    assert Registry({"math": registry["math"]}).program_runner() is None
 
 
 def test_tasks_describe_their_options_schema() -> None:

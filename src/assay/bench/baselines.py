@@ -231,7 +231,6 @@ BUILTIN: dict[str, str] = {
     "sql-set": "sql: BIRD's set(fetchall()) equality on a read-write copy of the database",
     "code-stdout": "code: exact match of stdout on stdin/stdout tests",
 }
-DEFAULTS: dict[str, list[str]] = {"math": ["math-verify"], "sql": ["sql-set"], "code": ["code-stdout"]}
 
 
 def load(name: str, settings: Any) -> Baseline:

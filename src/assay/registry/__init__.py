@@ -213,6 +213,8 @@ class Scorer(Generic[OptionsT]):
     # The Ray deployment that runs this task's items under `assay serve --ray` (assay.distributed.dispatch):
     # "scorers" (CPU), "code" (sandbox slots: a task that waits at the sandbox gate), "judge", "prm".
     work: ClassVar[str] = "scorers"
+    # The `assay bench` baselines (assay.bench.baselines, by name) run beside the task when none is named.
+    baselines: ClassVar[tuple[str, ...]] = ()
     # Loggers of libraries that warn on every input they cannot read (a verdict here, not news): quieted
     # to ERROR in Assay's own worker processes only, never where a user builds the scorer (issue 24).
     quiet_loggers: ClassVar[tuple[str, ...]] = ()
@@ -333,6 +335,11 @@ class Registry(Mapping[str, type[Scorer]]):
 
     def __len__(self) -> int:
         return len(self._scorers)
+
+    def program_runner(self) -> type[Scorer] | None:
+        """The task that runs one program on one stdin for `POST /run_code`: the first, by name, whose
+        scorer offers `run_program(program) -> Execution` (the code task's); None when no task does."""
+        return next((cls for _, cls in sorted(self._scorers.items()) if hasattr(cls, "run_program")), None)
 
     def lookup(self, name: str) -> type[Scorer]:
         """The scorer class for `name`, or UnknownTaskError with a suggestion."""

@@ -310,6 +310,7 @@ class CodeScorer(Scorer[CodeOptions]):
     Options: ClassVar[type[TaskOptions]] = CodeOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests", "hidden_tests")
     runs_in = "thread"
+    baselines: ClassVar[tuple[str, ...]] = ("code-stdout",)  # `assay bench` runs it beside the task
     # the engine hands out sandbox slots fairly (assay.engine.scheduling)
     gate: ClassVar[str | None] = "sandbox"
     work: ClassVar[str] = "code"
