@@ -12,8 +12,10 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-from assay.registry import Scorer
-from assay.settings import Settings
+from pydantic import Field
+
+from assay.registry import Scorer, read_section
+from assay.settings import Section, Settings
 from assay.types import Item, Result, TaskOptions
 
 
@@ -204,3 +206,18 @@ class GullibleMathScorer(Scorer):
         found = bool(item.reference) and item.reference in (item.response or "")
         flags = {"flags": ["reference_substring"]} if found and item.response != item.reference else {}
         return Result.verdict(found, "the reference occurs in the response", details=flags)
+
+
+class LimitSettings(Section):
+    limit: int = Field(3, ge=1)
+
+
+class SectionedScorer(Scorer):
+    """A task with a settings section of its own (`tasks.sectioned`): its reward is the limit set."""
+
+    name: ClassVar[str] = "sectioned"
+    Section: ClassVar[type[Section] | None] = LimitSettings
+    runs_in = "thread"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        return Result.graded(read_section(self.settings, self.name, LimitSettings).limit / 10)

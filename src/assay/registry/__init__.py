@@ -34,6 +34,7 @@ from assay.errors import ConfigError, OptionsError, UnknownTaskError
 from assay.registry.audit import Probe as AuditProbe
 from assay.registry.equivalence import Equivalence, MutualVerdicts
 from assay.registry.gate import Gate
+from assay.settings import Section as SettingsSection
 from assay.settings import Settings
 from assay.suggest import did_you_mean
 from assay.types import Item, Result, TaskInfo, TaskOptions
@@ -56,12 +57,14 @@ __all__ = [
     "ValidationProbe",
     "folder_tasks",
     "load_object",
+    "read_section",
 ]
 
 Runner = Literal["process", "thread", "async"]
 Expect = Literal["accepted", "rejected"]
 
 OptionsT = TypeVar("OptionsT", bound=TaskOptions)
+SectionT = TypeVar("SectionT", bound=SettingsSection)
 
 ENTRY_POINT_GROUP = "assay.tasks"
 
@@ -205,6 +208,8 @@ class Scorer(Generic[OptionsT]):
     gate: ClassVar[str | None] = None
     # The session tools the task brings, by name: "module:Class" of `assay.sessions.Tool` subclasses.
     tools: ClassVar[Mapping[str, str]] = {}
+    # The task's own settings section, read from `settings.tasks[name]` (`read_section`); None: it has none.
+    Section: ClassVar[type[SettingsSection] | None] = None
     validation: ClassVar[Validation] = Validation()  # what `assay validate` checks of the task
     audit: ClassVar[Audit] = Audit()  # what `assay audit` tries on it
     source: ClassVar[Source] = Source()  # items it draws from a generator (`data.source` of a run)
@@ -292,6 +297,40 @@ class Scorer(Generic[OptionsT]):
         return None
 
 
+def read_section(settings: Settings, task: str, model: type[SectionT]) -> SectionT:
+    """`settings.tasks[task]` read as the task's section `model` (its defaults where a key is not set);
+    ConfigError names a key the section does not know (with "did you mean") or a value it refuses."""
+    raw = settings.tasks.get(task, {})
+    known = set(model.model_fields)
+    for key in raw:
+        if key not in known:
+            raise ConfigError(
+                f'unknown setting "tasks.{task}.{key}"{did_you_mean(key, known)};'
+                f' known settings of task "{task}": {sorted(known) or "none"}'
+            )
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"tasks.{task}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f'bad settings for task "{task}": {problems}') from exc
+
+
+def _check_sections(settings: Settings, scorers: Mapping[str, type[Scorer]]) -> None:
+    """Every `tasks.<task>` names a task with a section, and reads as that section (at start-up, so a
+    typo fails the server before the first item, as a bad plugin path does)."""
+    sectioned = {name: cls.Section for name, cls in scorers.items() if cls.Section is not None}
+    for task in settings.tasks:
+        if task not in sectioned:
+            raise ConfigError(
+                f'settings for task "{task}" (tasks.{task}), which has no section of its own'
+                f"{did_you_mean(task, sectioned)}; tasks with one: {sorted(sectioned) or 'none'}"
+            )
+    for task, model in sectioned.items():
+        read_section(settings, task, model)
+
+
 def load_object(path: str, what: str = "plugin") -> Any:
     """The object a "package.module:name" path names; ConfigError says what is wrong with the path."""
     module_name, _, attr = path.partition(":")
@@ -325,6 +364,7 @@ class Registry(Mapping[str, type[Scorer]]):
         for path in settings.plugins:
             scorer = _load(path)
             found[scorer.name] = scorer
+        _check_sections(settings, found)
         return cls(found)
 
     def __getitem__(self, name: str) -> type[Scorer]:
