@@ -16,7 +16,7 @@ from pydantic import Field
 
 from assay.registry import Scorer, read_section
 from assay.settings import Section, Settings
-from assay.types import Item, Result, TaskOptions
+from assay.types import Item, Result, TaskFields, TaskOptions
 
 
 class GateOptions(TaskOptions):
@@ -221,3 +221,20 @@ class SectionedScorer(Scorer):
 
     def score(self, item: Item, options: TaskOptions) -> Result:
         return Result.graded(read_section(self.settings, self.name, LimitSettings).limit / 10)
+
+
+class KeyFields(TaskFields):
+    answer_key: list[str] = Field(default_factory=list, max_length=8)
+
+
+class KeyedScorer(Scorer):
+    """A task whose items carry a field of their own (`answer_key`, `Scorer.Fields`): correct when the
+    response is one of the keys. Run in the worker processes, so its items cross them."""
+
+    name: ClassVar[str] = "keyed"
+    Fields: ClassVar[type[TaskFields] | None] = KeyFields
+    item_fields: ClassVar[tuple[str, ...]] = ("response", "answer_key")
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        return Result.verdict((item.response or "").strip() in KeyFields.of(item).answer_key)

@@ -37,7 +37,7 @@ from assay.registry.gate import Gate
 from assay.settings import Section as SettingsSection
 from assay.settings import Settings
 from assay.suggest import did_you_mean
-from assay.types import Item, Result, TaskInfo, TaskOptions
+from assay.types import Item, Result, TaskFields, TaskInfo, TaskOptions
 
 if TYPE_CHECKING:
     from prometheus_client.registry import Collector
@@ -202,6 +202,9 @@ class Scorer(Generic[OptionsT]):
     description: ClassVar[str] = ""
     Options: ClassVar[type[TaskOptions]] = TaskOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response",)  # fields the task reads, for /v1/tasks
+    # The item fields the task adds to `Item`'s (a `TaskFields`): its items are read with
+    # `Item.with_fields(Fields)` (`item_model`), and it reads them typed with `Fields.of(item)`.
+    Fields: ClassVar[type[TaskFields] | None] = None
     runs_in: ClassVar[Runner] = "process"
     # The kind of slot a thread-run item waits for first ("sandbox"), fairly across requests, at the
     # engine's gate (assay.engine.scheduling); None: it needs none. The gate is the only wait for that slot.
@@ -261,6 +264,11 @@ class Scorer(Generic[OptionsT]):
 
     async def aclose(self) -> None:
         """Release what is bound to the running event loop (async clients); `close` follows."""
+
+    @classmethod
+    def item_model(cls) -> type[Item]:
+        """The model an item of this task is read with: `Item`, with the task's `Fields` if it has any."""
+        return Item.with_fields(cls.Fields)
 
     @classmethod
     def parse_options(cls, raw: Mapping[str, Any]) -> TaskOptions:
@@ -380,6 +388,13 @@ class Registry(Mapping[str, type[Scorer]]):
         """The task that runs one program on one stdin for `POST /run_code`: the first, by name, whose
         scorer offers `run_program(program) -> Execution` (the code task's); None when no task does."""
         return next((cls for _, cls in sorted(self._scorers.items()) if hasattr(cls, "run_program")), None)
+
+    def item_model(self, raw: Any) -> type[Item]:
+        """The model to read the raw item `raw` with: its task's (`Scorer.item_model`) when it names a
+        task here, else `Item` (which then says what is wrong with it)."""
+        task = raw.get("task") if isinstance(raw, Mapping) else None
+        scorer = self._scorers.get(task) if isinstance(task, str) else None
+        return scorer.item_model() if scorer is not None else Item
 
     def lookup(self, name: str) -> type[Scorer]:
         """The scorer class for `name`, or UnknownTaskError with a suggestion."""
