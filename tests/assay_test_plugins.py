@@ -233,7 +233,6 @@ class KeyedScorer(Scorer):
 
     name: ClassVar[str] = "keyed"
     Fields: ClassVar[type[TaskFields] | None] = KeyFields
-    item_fields: ClassVar[tuple[str, ...]] = ("response", "answer_key")
     runs_in = "process"
 
     def score(self, item: Item, options: TaskOptions) -> Result:

@@ -48,6 +48,11 @@ def test_a_session_item_carries_its_tasks_own_fields() -> None:
         session_item({"task": "keyed", "answer_keys": ["Paris"]}, registry)
 
 
+def test_the_tasks_own_fields_are_listed_among_its_item_fields() -> None:
+    keyed = Registry.from_settings(Settings(plugins=[KEYED]))["keyed"]
+    assert keyed.info().item_fields == ["response", "answer_key"]
+
+
 def test_an_item_with_task_fields_pickles_and_keeps_them() -> None:
     model = Registry.from_settings(Settings(plugins=[KEYED]))["keyed"].item_model()
     item = model.model_validate({"task": "keyed", "answer_key": ["a"]})

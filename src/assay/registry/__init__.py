@@ -293,7 +293,9 @@ class Scorer(Generic[OptionsT]):
         return TaskInfo(
             name=cls.name,
             description=cls.description,
-            item_fields=list(cls.item_fields),
+            item_fields=list(
+                dict.fromkeys([*cls.item_fields, *(cls.Fields.model_fields if cls.Fields else ())])
+            ),
             options_schema=cls.Options.model_json_schema(),
             runtime=cls.runtime_info(settings) if settings is not None else None,
             tools=list(cls.tools),
