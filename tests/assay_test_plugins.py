@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-from assay.registry import Scorer
-from assay.settings import Settings
-from assay.types import Item, Result, TaskOptions
+from pydantic import Field
+
+from assay.registry import Scorer, read_section
+from assay.settings import Section, Settings
+from assay.types import Item, Result, TaskFields, TaskOptions
 
 
 class GateOptions(TaskOptions):
@@ -204,3 +206,34 @@ class GullibleMathScorer(Scorer):
         found = bool(item.reference) and item.reference in (item.response or "")
         flags = {"flags": ["reference_substring"]} if found and item.response != item.reference else {}
         return Result.verdict(found, "the reference occurs in the response", details=flags)
+
+
+class LimitSettings(Section):
+    limit: int = Field(3, ge=1)
+
+
+class SectionedScorer(Scorer):
+    """A task with a settings section of its own (`tasks.sectioned`): its reward is the limit set."""
+
+    name: ClassVar[str] = "sectioned"
+    Section: ClassVar[type[Section] | None] = LimitSettings
+    runs_in = "thread"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        return Result.graded(read_section(self.settings, self.name, LimitSettings).limit / 10)
+
+
+class KeyFields(TaskFields):
+    answer_key: list[str] = Field(default_factory=list, max_length=8)
+
+
+class KeyedScorer(Scorer):
+    """A task whose items carry a field of their own (`answer_key`, `Scorer.Fields`): correct when the
+    response is one of the keys. Run in the worker processes, so its items cross them."""
+
+    name: ClassVar[str] = "keyed"
+    Fields: ClassVar[type[TaskFields] | None] = KeyFields
+    runs_in = "process"
+
+    def score(self, item: Item, options: TaskOptions) -> Result:
+        return Result.verdict((item.response or "").strip() in KeyFields.of(item).answer_key)

@@ -28,23 +28,25 @@ class Unreadable:
     reason: str
 
 
-def parse_item(raw: Any) -> Item:
-    """Validate one raw item; ItemError says exactly what is wrong (with "did you mean" for typos)."""
+def parse_item(raw: Any, registry: Registry | None = None) -> Item:
+    """Validate one raw item, with its task's own fields where `registry` knows its task
+    (`Scorer.Fields`); ItemError says exactly what is wrong (with "did you mean" for typos)."""
     if isinstance(raw, Item):
         return raw
     if isinstance(raw, Unreadable):
         raise ItemError(raw.reason)
     if not isinstance(raw, dict):
         raise ItemError(f"an item must be a JSON object, got {type(raw).__name__}")
+    model = Item if registry is None else registry.item_model(raw)
     try:
-        return Item.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"])
             if err["type"] == "extra_forbidden":
                 name = str(err["loc"][0])
-                problems.append(f'unknown field "{name}"{did_you_mean(name, Item.FIELDS)}')
+                problems.append(f'unknown field "{name}"{did_you_mean(name, model.model_fields)}')
             elif err["type"] == "missing":
                 problems.append(f'missing field "{field}"')
             else:
@@ -55,7 +57,7 @@ def parse_item(raw: Any) -> Item:
 
 def prepare(raw: Any, registry: Registry) -> tuple[Item, type[Scorer], TaskOptions]:
     """The item, its task's scorer class and its validated options; ItemError when any is wrong."""
-    item = parse_item(raw)
+    item = parse_item(raw, registry)
     scorer_cls = registry.lookup(item.task)
     return item, scorer_cls, scorer_cls.parse_options(item.options)
 

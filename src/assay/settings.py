@@ -2,7 +2,9 @@
 
 There is no module-level instance: `create_app(settings)`, `Engine(settings)` and the CLI build one and
 pass it down, so tests configure by constructing `Settings(...)` explicitly. Nested sections use `__`
-(for example `ASSAY_MATH__DEADLINE_S=2`).
+(for example `ASSAY_MATH__DEADLINE_S=2`). A task outside this module's sections declares its own
+(`Scorer.Section`, a `Section`), whose values are `tasks.<task>` (`ASSAY_TASKS__DEMO__LIMIT=3`), checked by
+the registry when the tasks load; this module never imports a task.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "RaySessionSettings",
     "RaySettings",
     "RepoSettings",
+    "Section",
     "SessionSettings",
     "Settings",
     "SqlSettings",
@@ -38,7 +41,11 @@ def _default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
+    """A section of the settings: frozen, and a key it does not know is an error. A task that brings
+    settings of its own declares a subclass as `Scorer.Section`; its values are `tasks.<task>`
+    (`ASSAY_TASKS__<TASK>__<KEY>`), read and checked through the registry (`assay.registry.read_section`)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -47,7 +54,7 @@ def _deadline(default: float, task: str, note: str = "; past it: timeout") -> An
     return Field(default, gt=0, description=f"Per-item deadline for {task}{note}.")
 
 
-class MathSettings(_Section):
+class MathSettings(Section):
     deadline_s: float = _deadline(5.0, "math")
     max_response_chars: int = Field(
         200_000, gt=0, description="Longer responses are cut to their tail before extraction."
@@ -61,7 +68,7 @@ def _sql_databases_from_env() -> Path | None:
     return Path(value) if value else None
 
 
-class SqlSettings(_Section):
+class SqlSettings(Section):
     databases: Path | None = Field(
         default_factory=_sql_databases_from_env,
         description="Directory of <db_id>.sqlite, <db_id>.duckdb or <db_id>/<db_id>.sqlite (BIRD/Spider); "
@@ -116,7 +123,7 @@ def _repos_from_env() -> Path | None:
     return Path(value) if value else None
 
 
-class RepoSettings(_Section):
+class RepoSettings(Section):
     repos: Path | None = Field(
         default_factory=_repos_from_env,
         description="Directory of the repositories `repo` items name (one sub-directory each: a git"
@@ -134,7 +141,7 @@ class RepoSettings(_Section):
     workdir: Path | None = Field(None, description="Where working copies are made; unset: the system tmp.")
 
 
-class CodeSettings(_Section):
+class CodeSettings(Section):
     backend: str = Field("bwrap", description="Sandbox backend: bwrap or docker.")
     slots: int = Field(default_factory=_default_workers, gt=0, description="Concurrent sandboxes.")
     time_limit_s: float = Field(2.0, gt=0, description="Default CPU time limit per test.")
@@ -186,7 +193,7 @@ class CodeSettings(_Section):
         return data
 
 
-class JudgeSettings(_Section):
+class JudgeSettings(Section):
     """The LLM judge's backend: any OpenAI-compatible chat-completions server (vLLM `serve`, hosted APIs)."""
 
     base_url: str | None = Field(
@@ -233,7 +240,7 @@ class JudgeSettings(_Section):
     )
 
 
-class PrmSettings(_Section):
+class PrmSettings(Section):
     """The process reward model: in-process with transformers, or a `vllm serve --runner pooling` server."""
 
     backend: Literal["transformers", "vllm"] = Field(
@@ -293,7 +300,7 @@ def _max_ongoing(default: int) -> Any:
     )
 
 
-class MicrobatchSettings(_Section):
+class MicrobatchSettings(Section):
     """Server-side micro-batching of concurrent small requests (assay.engine.microbatch)."""
 
     enabled: bool = Field(True, description="Merge concurrent small /v1/rewards and /get_reward requests.")
@@ -309,7 +316,7 @@ class MicrobatchSettings(_Section):
     )
 
 
-class RayDeploymentSettings(_Section):
+class RayDeploymentSettings(Section):
     """One Ray Serve deployment (one kind of work): its replicas, autoscaling and resources per replica."""
 
     replicas: int = Field(
@@ -365,7 +372,7 @@ class RayPrmSettings(RayDeploymentSettings):
     num_gpus: float = _reserved("GPU", 0.0, " (1 for a GPU PRM)")
 
 
-class RaySessionSettings(_Section):
+class RaySessionSettings(Section):
     """Sessions under `assay serve --ray`: session-holder actors, each holding the sessions it opened."""
 
     holders: int = Field(
@@ -386,7 +393,7 @@ class RaySessionSettings(_Section):
     )
 
 
-class RaySettings(_Section):
+class RaySettings(Section):
     """`assay serve --ray` and `assay.distributed.reward_handle`: a Ray Serve deployment per kind of work."""
 
     address: str | None = Field(
@@ -418,7 +425,7 @@ class RaySettings(_Section):
     sessions: RaySessionSettings = Field(default_factory=RaySessionSettings)
 
 
-class SessionSettings(_Section):
+class SessionSettings(Section):
     max_open: int = Field(
         4096, gt=0, description="Sessions open at once; one more is HTTP 429 + Retry-After."
     )
@@ -505,6 +512,11 @@ class Settings(BaseSettings):
     ray: RaySettings = Field(default_factory=RaySettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     microbatch: MicrobatchSettings = Field(default_factory=MicrobatchSettings)
+    tasks: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Settings of tasks that declare their own section (`Scorer.Section`), by task name:"
+        " ASSAY_TASKS__DEMO__LIMIT=3 is `tasks.demo.limit`; checked when the tasks load.",
+    )
     backlog: int = Field(
         8192, gt=0, description="Listen backlog of `assay serve` (the kernel caps it at net.core.somaxconn)."
     )

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, ClassVar
+from functools import cache
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -19,6 +20,7 @@ __all__ = [
     "Item",
     "Result",
     "Status",
+    "TaskFields",
     "TaskInfo",
     "TaskOptions",
     "escape_surrogates",
@@ -215,9 +217,53 @@ class Item(BaseModel):
         return self
 
     FIELDS: ClassVar[frozenset[str]]
+    # The task fields this item model adds to Item's (`with_fields`); None on Item itself.
+    task_fields: ClassVar[type[TaskFields] | None] = None
+
+    @staticmethod
+    def with_fields(fields: type[TaskFields] | None) -> type[Item]:
+        """`Item` with a task's own fields (`Scorer.Fields`) besides its own: the model an item of that
+        task is read with, so the task's fields are known, typed and checked, and a key neither declares
+        is still an unknown field. One model per `fields` (cached)."""
+        return Item if fields is None else _with_fields(fields)
+
+    def __reduce__(self) -> Any:
+        # An item model made by `with_fields` is not importable by name: such an item pickles as its
+        # task fields' model (importable) and its values, and is read again on the other side.
+        fields = type(self).task_fields
+        if fields is None:
+            return super().__reduce__()
+        return _read_with_fields, (fields, self.model_dump())
 
 
 Item.FIELDS = frozenset(Item.model_fields)
+
+
+class TaskFields(BaseModel):
+    """Base of a task's own item fields (`Scorer.Fields`), for a task whose items carry more than
+    `Item`'s: each field optional or defaulted (the wire only gains keys), frozen, unknown keys an error.
+    The task reads them typed with `Fields.of(item)`. A field may not take one of `Item`'s names."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def of(cls, item: Item) -> Self:
+        """This task's fields of `item` (read with `Item.with_fields(cls)`; defaults where it has none)."""
+        return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
+
+
+@cache
+def _with_fields(fields: type[TaskFields]) -> type[Item]:
+    clash = sorted(set(fields.model_fields) & Item.FIELDS)
+    if clash:
+        raise TypeError(f"{fields.__name__} redeclares Item's fields {clash}")
+    model: type[Item] = type(f"{fields.__name__}Item", (Item, fields), {"__module__": fields.__module__})
+    model.task_fields = fields
+    return model
+
+
+def _read_with_fields(fields: type[TaskFields], values: dict[str, Any]) -> Item:
+    return Item.with_fields(fields).model_validate(values)
 
 
 class Result(BaseModel):

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from assay_testing import free_port
 
-from assay.judges.scorer import JudgeScorer
 from assay.settings import Settings
 from assay.types import Item, Result
+from assay.verifiers.judge.scorer import JudgeScorer
 from judges.scripted_server import ScriptedJudges
 
 T = TypeVar("T")

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from assay.engine.scoring import Engine
-from assay.registry import BUILTIN_TASKS
+from assay.registry import folder_tasks
 from assay.settings import Settings
 from assay.types import Result, Status
 from judges.judge_harness import Harness, closed_port_url
@@ -22,7 +22,7 @@ def _score(settings: Settings, **item: Any) -> Result:
 
 
 def test_the_judge_task_is_registered() -> None:
-    assert BUILTIN_TASKS["judge"] == "assay.judges.scorer:JudgeScorer"
+    assert folder_tasks()["judge"] == "assay.verifiers.judge:JudgeScorer"
 
 
 def test_a_judge_slower_than_the_deadline_is_a_timeout(harness: Harness) -> None:
@@ -80,7 +80,7 @@ def test_the_api_key_never_reaches_a_result(harness: Harness) -> None:
 def test_the_judges_load_no_model_library() -> None:
     # The judge talks HTTP only: importing it must not pull torch, transformers or vllm into the server.
     code = (
-        "import sys, assay.judges.scorer, assay.judges.second_opinion; "
+        "import sys, assay.verifiers.judge.scorer, assay.judges.second_opinion; "
         "print(sorted(m for m in ('torch', 'transformers', 'vllm') if m in sys.modules))"
     )
     done = subprocess.run(

@@ -1,7 +1,7 @@
 """Issue 28, judges: with a judge that obeys what it reads (obedient.py), the built-in probes (master keys,
-injections, forged delimiters, position-aware injections, padding; generated in assay.judges.audit without
-knowledge of the defences) are rewarded at most 5% of the time, and never through the math second opinion;
-honest responses keep their verdicts."""
+injections, forged delimiters, position-aware injections, padding; generated in assay.verifiers.judge.audit
+without knowledge of the defences) are rewarded at most 5% of the time, and never through the math second
+opinion; honest responses keep their verdicts."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.judges.audit import QUESTIONS, judge_controls, judge_probes
 from assay.judges.client import JudgeClient
 from assay.judges.guard import MASTER_KEY, REDACTED, is_math_answer, neutralise
 from assay.judges.prompts import Rubric, render_pairwise, render_pointwise
 from assay.judges.second_opinion import second_opinion
 from assay.registry.audit import Probe, rewarded
 from assay.types import Result, Status
+from assay.verifiers.judge.audit import QUESTIONS, judge_controls, judge_probes
 from judges import obedient
 from judges.judge_harness import Harness
 from judges.scripted_server import _pointwise as fair_pointwise

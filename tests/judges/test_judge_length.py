@@ -7,7 +7,7 @@ import math
 import pytest
 
 from assay.judges.length import LengthRegression
-from assay.judges.scorer import JudgeScorer
+from assay.verifiers.judge.scorer import JudgeScorer
 from judges.judge_harness import Harness
 
 QUESTION = "Explain why 2 + 2 = 4."

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from assay.engine.scoring import Engine
-from assay.judges.audit import judge_probes
 from assay.judges.client import ChatRequest, JudgeClient
 from assay.judges.guard import REDACTED
 from assay.registry.audit import Probe
 from assay.settings import Settings
+from assay.verifiers.judge.audit import judge_probes
 from judges import obedient
 from judges.conftest import VLLM_PYTHON, serve_vllm
 from judges.judge_harness import VllmServer

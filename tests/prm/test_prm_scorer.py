@@ -13,9 +13,9 @@ import pytest
 
 from assay.engine.scoring import Engine
 from assay.prm.backends.transformers_backend import TransformersBackend
-from assay.prm.scorer import PrmScorer
 from assay.settings import Settings
 from assay.types import Status
+from assay.verifiers.prm.scorer import PrmScorer
 
 MATH_OK = {"task": "math", "response": "so the answer is \\boxed{\\frac12}", "reference": "0.5"}
 PROMPT = "Tom has 3 apples and buys 4 more. How many apples does he have?"
@@ -136,7 +136,7 @@ def test_importing_and_building_the_scorer_loads_no_torch() -> None:
     code = (
         "import sys\n"
         "from assay.settings import Settings\n"
-        "from assay.prm.scorer import PrmScorer, build_backend\n"
+        "from assay.verifiers.prm.scorer import PrmScorer, build_backend\n"
         "build_backend(Settings(prm={'model': '/nowhere'}).prm)\n"
         "build_backend(Settings(prm={'backend': 'vllm', 'base_url': 'http://127.0.0.1:9'}).prm)\n"
         "print(','.join(m for m in ('torch', 'transformers', 'vllm') if m in sys.modules))\n"

@@ -16,7 +16,7 @@ from assay.settings import Settings
 from assay.types import TaskOptions
 from assay.validate.gate import gate, gated_tasks
 from assay.verifiers.code import CodeScorer
-from assay.verifiers.code_gate import Run, gate_code, sandbox_runner
+from assay.verifiers.code.gate import Run, gate_code, sandbox_runner
 from assay.verifiers.math.gate import MathGate
 
 pytestmark = pytest.mark.slow

@@ -143,7 +143,7 @@ async def _open(engine: Service, app: Any, binding: Binding, arguments: dict[str
         return refused("already_bound", "this MCP session is bound to an Assay session already; one each")
     try:
         asked = OpenArguments.model_validate(arguments)
-        info = await engine.open_session(session_item(asked.item), asked.tools, asked.limits)
+        info = await engine.open_session(session_item(asked.item, engine.registry), asked.tools, asked.limits)
     except ValidationError as exc:
         return refused("validation_error", f"invalid arguments for {OPEN}: {_problems(exc)}")
     except HTTPException as exc:  # the item refused as POST /v1/sessions refuses it

@@ -56,6 +56,7 @@ from assay.api.session_open import open_when_free
 from assay.api.state import admitted, engine_of
 from assay.errors import ItemError
 from assay.items import parse_item
+from assay.registry import Registry
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits, ToolRegistry
 from assay.sessions.service import SessionInfo
@@ -115,7 +116,9 @@ def _remember(table: OrderedDict[str, Any], key: str, value: Any) -> None:
         table.popitem(last=False)
 
 
-def session_of_row(data: dict[str, Any]) -> tuple[Item, list[str], SessionLimits]:
+def session_of_row(
+    data: dict[str, Any], registry: Registry | None = None
+) -> tuple[Item, list[str], SessionLimits]:
     """The item, tools and limits a row (or `task_data`) asks for; 422 naming the field otherwise."""
     raw = data.get("item")
     if raw is None and "expected_answer" in data:
@@ -129,7 +132,7 @@ def session_of_row(data: dict[str, Any]) -> tuple[Item, list[str], SessionLimits
     if not (isinstance(tools, list) and all(isinstance(name, str) for name in tools)):
         raise refuse(Refusal.INVALID, "tools must be a list of tool names")
     try:
-        return parse_item(raw), tools, SessionLimits.model_validate(data.get("limits") or {})
+        return parse_item(raw, registry), tools, SessionLimits.model_validate(data.get("limits") or {})
     except ItemError as exc:
         raise refuse(Refusal.INVALID, f"item: {exc}") from None
     except ValidationError as exc:
@@ -137,7 +140,7 @@ def session_of_row(data: dict[str, Any]) -> tuple[Item, list[str], SessionLimits
 
 
 async def _open(request: Request, data: dict[str, Any]) -> SessionInfo:
-    item, tools, limits = session_of_row(data)
+    item, tools, limits = session_of_row(data, engine_of(request).registry)
     try:
         return await open_when_free(engine_of(request), item, tools, limits)
     except ItemError as exc:  # an unknown task or tool, a tool that cannot serve the item, limits too big

@@ -36,6 +36,7 @@ from assay.api.codes import Refusal
 from assay.engine.service import Service
 from assay.errors import ItemError, QueueFullError
 from assay.items import parse_item
+from assay.registry import Registry
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits, SessionsFull
 from assay.types import Item
@@ -134,12 +135,12 @@ def parse(model: type[BaseModel], raw: Any, what: str) -> Any:
         raise EpisodeError(f"{what}{'.' + where if where else ''}: {message}") from None
 
 
-def session_item(raw: Any) -> Item:
+def session_item(raw: Any, registry: Registry | None = None) -> Item:
     for field in ("response", "messages"):  # the answer action is the model's text, and all that is scored
         if isinstance(raw, dict) and field in raw:
             raise EpisodeError(f"item.{field}: an episode's response comes with the answer action")
     try:
-        return parse_item(raw)
+        return parse_item(raw, registry)
     except ItemError as exc:
         raise EpisodeError(f"item: {exc}") from None
 
@@ -195,7 +196,11 @@ class Episode:
 
     async def reset(self, data: ResetData, tasks: TaskFile) -> AssayObservation:
         async with self._lock:
-            item = session_item(data.item) if data.item is not None else tasks.pick(data.index, data.seed)
+            item = (
+                session_item(data.item, self.engine.registry)
+                if data.item is not None
+                else tasks.pick(data.index, data.seed)
+            )
             await self._end()
             try:
                 info = await self.engine.open_session(item, data.tools, data.limits)

@@ -20,6 +20,7 @@ from assay.api.envelope import AsciiJSONResponse
 from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import admitted, engine_of, remember_tools
 from assay.errors import ItemError
+from assay.registry import Registry
 from assay.sandbox.base import SandboxError
 from assay.sessions.limits import SessionLimits
 from assay.sessions.service import StepCall
@@ -85,13 +86,14 @@ class VerifyRequest(BaseModel):
     response: str
 
 
-def session_item(raw: dict[str, Any]) -> Item:
-    """The item a session is opened on (no response yet); a clear 422 otherwise."""
+def session_item(raw: dict[str, Any], registry: Registry) -> Item:
+    """The item a session is opened on (no response yet), with its task's own fields; a clear 422
+    otherwise."""
     for field in ("response", "messages"):
         if field in raw:
             raise refuse(Refusal.INVALID, f"item.{field}: a session's response comes with POST .../verify")
     try:
-        return Item.model_validate(raw)
+        return registry.item_model(raw).model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "item"
@@ -103,7 +105,7 @@ async def create(body: CreateRequest, request: Request) -> CreateResponse:
     """Open a session on an item with the tools asked for."""
     engine = engine_of(request)
     try:
-        info = await engine.open_session(session_item(body.item), body.tools, body.limits)
+        info = await engine.open_session(session_item(body.item, engine.registry), body.tools, body.limits)
     except ItemError as exc:  # an unknown task or tool, a tool that cannot serve the item, limits too big
         raise refuse(Refusal.INVALID, str(exc)) from None
     except SandboxError as exc:

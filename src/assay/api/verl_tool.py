@@ -44,7 +44,6 @@ from assay.rl_client.tool_calls import BadCall, HermesCalls
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits
 from assay.sessions.service import StepCall
-from assay.types import Item
 
 router = APIRouter(tags=["trainers"], route_class=BoundedRoute)
 _TAGGED = re.compile(r"<python>(.*?)</python>", re.S)
@@ -130,7 +129,8 @@ async def _session(request: Request, trajectory: str, extra: dict[str, Any]) -> 
 
 async def _open(request: Request, extra: dict[str, Any]) -> str:
     """A new session for `extra`'s item and tools, waiting while the server is full (backpressure)."""
-    item = Item.model_validate(extra.get("item") or {"task": "math"})
+    raw = extra.get("item") or {"task": "math"}
+    item = engine_of(request).registry.item_model(raw).model_validate(raw)
     tools = extra.get("tools") or ["python"]
     if not (isinstance(tools, list) and all(isinstance(name, str) for name in tools)):
         raise TypeError("tools must be a list of tool names")

@@ -204,7 +204,7 @@ class StdoutBaseline:
 
     def __call__(self, item: Mapping[str, Any]) -> bool:
         from assay.sandbox import lookup
-        from assay.verifiers.code import extract_code
+        from assay.verifiers.code.blocks import extract_code
 
         language = item.get("language") or "python"
         tests = item.get("tests") or []
@@ -231,7 +231,6 @@ BUILTIN: dict[str, str] = {
     "sql-set": "sql: BIRD's set(fetchall()) equality on a read-write copy of the database",
     "code-stdout": "code: exact match of stdout on stdin/stdout tests",
 }
-DEFAULTS: dict[str, list[str]] = {"math": ["math-verify"], "sql": ["sql-set"], "code": ["code-stdout"]}
 
 
 def load(name: str, settings: Any) -> Baseline:

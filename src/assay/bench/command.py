@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         args.task, rows = load_bench(args.file, given, parse_mapping(args.map))
         if given is None:
             registry.lookup(args.task)  # the task the rows name
-        names = [] if args.no_baselines else (args.baseline or baseline_lib.DEFAULTS.get(args.task, []))
+        names = [] if args.no_baselines else (args.baseline or list(registry[args.task].baselines))
         loaded = {name: baseline_lib.load(name, settings) for name in names}
     except OSError as exc:
         print(f"assay bench: cannot read the bench set: {os_error(exc)}", file=sys.stderr)

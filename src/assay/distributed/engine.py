@@ -76,10 +76,16 @@ class RayEngine:
     async def run_program(
         self, program: Program, wait_s: float | None = None, max_waiting: int | None = None
     ) -> Execution:
-        """On a code replica, whose engine waits for a slot at its gate (SlotWaitTimeout travels back)."""
-        handle = self._handles.get("code")
+        """On a replica of the program-running task's kind of work (the code task's: `code`), whose engine
+        waits for a slot at its gate (SlotWaitTimeout travels back)."""
+        runner = self.registry.program_runner()
+        if runner is None:
+            raise SandboxError("no task of this server runs programs")
+        kind = runner.work
+        handle = self._handles.get(kind)
         if handle is None:
-            raise SandboxError("no code deployment on this cluster (ASSAY_RAY__CODE__REPLICAS is 0)")
+            replicas = f"ASSAY_RAY__{kind.upper()}__REPLICAS"
+            raise SandboxError(f"no {kind} deployment on this cluster ({replicas} is 0)")
         execution: Execution = await handle.run_program.remote(program, wait_s, max_waiting)
         return execution
 

@@ -33,7 +33,7 @@ from assay.groups.shaping import SolveRates
 from assay.items import parse_item, prepare
 from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
-from assay.sandbox import Execution, Program
+from assay.sandbox import Execution, Program, SandboxError
 from assay.sessions import SessionGone, SessionLimits, StepResult
 from assay.sessions.service import SessionHost, SessionInfo, StepCall, with_trace
 from assay.settings import Settings
@@ -170,12 +170,12 @@ class Engine:
         wait bounded by `wait_s` (default `code.wait_s`) and `max_waiting`. Raises SlotWaitTimeout
         (GateFull) or SandboxError."""
         self._check_open()
-        code = self.scorer("code")
-        run = getattr(code, "run_program", None)
-        if run is None:
-            raise TypeError(f"the code task's scorer {type(code).__name__} cannot run programs")
+        runner = self.registry.program_runner()
+        if runner is None:
+            raise SandboxError("no task of this server runs programs")
+        run = self._scorers(runner).run_program  # type: ignore[attr-defined]
         return await self._runner.run_in_slot(
-            "sandbox", object(), partial(run, program), wait_s=wait_s, max_waiting=max_waiting
+            runner.gate or "sandbox", object(), partial(run, program), wait_s=wait_s, max_waiting=max_waiting
         )
 
     def scorer(self, task: str) -> Scorer:

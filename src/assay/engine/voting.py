@@ -47,13 +47,13 @@ def form_clusters(
     task, first, options = context
     scorer = scorer if scorer is not None else worker_scorer(task)
     equivalence = equivalence.within(
-        scorer, Item.model_validate(first), scorer.Options.model_validate(options)
+        scorer, scorer.item_model().model_validate(first), scorer.Options.model_validate(options)
     )
     filled = list(answers)
     for index, raw in enumerate(unread):
         if raw is not None and filled[index] is None:
             try:
-                filled[index] = equivalence.answer(Item.model_validate(raw))
+                filled[index] = equivalence.answer(scorer.item_model().model_validate(raw))
             except Exception:  # an answer the task cannot read is no answer
                 filled[index] = None
     left = max(0.0, budget_s - (time.perf_counter() - started))

@@ -31,7 +31,7 @@ from assay.engine.worker_processes import WorkerContext, die_with_parent, limit_
 from assay.errors import AssayError
 from assay.registry import Registry, Scorer
 from assay.settings import Settings
-from assay.types import Item, Result
+from assay.types import Result
 
 # pebble's timeout starts when a worker takes the task; a task handed to a pool in the instant it broke
 # (every worker gone with the forkserver) is neither taken nor failed. Past its deadline plus this grace
@@ -75,7 +75,7 @@ def run_item(task: str, item: dict[str, Any], options: dict[str, Any]) -> dict[s
     """Score one item inside a worker. Arguments and result cross the process boundary as plain data."""
     started = time.perf_counter()
     scorer = _worker_scorers[task]
-    parsed = Item.model_validate(item)
+    parsed = scorer.item_model().model_validate(item)
     try:
         result = scorer.score(parsed, scorer.Options.model_validate(options))
     except AssayError as exc:  # mapped here: not every AssayError survives pickling back to the engine

@@ -7,7 +7,7 @@ Layout (one concept per module):
 - batching.py    length-sorted batches under a token budget; the micro-batcher that gathers items across
                  HTTP calls for one forward pass
 - backends/      transformers (in-process, torch imported lazily) and vLLM (`/pooling` over HTTP)
-- scorer.py      the `prm` task
+- the `prm` task itself is the folder assay.verifiers.prm
 
 Importing this package (or the scorer) loads no torch or transformers: the registry imports every scorer
 module at start-up, and a server without the `prm` extra must still serve the other tasks.

@@ -12,9 +12,9 @@ A scorer may also review other tasks' verdicts (`reviews`, `review`): the judge'
 answers the rules rejected is one, registered by the judges package through its scorer.
 
 Built-in tasks are the task folders under `assay/verifiers/` (a package whose `__init__` sets
-`TASK = "module:Class"`; `assay new-task NAME` writes one) and those listed in `BUILTIN_TASKS`;
-third-party tasks register through the `assay.tasks` entry-point group; `Settings.plugins` adds
-"module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`) and
+`TASK = "module:Class"`; `assay new-task NAME` writes one): math, code, sql, repo, judge, prm,
+reasoning_gym. Third-party tasks register through the `assay.tasks` entry-point group; `Settings.plugins`
+adds "module:Class" paths (tests, private deployments). A task brings its session tools (`Scorer.tools`) and
 may bring a generator of its items (`Scorer.source`, a run config's `data.source`).
 """
 
@@ -34,9 +34,10 @@ from assay.errors import ConfigError, OptionsError, UnknownTaskError
 from assay.registry.audit import Probe as AuditProbe
 from assay.registry.equivalence import Equivalence, MutualVerdicts
 from assay.registry.gate import Gate
+from assay.settings import Section as SettingsSection
 from assay.settings import Settings
 from assay.suggest import did_you_mean
-from assay.types import Item, Result, TaskInfo, TaskOptions
+from assay.types import Item, Result, TaskFields, TaskInfo, TaskOptions
 
 if TYPE_CHECKING:
     from prometheus_client.registry import Collector
@@ -56,23 +57,21 @@ __all__ = [
     "ValidationProbe",
     "folder_tasks",
     "load_object",
+    "read_section",
 ]
 
 Runner = Literal["process", "thread", "async"]
 Expect = Literal["accepted", "rejected"]
 
 OptionsT = TypeVar("OptionsT", bound=TaskOptions)
+SectionT = TypeVar("SectionT", bound=SettingsSection)
 
 ENTRY_POINT_GROUP = "assay.tasks"
 
-# The tasks that ship with Assay. A task whose extra is missing still registers: its scorer reports the
-# missing extra per item instead of breaking start-up.
-BUILTIN_TASKS: dict[str, str] = {
-    "judge": "assay.judges.scorer:JudgeScorer",
-    "code": "assay.verifiers.code:CodeScorer",
-    "prm": "assay.prm.scorer:PrmScorer",
-}
-TASK_FOLDERS = "assay.verifiers"  # each sub-package that sets TASK = "module:Class" is a built-in task
+# The tasks that ship with Assay: each sub-package of TASK_FOLDERS that sets TASK = "module:Class". A task
+# whose extra is missing still registers: its scorer reports the missing extra per item instead of
+# breaking start-up.
+TASK_FOLDERS = "assay.verifiers"
 
 
 def folder_tasks() -> dict[str, str]:
@@ -203,12 +202,17 @@ class Scorer(Generic[OptionsT]):
     description: ClassVar[str] = ""
     Options: ClassVar[type[TaskOptions]] = TaskOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response",)  # fields the task reads, for /v1/tasks
+    # The item fields the task adds to `Item`'s (a `TaskFields`): its items are read with
+    # `Item.with_fields(Fields)` (`item_model`), and it reads them typed with `Fields.of(item)`.
+    Fields: ClassVar[type[TaskFields] | None] = None
     runs_in: ClassVar[Runner] = "process"
     # The kind of slot a thread-run item waits for first ("sandbox"), fairly across requests, at the
     # engine's gate (assay.engine.scheduling); None: it needs none. The gate is the only wait for that slot.
     gate: ClassVar[str | None] = None
     # The session tools the task brings, by name: "module:Class" of `assay.sessions.Tool` subclasses.
     tools: ClassVar[Mapping[str, str]] = {}
+    # The task's own settings section, read from `settings.tasks[name]` (`read_section`); None: it has none.
+    Section: ClassVar[type[SettingsSection] | None] = None
     validation: ClassVar[Validation] = Validation()  # what `assay validate` checks of the task
     audit: ClassVar[Audit] = Audit()  # what `assay audit` tries on it
     source: ClassVar[Source] = Source()  # items it draws from a generator (`data.source` of a run)
@@ -217,6 +221,8 @@ class Scorer(Generic[OptionsT]):
     # The Ray deployment that runs this task's items under `assay serve --ray` (assay.distributed.dispatch):
     # "scorers" (CPU), "code" (sandbox slots: a task that waits at the sandbox gate), "judge", "prm".
     work: ClassVar[str] = "scorers"
+    # The `assay bench` baselines (assay.bench.baselines, by name) run beside the task when none is named.
+    baselines: ClassVar[tuple[str, ...]] = ()
     # Loggers of libraries that warn on every input they cannot read (a verdict here, not news): quieted
     # to ERROR in Assay's own worker processes only, never where a user builds the scorer (issue 24).
     quiet_loggers: ClassVar[tuple[str, ...]] = ()
@@ -260,6 +266,11 @@ class Scorer(Generic[OptionsT]):
         """Release what is bound to the running event loop (async clients); `close` follows."""
 
     @classmethod
+    def item_model(cls) -> type[Item]:
+        """The model an item of this task is read with: `Item`, with the task's `Fields` if it has any."""
+        return Item.with_fields(cls.Fields)
+
+    @classmethod
     def parse_options(cls, raw: Mapping[str, Any]) -> TaskOptions:
         """Validate an item's options; unknown keys get a "did you mean"."""
         known = set(cls.Options.model_fields)
@@ -282,7 +293,9 @@ class Scorer(Generic[OptionsT]):
         return TaskInfo(
             name=cls.name,
             description=cls.description,
-            item_fields=list(cls.item_fields),
+            item_fields=list(
+                dict.fromkeys([*cls.item_fields, *(cls.Fields.model_fields if cls.Fields else ())])
+            ),
             options_schema=cls.Options.model_json_schema(),
             runtime=cls.runtime_info(settings) if settings is not None else None,
             tools=list(cls.tools),
@@ -292,6 +305,40 @@ class Scorer(Generic[OptionsT]):
     def runtime_info(cls, settings: Settings) -> dict[str, Any] | None:
         """What the task's execution environment offers under `settings`; None when it has none."""
         return None
+
+
+def read_section(settings: Settings, task: str, model: type[SectionT]) -> SectionT:
+    """`settings.tasks[task]` read as the task's section `model` (its defaults where a key is not set);
+    ConfigError names a key the section does not know (with "did you mean") or a value it refuses."""
+    raw = settings.tasks.get(task, {})
+    known = set(model.model_fields)
+    for key in raw:
+        if key not in known:
+            raise ConfigError(
+                f'unknown setting "tasks.{task}.{key}"{did_you_mean(key, known)};'
+                f' known settings of task "{task}": {sorted(known) or "none"}'
+            )
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"tasks.{task}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f'bad settings for task "{task}": {problems}') from exc
+
+
+def _check_sections(settings: Settings, scorers: Mapping[str, type[Scorer]]) -> None:
+    """Every `tasks.<task>` names a task with a section, and reads as that section (at start-up, so a
+    typo fails the server before the first item, as a bad plugin path does)."""
+    sectioned = {name: cls.Section for name, cls in scorers.items() if cls.Section is not None}
+    for task in settings.tasks:
+        if task not in sectioned:
+            raise ConfigError(
+                f'settings for task "{task}" (tasks.{task}), which has no section of its own'
+                f"{did_you_mean(task, sectioned)}; tasks with one: {sorted(sectioned) or 'none'}"
+            )
+    for task, model in sectioned.items():
+        read_section(settings, task, model)
 
 
 def load_object(path: str, what: str = "plugin") -> Any:
@@ -321,12 +368,13 @@ class Registry(Mapping[str, type[Scorer]]):
     @classmethod
     def from_settings(cls, settings: Settings) -> Registry:
         """Built-in tasks and entry-point plugins, then `settings.plugins` (which may override)."""
-        found = {name: _load(path) for name, path in {**folder_tasks(), **BUILTIN_TASKS}.items()}
+        found = {name: _load(path) for name, path in folder_tasks().items()}
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             found[ep.name] = _load(ep.value)
         for path in settings.plugins:
             scorer = _load(path)
             found[scorer.name] = scorer
+        _check_sections(settings, found)
         return cls(found)
 
     def __getitem__(self, name: str) -> type[Scorer]:
@@ -337,6 +385,18 @@ class Registry(Mapping[str, type[Scorer]]):
 
     def __len__(self) -> int:
         return len(self._scorers)
+
+    def program_runner(self) -> type[Scorer] | None:
+        """The task that runs one program on one stdin for `POST /run_code`: the first, by name, whose
+        scorer offers `run_program(program) -> Execution` (the code task's); None when no task does."""
+        return next((cls for _, cls in sorted(self._scorers.items()) if hasattr(cls, "run_program")), None)
+
+    def item_model(self, raw: Any) -> type[Item]:
+        """The model to read the raw item `raw` with: its task's (`Scorer.item_model`) when it names a
+        task here, else `Item` (which then says what is wrong with it)."""
+        task = raw.get("task") if isinstance(raw, Mapping) else None
+        scorer = self._scorers.get(task) if isinstance(task, str) else None
+        return scorer.item_model() if scorer is not None else Item
 
     def lookup(self, name: str) -> type[Scorer]:
         """The scorer class for `name`, or UnknownTaskError with a suggestion."""

@@ -59,7 +59,7 @@ def _parse(raw: Any, report: TaskReport, registry: Registry, task: str | None = 
         raw = _row(raw, registry, task)
         report.task = raw.get("task") if isinstance(raw.get("task"), str) else None
     try:
-        item = parse_item(raw)
+        item = parse_item(raw, registry)
         registry.lookup(item.task)
     except ItemError as exc:
         report.add("malformed", str(exc))

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from assay.sandbox import lookup
 from assay.types import Item
-from assay.verifiers.code import CodeScorer, extract_code
+from assay.verifiers.code import CodeScorer
+from assay.verifiers.code.blocks import extract_code
 
 GOOD = "def add(a, b):\n    return a + b\n"
 BAD = "def add(a, b):\n    return a - b\n"

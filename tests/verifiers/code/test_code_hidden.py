@@ -14,7 +14,7 @@ from assay.api import create_app
 from assay.settings import CodeSettings, Settings
 from assay.types import Status
 from assay.verifiers.code import CodeScorer
-from assay.verifiers.code_flags import FLAG, hardcoded_visible_outputs
+from assay.verifiers.code.flags import FLAG, hardcoded_visible_outputs
 
 VISIBLE = [{"stdin": "12\n", "stdout": "24"}, {"stdin": "13\n", "stdout": "26"}]
 HIDDEN = [{"stdin": "21\n", "stdout": "424242"}, {"stdin": "5\n", "stdout": "10"}]

@@ -14,7 +14,7 @@ from verifiers.code.lookup_tables import LONG, SHAPES, SHORT, STYLES, program, v
 from assay.errors import OptionsError
 from assay.types import Item, Status
 from assay.verifiers.code import CodeScorer
-from assay.verifiers.code_flags import FLAG, asserted, cases_of, lookup_table
+from assay.verifiers.code.flags import FLAG, asserted, cases_of, lookup_table
 
 
 @pytest.fixture(scope="module")

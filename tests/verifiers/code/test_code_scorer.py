@@ -14,7 +14,9 @@ from assay.sandbox import lookup
 from assay.sandbox.bwrap import find_bwrap
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, Status
-from assay.verifiers.code import CodeOptions, CodeScorer, check_stdout, extract_code, same_json
+from assay.verifiers.code import CodeOptions, CodeScorer
+from assay.verifiers.code.blocks import extract_code
+from assay.verifiers.code.compare import check_stdout, same_json
 
 
 def _can_sandbox() -> bool:

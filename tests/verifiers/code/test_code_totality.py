@@ -8,7 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.sandbox import lookup
-from assay.verifiers.code import check_stdout, extract_code, parse_tests
+from assay.verifiers.code.blocks import extract_code
+from assay.verifiers.code.compare import check_stdout
+from assay.verifiers.code.scorer import parse_tests
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),

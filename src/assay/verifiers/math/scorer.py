@@ -146,6 +146,7 @@ class MathScorer(Scorer[MathOptions]):
     Options: ClassVar[type[TaskOptions]] = MathOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
     runs_in = "process"
+    baselines: ClassVar[tuple[str, ...]] = ("math-verify",)  # `assay bench` runs it beside the task
     # latex2sympy/math-verify log noisily on unparsable input; a failed parse is a verdict here.
     quiet_loggers = ("math_verify", "latex2sympy2_extended")
     validation: ClassVar[Validation] = probes.MathValidation()

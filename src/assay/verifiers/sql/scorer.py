@@ -143,6 +143,7 @@ class SqlScorer(Scorer[SqlOptions]):
     Options: ClassVar[type[TaskOptions]] = SqlOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "reference", "db_id", "dialect")
     runs_in = "process"
+    baselines: ClassVar[tuple[str, ...]] = ("sql-set",)  # `assay bench` runs it beside the task
     quiet_loggers = ("sqlglot",)  # it logs every fallback to Command
 
     def __init__(self, settings: Settings) -> None:

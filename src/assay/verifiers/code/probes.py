@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
-from assay.verifiers.code_gate import CodeGate
+from assay.verifiers.code.gate import CodeGate
 
 
 def _fenced(source: str, language: str) -> str:

@@ -9,22 +9,21 @@ rejected request or a garbled answer are `error` (with the judge's raw text when
 backend is `timeout`. An ensemble is all or nothing: if one vote fails the item fails, rather than being
 scored silently by fewer judges than asked.
 
-Runs on the event loop (`runs_in = "async"`). An item's deadline (`judge.deadline_s`) counts the judge's
-own time, not the item's wait for a request slot (clock.py); the pipeline's outer bound adds `judge.wait_s`
-for that wait. `quality` keeps per-model order consistency, tie, position and parse-failure rates for
-/metrics (quality.py). One HTTP
-client per event loop (an httpx client is bound to the loop it was made on), built on first use and
-closed by `close()` (from outside the loop) or `await aclose()` (from inside it, e.g. an app's shutdown).
-The length regressions (length.py) observe every freshly judged item of their judge configuration (a
-cache replay is not a new judgement), so that `length_control` has data when an item asks for it; they
-live in memory, per scorer. `cache_stats` (and the `on_cache_event` callback) expose cache hits and
-misses to metrics.
+Runs on the event loop (`runs_in = "async"`). An item's deadline (`judge.deadline_s`) counts the judge's own
+time, not the item's wait for a request slot (assay.judges.clock); the pipeline's outer bound adds
+`judge.wait_s` for that wait. `quality` keeps per-model order consistency, tie, position and parse-failure
+rates for /metrics (assay.judges.quality). One HTTP client per event loop (an httpx client is bound to the
+loop it was made on), built on first use and closed by `close()` (from outside the loop) or `await aclose()`
+(from inside it, e.g. an app's shutdown). The length regressions (assay.judges.length) observe every freshly
+judged item of their judge configuration (a cache replay is not a new judgement), so that `length_control`
+has data when an item asks for it; they live in memory, per scorer. `cache_stats` (and the `on_cache_event`
+callback) expose cache hits and misses to metrics.
 
-Before any judge sees a response (guard.py, issue 28): verdict markup, grader instructions and forged
-delimiters in `response` and `response_b` are neutralised and named in `details["flags"]`; a `response`
-with no content beyond a master key (":", "Thought process:", "Solution") is not sent at all (reward 0,
-flag `master_key`; against a `response_b` that is empty too, a tie). The math second opinion (`review`)
-asks only about a candidate that is a mathematical expression (`guard.is_math_answer`).
+Before any judge sees a response (assay.judges.guard, issue 28): verdict markup, grader instructions and
+forged delimiters in `response` and `response_b` are neutralised and named in `details["flags"]`; a
+`response` with no content beyond a master key (":", "Thought process:", "Solution") is not sent at all
+(reward 0, flag `master_key`; against a `response_b` that is empty too, a tie). The math second opinion
+(`review`) asks only about a candidate that is a mathematical expression (`guard.is_math_answer`).
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from typing import Any, ClassVar, Literal
 from prometheus_client.registry import Collector
 from pydantic import Field, model_validator
 
-from assay.judges.audit import JudgeAudit
 from assay.judges.cache import CacheStats, JudgeCache
 from assay.judges.client import JudgeClient
 from assay.judges.clock import ItemClock
@@ -58,6 +56,7 @@ from assay.per_loop import PerLoop
 from assay.registry import Audit, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
+from assay.verifiers.judge.audit import JudgeAudit
 
 
 class JudgeOptions(TaskOptions):

@@ -1,7 +1,7 @@
 """The `code` task: run the response's program against its tests in the sandbox, compare outside it.
 
 Item: `response` (the program is the block that defines what the tests call, else the longest complete
-program among the blocks in the item's language or untagged; see `code_blocks`), `language` (python,
+program among the blocks in the item's language or untagged; see `blocks`), `language` (python,
 cpp, javascript, java, rust, go), and `tests`, each one of:
 
 - `{"stdin": "...", "stdout": "..."}`: stdin/stdout; checked by `options.checker` (tokens by default,
@@ -23,7 +23,7 @@ stderr is in `details` for every failed test (cut to `code.max_stderr_bytes`, wh
 
 `hidden_tests` (same shapes) count in the reward like `tests` but are never returned: `details` gives
 only their counts. A program that tables the visible tests' inputs to their outputs gets reward 0 and
-`details["flags"]` holds `hardcoded_visible_outputs` (see `code_flags`); `options.lookup_tables: "flag"`
+`details["flags"]` holds `hardcoded_visible_outputs` (see `flags`); `options.lookup_tables: "flag"`
 keeps the reward and only flags it.
 
 Per-test verdicts: passed, wrong_answer, runtime_error, time_limit, memory_limit, output_limit,
@@ -78,10 +78,11 @@ from assay.sandbox.runtime import (
 )
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result, TaskOptions
-from assay.verifiers import code_audit, code_probes
-from assay.verifiers.code_blocks import assert_shape, extract_code, last_function, used_names
-from assay.verifiers.code_compare import check_stdout, same_json
-from assay.verifiers.code_flags import hardcoded_visible_outputs, tabled
+from assay.verifiers.code.audit import CodeAudit
+from assay.verifiers.code.blocks import assert_shape, extract_code, last_function, used_names
+from assay.verifiers.code.compare import check_stdout, same_json
+from assay.verifiers.code.flags import hardcoded_visible_outputs, tabled
+from assay.verifiers.code.probes import CodeValidation
 
 __all__ = [
     "CodeOptions",
@@ -309,12 +310,13 @@ class CodeScorer(Scorer[CodeOptions]):
     Options: ClassVar[type[TaskOptions]] = CodeOptions
     item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests", "hidden_tests")
     runs_in = "thread"
+    baselines: ClassVar[tuple[str, ...]] = ("code-stdout",)  # `assay bench` runs it beside the task
     # the engine hands out sandbox slots fairly (assay.engine.scheduling)
     gate: ClassVar[str | None] = "sandbox"
     work: ClassVar[str] = "code"
-    tools: ClassVar[Mapping[str, str]] = {"run_tests": "assay.verifiers.code_tool:RunTestsTool"}
-    validation: ClassVar[Validation] = code_probes.CodeValidation()
-    audit: ClassVar[Audit] = code_audit.CodeAudit()
+    tools: ClassVar[Mapping[str, str]] = {"run_tests": "assay.verifiers.code.tool:RunTestsTool"}
+    validation: ClassVar[Validation] = CodeValidation()
+    audit: ClassVar[Audit] = CodeAudit()
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)

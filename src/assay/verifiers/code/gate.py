@@ -12,7 +12,7 @@ from assay.registry import Finding
 from assay.registry.gate import Gate, GateContext, Outcome, provenance, task_fields
 
 if TYPE_CHECKING:
-    from assay.verifiers.code import CodeScorer
+    from assay.verifiers.code.scorer import CodeScorer
 
 
 @dataclass(frozen=True)
