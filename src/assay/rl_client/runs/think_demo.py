@@ -81,7 +81,7 @@ class ThinkTokenizer:
         return "".join(self.pieces[i - 3] for i in ids if i >= 3)
 
 
-def verbose_problems(seed: int, pool: int = 1024, dev_size: int = 256) -> tuple[list[Problem], list[Problem]]:
+def verbose_problems(seed: int, pool: int = 512, dev_size: int = 500) -> tuple[list[Problem], list[Problem]]:
     """The demo's sums with the thinking block opened in the prompt: (train pool, dev)."""
     train, dev = addition_problems(seed, dev_size)
 
@@ -107,19 +107,39 @@ def answer_of(text: str) -> str | None:
 class Measure:
     accuracy: float  # greedy, answer after the tag equal to the reference
     length: float  # greedy response tokens, the end token included
-    nothinking: float  # sampled (temperature 1, `samples` a prompt): responses opening with `</think>`
+    nothinking: float  # the probability of opening with `</think>` at temperature 1, mean over prompts
 
 
-def measure(backend: HFBackend, problems: Sequence[Problem], samples: int = 4) -> Measure:
+def measure(backend: HFBackend, problems: Sequence[Problem]) -> Measure:
     greedy = backend.generate([p.prompt for p in problems], SamplingParams(0.0, MAX_NEW_TOKENS))
     right = [answer_of(o.text) == p.reference for o, p in zip(greedy, problems, strict=True)]
-    sampled = backend.generate([p.prompt for p in problems for _ in range(samples)], SamplingParams(1.0, 1))
-    close = ThinkTokenizer().encode_plain(THINK_CLOSE)
     return Measure(
         accuracy=sum(right) / len(problems),
         length=statistics.fmean(len(o.token_ids) for o in greedy),
-        nothinking=sum(o.token_ids == close for o in sampled) / len(sampled),
+        nothinking=nothinking_rate(backend, problems),
     )
+
+
+@torch.no_grad()
+def nothinking_rate(backend: HFBackend, problems: Sequence[Problem]) -> float:
+    """Mean over prompts of pi(`</think>` first): the NoThinking rate of sampling at temperature 1."""
+    tokenizer, model = backend.tokenizer, backend.model
+    rows = [tokenizer.encode(p.prompt) for p in problems]
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), PAD, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    for i, row in enumerate(rows):  # left-padded with explicit positions, as the backend generates
+        ids[i, width - len(row) :] = torch.tensor(row)
+        attention[i, width - len(row) :] = 1
+    positions = (attention.cumsum(-1) - 1).clamp(min=0)
+    was_training = model.training
+    model.eval()
+    try:
+        logits = model(input_ids=ids, attention_mask=attention, position_ids=positions).logits[:, -1].float()
+    finally:
+        model.train(was_training)
+    close = ThinkTokenizer().encode_plain(THINK_CLOSE)[0]
+    return float(torch.softmax(logits, -1)[:, close].mean().item())
 
 
 @dataclass
@@ -160,23 +180,35 @@ def sft_verbose(
         sft_step(model, optimizer, pairs, PAD)
         step += 1
         if step % (20 if accuracy < target / 3 else 5) == 0:
-            accuracy = measure(backend, dev[:128], samples=1).accuracy
+            accuracy = greedy_accuracy(backend, dev[:128])
     return VerboseStart(tokenizer, model.state_dict(), train, dev, step, seed)
 
 
-def write_solve_rates(start: VerboseStart, directory: Path, k: int = 8) -> Path:
-    """AdaptThink's pre-sampling: the SFT'd policy's accuracy on each training prompt over `k` samples at
-    temperature 1, as `assay validate --policy` writes it (`id`, `solve_rate`)."""
-    backend = HFBackend(start.model(), start.tokenizer, seed=start.seed + 1)
-    outs = backend.generate(
-        [p.prompt for p in start.train for _ in range(k)], SamplingParams(1.0, MAX_NEW_TOKENS)
+def greedy_accuracy(backend: HFBackend, problems: Sequence[Problem]) -> float:
+    greedy = backend.generate([p.prompt for p in problems], SamplingParams(0.0, MAX_NEW_TOKENS))
+    return sum(answer_of(o.text) == p.reference for o, p in zip(greedy, problems, strict=True)) / len(
+        problems
     )
+
+
+def solve_rates(start: VerboseStart, problems: Sequence[Problem], k: int = 8) -> dict[str, float]:
+    """The SFT'd policy's accuracy on each prompt over `k` samples at temperature 1."""
+    backend = HFBackend(start.model(), start.tokenizer, seed=start.seed + 1)
+    params = SamplingParams(1.0, MAX_NEW_TOKENS)
+    outs = backend.generate([p.prompt for p in problems for _ in range(k)], params)
+    return {
+        p.id: sum(answer_of(o.text) == p.reference for o in outs[i * k : (i + 1) * k]) / k
+        for i, p in enumerate(problems)
+    }
+
+
+def write_solve_rates(start: VerboseStart, directory: Path, k: int = 8) -> Path:
+    """AdaptThink's pre-sampling over the training prompts, as `assay validate --policy` writes it (`id`,
+    `solve_rate`), into `directory` (the server's ASSAY_SOLVE_RATES)."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / SOLVE_RATES
-    with path.open("w", encoding="utf-8") as handle:
-        for i, problem in enumerate(start.train):
-            right = sum(answer_of(o.text) == problem.reference for o in outs[i * k : (i + 1) * k])
-            handle.write(json.dumps({"id": problem.id, "solve_rate": right / k}) + "\n")
+    rates = solve_rates(start, start.train, k)
+    path.write_text("".join(json.dumps({"id": i, "solve_rate": r}) + "\n" for i, r in rates.items()))
     return path
 
 
@@ -207,6 +239,7 @@ class VerboseRun:
     history: list[dict[str, Any]]
     seconds: float
     cfg: TrainConfig
+    backend: HFBackend  # the trained policy's
 
 
 def train_verbose(
@@ -217,13 +250,14 @@ def train_verbose(
     progress: bool = False,
     eval_problems: Sequence[Problem] | None = None,
     budget_s: float | None = None,
+    before: Measure | None = None,
 ) -> VerboseRun:
     """`cfg.steps` steps of the trainer (fewer if `budget_s` runs out) from a copy of `start`'s policy
     against the service at `url`."""
     dev = list(eval_problems or start.dev)
     model = start.model()
     backend = HFBackend(model, start.tokenizer, seed=cfg.seed)
-    before = measure(backend, dev)
+    before = before or measure(backend, dev)
     trainer = Trainer(
         model,
         backend,
@@ -240,7 +274,8 @@ def train_verbose(
             trainer.train_step()
     finally:
         trainer.close()
-    return VerboseRun(before, measure(backend, dev), trainer.history, time.perf_counter() - started, cfg)
+    seconds = time.perf_counter() - started
+    return VerboseRun(before, measure(backend, dev), trainer.history, seconds, cfg, backend)
 
 
 def run_think_demo(out: Path, options: Any, started: float) -> dict[str, Any]:
