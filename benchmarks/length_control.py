@@ -2,7 +2,8 @@
 AdaptThink, each for the same steps from one verbose start, in one run on a CPU.
 
 The start is `runs/think_demo.py`'s: the demo's 2-digit addition with a thinking block, SFT'd on targets
-that think in 2-5 filler words before `</think>` and the answer, to about 0.35 greedy accuracy. Its
+that think in 2-5 filler words before `</think>` and the answer, to 0.3 greedy accuracy (128 dev
+prompts, checked every 20 steps). Its
 solve rate on each prompt (8 samples) is pre-sampled once: the training prompts' rates are AdaptThink's
 reference accuracies (a solve-rate file the local server reads), and the dev prompts' split the dev set
 into an easy and a hard half (above and below the median rate). Every run uses the trainer as
@@ -23,9 +24,9 @@ half. `--docs` rewrites the table in docs/length-control.md between its markers.
 
     PYTHONPATH=src python benchmarks/length_control.py --out /tmp/length-control --docs
 
-Seconds, not minutes, per step on an idle 2-core machine; under load the defaults (30 steps, 16 prompts
-a step, one seed) take about 10-12 minutes in all. One seed: the accuracy differences below 3-4 points
-are within noise (dev 500 prompts, SE about 2 points).
+The defaults (30 RL steps of 16 prompts a run, one seed) are cut to fit about 10-15 minutes on a shared
+2-core machine: 891 s measured under a load average between 4 and 155, of which SFT took 432 s. One
+seed and 500 dev prompts: two runs' accuracies differ by about 3 points (one SE) from noise alone.
 """
 
 from __future__ import annotations
@@ -77,14 +78,22 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--prompts-per-step", type=int, default=16)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sft-target", type=float, default=0.35)
-    parser.add_argument("--sft-lr", type=float, default=2e-3)
+    parser.add_argument("--sft-target", type=float, default=0.3)
+    parser.add_argument("--sft-lr", type=float, default=1e-3)
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS))
+    parser.add_argument("--lr", type=float, default=3e-4, help="the RL learning rate of every run")
     parser.add_argument("--docs", action="store_true", help="rewrite the table in docs/length-control.md")
+    parser.add_argument("--from-results", type=Path, help="only render (and --docs) a saved results.json")
     args = parser.parse_args()
+    if args.from_results is not None:
+        table = render(json.loads(args.from_results.read_text(encoding="utf-8")))
+        print(table)
+        if args.docs:
+            _rewrite_docs(table)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    start = sft_verbose(args.seed, args.sft_target, lr=args.sft_lr)
+    start = sft_verbose(args.seed, args.sft_target, lr=args.sft_lr, log=lambda line: print(line, flush=True))
     print(f"SFT: {start.sft_steps} steps, {time.perf_counter() - started:.0f} s", flush=True)
     rates_dir = args.out / "solve-rates"
     write_solve_rates(start, rates_dir)
@@ -98,7 +107,7 @@ def main() -> None:
     before_easy, before_hard = nothinking_rate(backend, easy), nothinking_rate(backend, hard)
     with local_service(Settings(workers=1, solve_rates=rates_dir)) as url:
         for method in args.methods:
-            cfg = verbose_config(METHODS[method], args.steps, args.seed, args.prompts_per_step)
+            cfg = verbose_config(METHODS[method], args.steps, args.seed, args.prompts_per_step, args.lr)
             out = args.out / method
             out.mkdir(parents=True, exist_ok=True)
             run = train_verbose(start, cfg, url, out, before=before)
@@ -113,6 +122,7 @@ def main() -> None:
         "seed": args.seed,
         "steps": args.steps,
         "prompts_per_step": args.prompts_per_step,
+        "lr": args.lr,
         "sft_steps": start.sft_steps,
         "nothinking_before": {"easy": before_easy, "hard": before_hard},
         "dev_easy_solve_rate": statistics.fmean(dev_rates[p.id] for p in easy),
@@ -170,7 +180,8 @@ def render(report: dict[str, Any]) -> str:
     lines.append("")
     lines.append(
         f"Seed {report['seed']}, {report['steps']} RL steps of {report['prompts_per_step']} prompts x 8 "
-        f"each, from one SFT start ({report['sft_steps']} steps; NoThinking before: easy "
+        f"each at lr {report.get('lr', 3e-4):g}, from one SFT start ({report['sft_steps']} steps; "
+        f"NoThinking before: easy "
         f"{before['easy']:.2f}, hard {before['hard']:.2f}); {report['seconds']:.0f} s in all."
     )
     return "\n".join(lines)

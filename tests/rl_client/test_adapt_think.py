@@ -4,8 +4,10 @@ Eq. 7 (Zhang et al. 2025, arXiv 2505.13417) and the released code on hand-comput
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,3 +211,18 @@ def test_one_trainer_step_runs_the_importance_sampled_loss() -> None:
     assert 0.0 <= record["nothinking_unforced"] <= 1.0
     assert record["groups_kept"] == 1 and record["masked"] == 0
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_demo_runs_adapt_think_on_the_verbose_policy(tmp_path: Path) -> None:
+    from assay.rl_client.runs.demo import DemoOptions, run_demo
+
+    shaping = ShapingConfig(method="adapt_think")  # the demo pre-samples its own solve-rate file
+    options = DemoOptions(steps=2, prompts_per_step=4, sft_target=0.0, shaping=shaping, progress=False)
+    summary = run_demo(tmp_path / "run", options)
+    assert (summary["steps"], summary["shaping"]) == (2, "adapt_think")
+    assert summary["config"]["shaping"]["reference_accuracy_file"] == "verbose-solve-rates.jsonl"
+    assert (tmp_path / "run" / "solve-rates" / "verbose-solve-rates.jsonl").exists()
+    records = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and all("nothinking_unforced" in r and "raw_reward" in r for r in records)
