@@ -260,7 +260,7 @@ class ShapingConfig:
     nothinking_max_length: float | None = None  # the server's NoThinking cap (its default: 2048 tokens)
     # the importance ratio: "token_mean" (the released code: exp of the mean per-token log ratio) or
     # "sequence" (the paper's pi_theta(y|x) / pi_IS(y|x))
-    is_ratio: str = "token_mean"
+    is_ratio: ISRatio = "token_mean"
 
     def __post_init__(self) -> None:
         _need(
