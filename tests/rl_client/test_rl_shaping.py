@@ -157,13 +157,9 @@ def test_a_source_that_only_scores_flat_items_cannot_shape() -> None:
         pipe.close()
 
 
-@pytest.mark.parametrize(
-    ("method", "needle"),
-    [("adapt_think", "forced to open with </think>"), ("shortest", "one of")],
-)
-def test_methods_the_trainer_cannot_run_are_refused_with_what_they_need(method: str, needle: str) -> None:
-    with pytest.raises(ValueError, match=needle):
-        ShapingConfig(method=method)
+def test_methods_the_trainer_cannot_run_are_refused_with_what_they_need() -> None:
+    with pytest.raises(ValueError, match="one of"):
+        ShapingConfig(method="shortest")
 
 
 def test_shaping_refuses_options_that_edit_the_scored_group() -> None:
@@ -193,7 +189,7 @@ def test_shaping_with_another_algorithm_says_what_to_change() -> None:
 
 
 def test_a_bad_shaping_method_in_a_run_config_is_an_actionable_error() -> None:
-    with pytest.raises(ConfigError, match="adapt_think needs"):
+    with pytest.raises(ConfigError, match="adapt_think needs exactly one of"):
         validate(_run_data(algorithm={"shaping": {"method": "adapt_think"}}))
 
 

@@ -15,7 +15,7 @@ from assay.rl_client.runs.command import main
     ("assignment", "needle"),
     [
         ("train.steps=3", "algorithm.shaping.FIELD=VALUE only"),
-        ("algorithm.shaping.method=adapt_think", "forced to open"),
+        ("algorithm.shaping.method=adapt_thinking", "one of"),
         ("algorithm.shaping.beta=-1", "must be >= 0"),
         ("algorithm.shaping.gamma=1", "gamma"),
     ],

@@ -214,12 +214,9 @@ class TreeConfig:
         _need(self.answer_tokens >= 1, "tree.answer_tokens must be at least 1")
 
 
-SHAPING_METHODS = ("none", "shorter_better", "s_grpo", "ro_recomp")
-SERVER_SHAPED = ("shorter_better", "s_grpo")  # the server computes `shaped_reward`
-# Server-side methods whose rollouts the trainer does not build yet, and what they need.
-_SHAPING_TODO = {
-    "adapt_think": "half of each group forced to open with </think> and an importance-sampled first token",
-}
+SHAPING_METHODS = ("none", "shorter_better", "adapt_think", "s_grpo", "ro_recomp")
+SERVER_SHAPED = ("shorter_better", "adapt_think", "s_grpo")  # the server computes `shaped_reward`
+ISRatio = Literal["token_mean", "sequence"]
 
 
 @dataclass(frozen=True)
@@ -233,7 +230,11 @@ class ShapingConfig:
     exits (`serial.py`), each exit forced with `exit_cue` and answered in `exit_tokens`; the k-th correct
     exit earns decay^(k-1), a wrong one 0. "ro_recomp" (Li et al. 2025, `recompose.py`): raw rewards, but
     each step trains on its short-correct and long-incorrect responses, the rest replayed every
-    `compensation_every` steps. "none": the raw reward. Dynamic sampling still filters on raw correctness."""
+    `compensation_every` steps. "adapt_think" (Zhang et al. 2025, `adapt_think.py`): `nothinking_ratio` of
+    each group is forced to open with `nothinking_prefix`, the server pays accuracy - the reference
+    accuracy (`reference_accuracy` or a solve-rate file by name) + delta x NoThinking, and the loss
+    importance-samples the first token against the 0.5/0.5 mixture. "none": the raw reward. Dynamic
+    sampling still filters on raw correctness."""
 
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
@@ -247,13 +248,21 @@ class ShapingConfig:
     exit_tokens: int = 8  # an exit's answer budget
     priority_fraction: float = 0.5  # RoRecomp: the share of each group's correct (incorrect) responses kept
     compensation_every: int = 4  # RoRecomp: every k-th step adds a compensation batch; 0: never
+    delta: float = 0.05  # AdaptThink: the NoThinking bonus (the paper's and released code's)
+    # AdaptThink's reference accuracy per prompt: one number for every prompt, or a solve-rate file by name
+    # (`assay validate --policy -o NAME`, in the server's ASSAY_SOLVE_RATES), looked up by problem id
+    reference_accuracy: float | None = None
+    reference_accuracy_file: str = ""
+    nothinking_ratio: float = 0.5  # AdaptThink: the share of each group forced to open with the prefix
+    nothinking_prefix: str = "</think>"  # forced as the response's first token(s): an empty thinking block
+    # "": the thinking half is sampled as it comes; the released code forces a start word ("Alright")
+    thinking_start: str = ""
+    nothinking_max_length: float | None = None  # the server's NoThinking cap (its default: 2048 tokens)
+    # the importance ratio: "token_mean" (the released code: exp of the mean per-token log ratio) or
+    # "sequence" (the paper's pi_theta(y|x) / pi_IS(y|x))
+    is_ratio: ISRatio = "token_mean"
 
     def __post_init__(self) -> None:
-        _need(
-            self.method not in _SHAPING_TODO,
-            f"shaping.method {self.method} needs {_SHAPING_TODO.get(self.method)}, which the trainer does "
-            "not build yet; use shorter_better, s_grpo or ro_recomp",
-        )
         _need(
             self.method in SHAPING_METHODS,
             f"shaping.method must be one of {', '.join(SHAPING_METHODS)}, got {self.method!r}",
@@ -263,6 +272,21 @@ class ShapingConfig:
         _need(self.exit_tokens >= 1, "shaping.exit_tokens must be at least 1")
         _need(0 < self.priority_fraction <= 1, "shaping.priority_fraction must be in (0, 1]")
         _need(self.compensation_every >= 0, "shaping.compensation_every must be >= 0 (0: never)")
+        _need(self.delta >= 0, "shaping.delta must be >= 0")
+        _need(
+            self.reference_accuracy is None or 0 <= self.reference_accuracy <= 1,
+            "shaping.reference_accuracy must be in [0, 1]",
+        )
+        _need(0 < self.nothinking_ratio < 1, "shaping.nothinking_ratio must be in (0, 1)")
+        _need(bool(self.nothinking_prefix), "shaping.nothinking_prefix must not be empty")
+        _need(
+            self.nothinking_max_length is None or self.nothinking_max_length > 0,
+            "shaping.nothinking_max_length must be positive",
+        )
+        _need(
+            self.is_ratio in ("token_mean", "sequence"),
+            f"shaping.is_ratio must be token_mean or sequence, got {self.is_ratio!r}",
+        )
 
     @property
     def on(self) -> bool:
@@ -279,6 +303,15 @@ class ShapingConfig:
             return {"method": self.method, "alpha": self.alpha, "beta": self.beta}
         if self.method == "s_grpo":
             return {"method": self.method, "decay": self.decay}
+        if self.method == "adapt_think":
+            wire: dict[str, Any] = {"method": self.method, "delta": self.delta}
+            if self.reference_accuracy_file:
+                wire["reference_accuracy_file"] = self.reference_accuracy_file
+            else:
+                wire["reference_accuracy"] = self.reference_accuracy
+            if self.nothinking_max_length is not None:
+                wire["nothinking_max_length"] = self.nothinking_max_length
+            return wire
         return None
 
 
@@ -321,13 +354,17 @@ class TrainConfig:
         serial group (s_grpo) is generated whole; RoRecomp recomposes i.i.d. groups."""
         method = self.shaping.method
         server, serial = self.shaping.server, method == "s_grpo"
+        if method == "adapt_think":
+            self._check_adapt_think()
+        forced = method == "adapt_think"  # half of each group forced: generated whole, in one call
         clashes = {
             "rollout: tree": self.rollout == "tree",
             "loss.coefficient correct": self.loss.coefficient == "correct",
             "tools.tools": server and bool(self.tools.tools),
             "replay.inject_correct": server and self.replay.inject_correct,
-            "generate.hint_fraction": serial and self.generate.hint_fraction > 0,
-            "control.partial_rollouts": serial and self.control.partial_rollouts,
+            "generate.hint_fraction": (serial or forced) and self.generate.hint_fraction > 0,
+            "control.partial_rollouts": (serial or forced) and self.control.partial_rollouts,
+            "replay.fill_batch": forced and self.replay.fill_batch,
             "control.adaptive_group": serial and self.control.adaptive_group,
         }
         on = [name for name, value in clashes.items() if value]
@@ -335,6 +372,22 @@ class TrainConfig:
             not on,
             f"shaping.method {method} does not combine with {', '.join(on)} (each edits, splits or resizes "
             "the group it works on); turn them off or set shaping.method none",
+        )
+
+    def _check_adapt_think(self) -> None:
+        """AdaptThink's reference and what its loss needs: every group (an all-correct one still carries
+        the NoThinking bonus), on-policy rows (a replayed row has no pi_IS for its first token)."""
+        shaping = self.shaping
+        _need(
+            (shaping.reference_accuracy is None) != (not shaping.reference_accuracy_file),
+            "shaping.method adapt_think needs exactly one of shaping.reference_accuracy (a number for "
+            "every prompt) and shaping.reference_accuracy_file (a solve-rate file by name, made by "
+            "`assay validate --policy`)",
+        )
+        _need(
+            not self.control.dynamic_sampling,
+            "shaping.method adapt_think learns from all-correct groups too (the NoThinking bonus, accuracy "
+            "over the reference): set control.dynamic_sampling false",
         )
 
     def _check_tree(self) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.groups import GroupOutcome, group_stats
+from assay.rl_client.adapt_think import AdaptThinkRollouts
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, shape
 from assay.rl_client.filter import RewardPipe, apply_outcomes, reward_item
@@ -75,6 +76,7 @@ class Rollout:
         self.partial: PartialRollouts | PartialToolRollouts | None = None
         self.trees = TreeRollouts(backend, pipe, cfg) if cfg.rollout == "tree" else None
         self.serial = SerialRollouts(backend, cfg) if cfg.shaping.method == "s_grpo" else None
+        self.adapt = AdaptThinkRollouts(backend, cfg) if cfg.shaping.method == "adapt_think" else None
         if cfg.control.partial_rollouts:  # with tools, unfinished rollouts keep their sessions
             self.partial = (
                 PartialToolRollouts(tools, cfg) if tools is not None else PartialRollouts(backend, cfg)
@@ -97,6 +99,11 @@ class Rollout:
             before = self.serial.generated
             groups = self._score(self.serial.sample_groups(self.sampler.draw(count, version), version))
             self.stats.generated_tokens += self.serial.generated - before
+        elif self.adapt is not None:  # AdaptThink: part of each group forced to open with </think>
+            before, problems = self.adapt.generated, self.sampler.draw(count, version)
+            sizes = [self.sampler.size_for(p) for p in problems]
+            groups = self._score(self.adapt.sample_groups(problems, sizes, version))
+            self.stats.generated_tokens += self.adapt.generated - before
         else:
             problems = self.sampler.draw(count, version)
             sizes = [self.sampler.size_for(p) for p in problems]

@@ -19,6 +19,7 @@ import torch
 
 from assay.errors import ConfigError
 from assay.rl_client import checkpoints
+from assay.rl_client.adapt_think import adapt_think_loss, first_units, naive_advantages
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.control import PromptSampler, fill_batch
 from assay.rl_client.filter import RewardPipe, RewardSource
@@ -109,6 +110,8 @@ class Trainer:
         record = self._record(fill.seen, kept, fill.rounds, len(extra), update)
         if self.cfg.shaping.method == "ro_recomp":
             record["compensation_groups"] = compensated
+        if self.rollout.adapt is not None:
+            record.update(self.rollout.adapt.signals())
         record.update(group_signals(fill.seen, kept, version))  # what `assay doctor` reads
         record.update(signals)
         latencies, waited = self.pipe.latencies[latencies_before:], self.rollout.stats.reward_wait_s
@@ -146,6 +149,8 @@ class Trainer:
                 continue
             if group.samples and all(s.advantage is not None for s in group.samples):  # RoRecomp's
                 advantages.extend(s.advantage or 0.0 for s in group.samples)
+            elif self.rollout.adapt is not None:  # AdaptThink: the reward, its baseline the reference
+                advantages.extend(naive_advantages(group.samples))
             elif self.cfg.loss.coefficient == "correct":  # algorithm rft: STaR's coefficient, on-policy
                 scores = [s.raw_score if s.weight > 0 else None for s in group.samples]
                 advantages.extend(correct_coefficients(scores))
@@ -172,10 +177,17 @@ class Trainer:
             if self.reference is not None:
                 with torch.no_grad():
                     ref = token_logprobs(self.reference, part.input_ids, part.attention_mask, temperature)[0]
-            parts = policy_loss(
-                logp, old, part.advantages, part.mask, self.cfg.loss, self.cfg.generate.max_new_tokens,
-                part.off_policy, ref, n_tokens, n_seqs,
-            )  # fmt: skip
+            if self.rollout.adapt is not None:  # the first token importance-sampled (adapt_think.py)
+                units = first_units(samples[start : start + len(part)], self.rollout.adapt.prefix,
+                                    self.rollout.adapt.start)  # fmt: skip
+                parts = adapt_think_loss(
+                    logp, old, part.advantages, part.mask, units, self.cfg, ref, n_seqs, n_tokens
+                )
+            else:
+                parts = policy_loss(
+                    logp, old, part.advantages, part.mask, self.cfg.loss, self.cfg.generate.max_new_tokens,
+                    part.off_policy, ref, n_tokens, n_seqs,
+                )  # fmt: skip
             parts.loss.backward()
             share = float(part.mask.sum().item()) / max(n_tokens, 1.0)
             totals["loss"] += float(parts.loss.item())

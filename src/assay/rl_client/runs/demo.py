@@ -178,6 +178,13 @@ def run_demo(out: Path, options: DemoOptions) -> dict[str, Any]:
     started = time.perf_counter()
     rundir.announce(rundir.prepare(out, fresh=options.fresh, resumable=False))
     out.mkdir(parents=True, exist_ok=True)
+    if options.shaping.method == "adapt_think":  # needs a thinking block to close: the verbose variant
+        from assay.rl_client.runs.think_demo import run_think_demo
+
+        summary = run_think_demo(out, options, started)
+        summary["seconds"] = round(time.perf_counter() - started, 2)
+        run_summary.write(out, summary)
+        return summary
     with ExitStack() as stack:
         url = options.server or stack.enter_context(local_service(Settings(workers=1)))
         summary = _train_demo(out, options, url, started)
