@@ -39,6 +39,7 @@ from assay.errors import ConfigError
 from assay.rl_client.config import TrainConfig
 from assay.rl_client.generate import Completion, Group, Problem, Sample, SamplingParams
 from assay.rl_client.loss import LossParts, aggregate, k3_kl
+from assay.rl_client.serial import continuing_tokenizer
 
 
 def forced_count(size: int, ratio: float) -> int:
@@ -57,12 +58,7 @@ class AdaptThinkRollouts:
     def __init__(self, backend: Any, cfg: TrainConfig) -> None:
         self.backend = backend
         self.cfg = cfg
-        self.tokenizer: Any = getattr(backend, "tokenizer", None)
-        if self.tokenizer is None or not hasattr(backend, "generate_ids"):
-            raise ConfigError(
-                f"{type(backend).__name__} cannot continue a forced prefix from token ids; adapt_think needs "
-                "a backend with a tokenizer and generate_ids (hf, vllm, vllm_server)"
-            )
+        self.tokenizer: Any = continuing_tokenizer(backend, "adapt_think")
         shaping = cfg.shaping
         self.prefix = list(self.tokenizer.encode_plain(shaping.nothinking_prefix))
         self.start = (

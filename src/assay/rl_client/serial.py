@@ -28,18 +28,25 @@ def cut_positions(length: int, exits: int) -> list[int]:
     return [round(length * k / (exits + 1)) for k in range(1, exits + 1)]
 
 
+def continuing_tokenizer(backend: Any, method: str) -> Any:
+    """The tokenizer of a backend that can continue a sequence from token ids (`generate_ids`), which
+    S-GRPO's exits and AdaptThink's forced prefix need; ConfigError naming `method` for any other."""
+    tokenizer = getattr(backend, "tokenizer", None)
+    if tokenizer is None or not hasattr(backend, "generate_ids"):
+        raise ConfigError(
+            f"{type(backend).__name__} cannot continue a sequence from token ids; {method} needs a backend "
+            "with a tokenizer and generate_ids (hf, vllm, vllm_server)"
+        )
+    return tokenizer
+
+
 class SerialRollouts:
     """Generate one round of serial groups (`shaping.method: s_grpo`); scoring is the caller's."""
 
     def __init__(self, backend: Any, cfg: TrainConfig) -> None:
         self.backend = backend
         self.cfg = cfg
-        self.tokenizer: Any = getattr(backend, "tokenizer", None)
-        if self.tokenizer is None or not hasattr(backend, "generate_ids"):
-            raise ConfigError(
-                f"{type(backend).__name__} cannot continue a path from its token ids; s_grpo needs a "
-                "backend with a tokenizer and generate_ids (hf)"
-            )
+        self.tokenizer: Any = continuing_tokenizer(backend, "s_grpo")
         self.generated = 0  # tokens generated so far (paths and exit answers)
 
     def sample_groups(self, problems: Sequence[Problem], version: int) -> list[Group]:
