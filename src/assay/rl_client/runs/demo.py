@@ -36,6 +36,7 @@ from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
 from assay.rl_client.runs import rundir
 from assay.rl_client.runs import summary as run_summary
+from assay.rl_client.runs.addition import addition_problems
 from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.runs.sft import sft_step
 from assay.rl_client.trainer import Trainer
@@ -84,14 +85,6 @@ class SupervisedTokenizer(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
     def encode_answer(self, text: str) -> list[int]: ...
-
-
-def addition_problems(seed: int, dev_size: int = 500) -> tuple[list[Problem], list[Problem]]:
-    """All a+b with 0 <= a, b < 100, shuffled by `seed`: (train, dev)."""
-    pairs = [(a, b) for a in range(100) for b in range(100)]
-    random.Random(seed).shuffle(pairs)
-    problems = [Problem(f"{a}+{b}", f"{a:02d}+{b:02d}=", str(a + b)) for a, b in pairs]
-    return problems[dev_size:], problems[:dev_size]
 
 
 def build_model(tokenizer: CharTokenizer, seed: int, width: int = 128, layers: int = 2) -> Any:

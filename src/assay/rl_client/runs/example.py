@@ -65,7 +65,8 @@ def write_example(
 ) -> dict[str, Any]:
     """Write the config, the data and the warmed-up tiny model; returns what was made."""
     from assay.rl_client.backends.hf import HFBackend
-    from assay.rl_client.runs.demo import addition_problems, sft_until
+    from assay.rl_client.runs.addition import addition_problems
+    from assay.rl_client.runs.demo import sft_until
     from assay.rl_client.runs.models import TextTokenizer, build_char_model, char_tokenizer
 
     started = time.perf_counter()

@@ -34,7 +34,7 @@ from assay.rl_client.backends.hf import HFBackend
 from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, ShapingConfig, TrainConfig
 from assay.rl_client.filter import ServiceRewards
 from assay.rl_client.generate import Problem, SamplingParams
-from assay.rl_client.runs.demo import addition_problems
+from assay.rl_client.runs.addition import addition_problems
 from assay.rl_client.runs.models import build_char_model
 from assay.rl_client.runs.sft import sft_step
 from assay.rl_client.trainer import Trainer
