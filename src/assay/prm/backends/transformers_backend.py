@@ -13,23 +13,16 @@ load the `prm` scorer on a server without the extra.
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
-import logging
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import MissingExtraError
 from assay.prm.backends.base import PrmBadInput, PrmUnavailable, StepRequest, StepScores
-from assay.prm.batching import MicroBatcher
+from assay.prm.backends.in_process import InProcessBackend
 from assay.prm.formats import PrmFormat
 from assay.settings import PrmSettings
 
 if TYPE_CHECKING:
     import torch
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -73,23 +66,10 @@ def _single_token(tokenizer: Any, text: str, what: str) -> int:
     raise PrmUnavailable(f"the {what} {text!r} is not a single token of this model's vocabulary ({ids})")
 
 
-class TransformersBackend:
+class TransformersBackend(InProcessBackend[Encoded, _Loaded]):
     """Loads the model on first use (in the batcher's thread) and scores micro-batches."""
 
-    def __init__(self, settings: PrmSettings, fmt: PrmFormat) -> None:
-        self.settings = settings
-        self.format = fmt
-        self._loaded: _Loaded | None = None
-        self._load_lock = threading.Lock()
-        self._batcher: MicroBatcher[StepRequest, Encoded, StepScores] = MicroBatcher(
-            self.load,
-            self.encode,
-            lambda encoded: len(encoded.input_ids),
-            self.forward,
-            max_tokens=settings.max_batch_tokens,
-            max_items=settings.max_batch_items,
-            wait_s=settings.batch_wait_ms / 1000.0,
-        )
+    what = "PRM"
 
     @classmethod
     def for_model(
@@ -116,39 +96,6 @@ class TransformersBackend:
             pad_id=pad_id,
         )
         return backend
-
-    @property
-    def batcher(self) -> MicroBatcher[StepRequest, Encoded, StepScores]:
-        return self._batcher
-
-    async def score(self, request: StepRequest) -> StepScores:
-        return await asyncio.wrap_future(self._batcher.submit(request))
-
-    def close(self) -> None:
-        self._batcher.close()
-        self._loaded = None
-
-    # -- loading ---------------------------------------------------------------------------------
-    def load(self) -> None:
-        """Load once (the batcher calls this when it starts; tests may call it first)."""
-        with self._load_lock:
-            if self._loaded is None:
-                self._load()
-
-    def _load(self) -> None:
-        for package in ("torch", "transformers"):
-            if importlib.util.find_spec(package) is None:
-                raise MissingExtraError(package, "prm")
-        try:
-            self._loaded = self._load_model()
-        except (PrmUnavailable, MissingExtraError):
-            raise
-        except Exception as exc:  # OSError (no such model), ValueError (bad config), CUDA errors ...
-            raise PrmUnavailable(
-                f"cannot load the PRM {self.settings.model!r} (settings.prm.model): "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-        log.info("prm model %s loaded on %s", self.settings.model, self._loaded.device)
 
     def _load_model(self) -> _Loaded:
         import torch
@@ -205,11 +152,6 @@ class TransformersBackend:
         if head is None:
             raise PrmUnavailable(f"{self.settings.model!r} has no head for format {self.format.name}")
         return head
-
-    def _require(self) -> _Loaded:
-        if self._loaded is None:
-            raise PrmUnavailable("the PRM is not loaded")
-        return self._loaded
 
     # -- encoding --------------------------------------------------------------------------------
     def encode(self, request: StepRequest) -> Encoded:

@@ -15,20 +15,14 @@ imported when the model loads.
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import json
 import math
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.errors import MissingExtraError
 from assay.prm.backends.base import PrmBadInput, PrmUnavailable, StepRequest, StepScores
-from assay.prm.batching import MicroBatcher
-from assay.prm.formats import PrmFormat
-from assay.settings import PrmSettings
+from assay.prm.backends.in_process import InProcessBackend
 
 CONFIG_FILE = "vstar.json"  # the names `assay.rl_client.verifier.save` writes
 REFERENCE_DIR = "reference"
@@ -53,50 +47,13 @@ class _Loaded:
     max_length: int
 
 
-class VStarBackend:
+class VStarBackend(InProcessBackend[Encoded, _Loaded]):
     """Loads the verifier and its reference on first use (in the batcher's thread); scores batches."""
 
-    def __init__(self, settings: PrmSettings, fmt: PrmFormat) -> None:
-        self.settings = settings
-        self.format = fmt
-        self._loaded: _Loaded | None = None
-        self._lock = threading.Lock()
-        self._batcher: MicroBatcher[StepRequest, Encoded, StepScores] = MicroBatcher(
-            self.load,
-            self.encode,
-            lambda encoded: len(encoded.input_ids),
-            self.forward,
-            max_tokens=settings.max_batch_tokens,
-            max_items=settings.max_batch_items,
-            wait_s=settings.batch_wait_ms / 1000.0,
-            name="assay-vstar-batcher",
-        )
+    what = "V-STaR verifier"
+    batcher_name = "assay-vstar-batcher"
 
-    async def score(self, request: StepRequest) -> StepScores:
-        return await asyncio.wrap_future(self._batcher.submit(request))
-
-    def close(self) -> None:
-        self._batcher.close()
-        self._loaded = None
-
-    def load(self) -> None:
-        with self._lock:
-            if self._loaded is not None:
-                return
-            for package in ("torch", "transformers"):
-                if importlib.util.find_spec(package) is None:
-                    raise MissingExtraError(package, "prm")
-            try:
-                self._loaded = self._load()
-            except PrmUnavailable:
-                raise
-            except Exception as exc:  # OSError (no such directory), ValueError (bad config), JSON errors
-                raise PrmUnavailable(
-                    f"cannot load the V-STaR verifier {self.settings.model!r} (settings.prm.model): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
-
-    def _load(self) -> _Loaded:
+    def _load_model(self) -> _Loaded:
         import torch
         import transformers
 
@@ -117,11 +74,6 @@ class VStarBackend:
             torch, tokenizer, models[0], models[1], float(meta["beta"]), bool(meta["add_special_tokens"]),
             int(tokenizer.eos_token_id), int(pad), min(limit, self.settings.max_tokens),
         )  # fmt: skip
-
-    def _require(self) -> _Loaded:
-        if self._loaded is None:
-            raise PrmUnavailable("the V-STaR verifier is not loaded")
-        return self._loaded
 
     def encode(self, request: StepRequest) -> Encoded:
         loaded = self._require()
