@@ -77,3 +77,20 @@ class ExactMatchRewards:
 
     async def aclose(self) -> None:
         return None
+
+
+def one_round(backend: Any, source: Any, cfg: Any, problems: Sequence[Problem]) -> tuple[Any, list[Group]]:
+    """The rollout and the groups of its one round (`Rollout.round(1)`) of `backend` scored by `source`,
+    sampling `problems` in a fixed order; the reward pipe is closed after it."""
+    from assay.rl_client.control import PromptSampler
+    from assay.rl_client.filter import RewardPipe
+    from assay.rl_client.replay import ReplayBuffer
+    from assay.rl_client.rollout import Rollout
+
+    pipe = RewardPipe(source)
+    sampler = PromptSampler(list(problems), cfg.control, cfg.generate.group_size, seed=0)
+    rollout = Rollout(backend, pipe, sampler, ReplayBuffer(cfg.replay), cfg)
+    try:
+        return rollout, rollout.round(1, version=0)
+    finally:
+        pipe.close()

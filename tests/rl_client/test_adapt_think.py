@@ -17,14 +17,10 @@ from assay.groups import GroupOutcome
 from assay.groups.shaping import SolveRates, group_outcome, shaping_parts
 from assay.rl_client.adapt_think import FirstUnits, adapt_think_loss, forced_count, log_pi_is
 from assay.rl_client.config import ControlConfig, GenerateConfig, LossConfig, ShapingConfig, TrainConfig
-from assay.rl_client.control import PromptSampler
-from assay.rl_client.filter import RewardPipe
 from assay.rl_client.generate import Completion, Problem, SamplingParams
-from assay.rl_client.replay import ReplayBuffer
-from assay.rl_client.rollout import Rollout
 from assay.rl_client.runs.think_demo import ThinkTokenizer, answer_of
 from assay.types import Result
-from rl_client.fakes import StatelessBackend
+from rl_client.fakes import StatelessBackend, one_round
 
 
 def _cfg(**shaping: Any) -> TrainConfig:
@@ -153,13 +149,7 @@ class AdaptThinkServer:
 
 def test_half_of_each_group_opens_with_the_closing_tag_and_the_server_pays_it() -> None:
     cfg, server, backend = _cfg(), AdaptThinkServer(), ThinkBackend()
-    pipe = RewardPipe(server)
-    sampler = PromptSampler([Problem("p", "1+2=<think>", "3")], cfg.control, 4, seed=0)
-    rollout = Rollout(backend, pipe, sampler, ReplayBuffer(cfg.replay), cfg)
-    try:
-        [group] = rollout.round(1, version=0)
-    finally:
-        pipe.close()
+    rollout, [group] = one_round(backend, server, cfg, [Problem("p", "1+2=<think>", "3")])
     texts = [s.completion.text for s in group.samples]
     assert texts == ["</think>3", "</think>3", "hmm</think>4", "hmm</think>4"]
     close = backend.tokenizer.encode_plain("</think>")

@@ -20,7 +20,7 @@ from assay.rl_client.replay import ReplayBuffer
 from assay.rl_client.rollout import Rollout
 from assay.rl_client.runs.config import apply_override, validate
 from assay.types import Result
-from rl_client.fakes import ExactMatchRewards, StatelessBackend, completion
+from rl_client.fakes import ExactMatchRewards, StatelessBackend, completion, one_round
 
 SHORTER_BETTER = ShapingConfig(method="shorter_better", alpha=2.0, beta=0.1)
 
@@ -65,10 +65,12 @@ class ShapingServer:
         return None
 
 
+PROBLEMS = [Problem(f"p{i}", f"q{i}?", "1") for i in range(4)]
+
+
 def _rollout(texts: Sequence[str], cfg: TrainConfig, source: Any) -> tuple[Rollout, RewardPipe]:
     pipe = RewardPipe(source)
-    problems = [Problem(f"p{i}", f"q{i}?", "1") for i in range(4)]
-    sampler = PromptSampler(problems, cfg.control, cfg.generate.group_size, seed=0)
+    sampler = PromptSampler(PROBLEMS, cfg.control, cfg.generate.group_size, seed=0)
     return Rollout(LengthBackend(texts), pipe, sampler, ReplayBuffer(cfg.replay), cfg), pipe
 
 
@@ -82,11 +84,7 @@ def _config(shaping: ShapingConfig = SHORTER_BETTER, **control: Any) -> TrainCon
 
 def test_rewards_are_shorter_betters_alpha_correct_minus_beta_distance_to_the_shortest_correct() -> None:
     # lengths 1, 4, 1, 6; correct: the first two, so SOL = 1 (Yi et al. 2025)
-    rollout, pipe = _rollout(["1", "1abc", "2", "2abcde"], _config(), ShapingServer())
-    try:
-        [group] = rollout.round(1, version=0)
-    finally:
-        pipe.close()
+    _, [group] = one_round(LengthBackend(["1", "1abc", "2", "2abcde"]), ShapingServer(), _config(), PROBLEMS)
     # 2*1 - 0.1*0, 2*1 - 0.1*3, 2*0 - 0.1*0, 2*0 - 0.1*5
     assert [s.reward for s in group.samples] == pytest.approx([2.0, 1.7, 0.0, -0.5])
     assert [s.raw_score for s in group.samples] == [True, True, False, False]
@@ -94,11 +92,7 @@ def test_rewards_are_shorter_betters_alpha_correct_minus_beta_distance_to_the_sh
 
 def test_each_group_carries_its_shaping_and_each_item_its_token_count() -> None:
     server = ShapingServer()
-    rollout, pipe = _rollout(["1", "1abc", "2", "2abcde"], _config(), server)
-    try:
-        rollout.round(1, version=0)
-    finally:
-        pipe.close()
+    one_round(LengthBackend(["1", "1abc", "2", "2abcde"]), server, _config(), PROBLEMS)
     [sent] = server.sent
     assert sent["shaping"] == {"method": "shorter_better", "alpha": 2.0, "beta": 0.1}
     assert [item["length"] for item in sent["items"]] == [1, 4, 1, 6]
@@ -242,13 +236,7 @@ def _serial_round(cue: str = "") -> tuple[Group, ShortIsRight, PathBackend]:
         shaping=ShapingConfig(method="s_grpo", exit_cue=cue, exit_tokens=2),
     )
     server, backend = ShortIsRight(), PathBackend("1234", "5", answer_budget=2)
-    pipe = RewardPipe(server)
-    sampler = PromptSampler([Problem("p", "1+2=", "3")], cfg.control, 4, seed=0)
-    rollout = Rollout(backend, pipe, sampler, ReplayBuffer(cfg.replay), cfg)
-    try:
-        [group] = rollout.round(1, version=0)
-    finally:
-        pipe.close()
+    _, [group] = one_round(backend, server, cfg, [Problem("p", "1+2=", "3")])
     return group, server, backend
 
 
