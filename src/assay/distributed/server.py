@@ -31,19 +31,16 @@ def serve_forever(settings: Settings, address: str | None = None, stop: threadin
         # docker and Kubernetes stop with SIGTERM. Set after ray.init, which installs a crash handler for
         # SIGTERM that aborts the process half-way through the clean-up below.
         signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    deployed = False
     try:
-        if interrupted:
-            raise KeyboardInterrupt
-        deployed = True  # from here a partial deployment is there to delete
-        deploy(settings, http=True)
-        print(f"assay: serving on Ray at http://{settings.host}:{settings.port}", flush=True)
-        while not stopped.wait(1.0):  # a timed wait lets Ctrl-C through at once
-            pass
+        if not interrupted:  # a Ctrl-C held while Ray started goes straight to the tear-down
+            deploy(settings, http=True)
+            print(f"assay: serving on Ray at http://{settings.host}:{settings.port}", flush=True)
+            while not stopped.wait(1.0):  # a timed wait lets Ctrl-C through at once
+                pass
     except KeyboardInterrupt:
         pass
     finally:
-        _tear_down(settings, local=address is None, deployed=deployed)
+        _tear_down(settings, local=address is None, deployed=not interrupted)
     return 0
 
 
