@@ -69,14 +69,20 @@ def _run(*command: str | Path, timeout: float = 600) -> str:
     return done.stdout
 
 
-@pytest.fixture(scope="module")
-def trainer_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtualenv (no system site packages) with Assay and the trainers' pins, resolved together."""
-    source = tmp_path_factory.mktemp("source") / "assay"
+def _assay_source(parent: Path) -> Path:
+    """A copy of what pip builds Assay from, so a build writes no egg-info into the checkout."""
+    source = parent / "assay"
     source.mkdir()
     shutil.copy(ROOT / "pyproject.toml", source)
     shutil.copy(ROOT / "README.md", source)
     shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return source
+
+
+@pytest.fixture(scope="module")
+def trainer_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtualenv (no system site packages) with Assay and the trainers' pins, resolved together."""
+    source = _assay_source(tmp_path_factory.mktemp("source"))
     env = tmp_path_factory.mktemp("trainer-venv")
     venv.create(env, with_pip=True, system_site_packages=False)
     python = env / "bin" / "python"
@@ -131,11 +137,7 @@ def test_each_documented_trainer_install_resolves_in_a_fresh_venv(tmp_path: Path
     the page names; CPU torch as the first line of the block installs it."""
     installs = _documented_installs()
     assert len(installs) == 2, installs
-    source = tmp_path / "assay"
-    source.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", source)
-    shutil.copy(ROOT / "README.md", source)
-    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    source = _assay_source(tmp_path)
     env = tmp_path / "venv"
     venv.create(env, with_pip=True, system_site_packages=False)
     resolved = []
