@@ -113,6 +113,10 @@ def test_the_recorder_keeps_scored_training_samples_by_step_and_resumes_cut_back
     assert [r["step"] for r in rows] == [1, 1, 2, 2, 3, 3]
     algorithm.load(tmp_path / "2")  # a resume from step 2's checkpoint drops step 3's samples
     assert [json.loads(line)["step"] for line in path.read_text().splitlines()] == [1, 1, 2, 2]
+    with path.open("a") as out:  # a kill in the middle of a flush leaves the last line cut short
+        out.write('{"step": 3, "prompt": "1+1=", "resp')
+    algorithm.load(tmp_path / "2")  # the resume drops the torn line instead of failing on it
+    assert [json.loads(line)["step"] for line in path.read_text().splitlines()] == [1, 1, 2, 2]
 
 
 def test_vstar_is_on_for_star_and_rft_by_default_and_refuses_tool_runs() -> None:

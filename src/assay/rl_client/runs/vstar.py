@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from assay.jsonl import read_lines
 from assay.rl_client import checkpoints
 from assay.rl_client import verifier as dpo
 from assay.rl_client.filter import RewardSource
@@ -127,9 +128,12 @@ class Recording:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The recorded samples. The file is appended step by step, so a kill during a flush can leave its
+    last line cut short: such a line is dropped (its step is past any checkpoint a resume starts from)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    with path.open(encoding="utf-8") as lines:
+        return [line.value for line in read_lines(lines, objects=True) if line.value is not None]
 
 
 def start(session: Session) -> SampleRecorder:
