@@ -23,6 +23,9 @@ from assay.types import Item, Result
 from assay.verifiers.code import CodeScorer
 
 TESTS = Path(__file__).parent
+# The README's training block, word for word: tests/conftest.py's `demo_run` runs it once for the suite.
+DEMO_COMMAND = "assay train --demo --out runs/demo -q"
+DEMO_OUT = "runs/demo"
 
 
 def run_script(python: Path | str, script: str, *args: str, timeout: float, what: str) -> None:

@@ -19,7 +19,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from assay_test_plugins import PLUGINS  # noqa: E402
-from assay_testing import LiveServer  # noqa: E402
+from assay_testing import DEMO_COMMAND, DEMO_OUT, LiveServer  # noqa: E402
 
 
 @pytest.fixture
@@ -57,11 +57,16 @@ def live_server(make_settings: Callable[..., Settings]) -> Iterator[Callable[...
 
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """One real `assay train --demo` run (2-3 minutes on CPU), shared by every test that reads its run
-    directory (the demo's own test and the doctor's), so the suite pays for it once."""
-    out = tmp_path_factory.mktemp("demo") / "run"
-    command = [sys.executable, "-m", "assay.rl_client", "--demo", "--out", str(out), "--seed", "1", "-q"]
-    return out, subprocess.run(command, capture_output=True, text=True, timeout=590)
+    """The README's `assay train --demo` command (DEMO_COMMAND), run once as a user runs it: by bash, from a
+    fresh directory, with the environment's `bin` on PATH. Two to three minutes on a CPU, so every test that
+    reads a demo run shares this one: the demo's own test, the doctor's and the README's block itself."""
+    directory = tmp_path_factory.mktemp("demo")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = str(TESTS.parent / "src")  # this checkout's sources, as the README's blocks get
+    command = ["bash", "-euo", "pipefail", "-c", DEMO_COMMAND]
+    done = subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True, timeout=900)
+    return directory / DEMO_OUT, done
 
 
 # The tiers' hooks (tests/assay_tiers.py): pytest finds them as this module's names.

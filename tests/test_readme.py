@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from assay_testing import free_port
+from assay_testing import DEMO_COMMAND, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -132,22 +132,33 @@ def _wait_ready(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
     raise AssertionError(f"assay serve never became ready:\n{log.read_text()}")
 
 
+def _command_of(block: Block) -> str:
+    """The block's one command without its comment, or "" for a block of several lines."""
+    lines = [line for line in block.code.splitlines() if line.strip()]
+    return lines[0].split("  #", 1)[0].strip() if len(lines) == 1 else ""
+
+
 @pytest.mark.parametrize("block", list(_params()))
-def test_the_readme_block_runs_as_written(block: Block, scratch: Scratch) -> None:
+def test_the_readme_block_runs_as_written(
+    block: Block, scratch: Scratch, request: pytest.FixtureRequest
+) -> None:
     code = block.code
     for url in README_URLS:
         code = code.replace(url, scratch.address)
     command = ["bash", "-euo", "pipefail", "-c", code] if block.language == "bash" else [sys.executable]
-    done = subprocess.run(
-        command,
-        input=code if block.language == "python" else None,
-        capture_output=True,
-        text=True,
-        cwd=scratch.directory,
-        env=scratch.env,
-        timeout=900,
-        check=False,
-    )
+    if _command_of(block) == DEMO_COMMAND:  # the suite's one demo run (conftest's `demo_run`) is this block
+        done = request.getfixturevalue("demo_run")[1]
+    else:
+        done = subprocess.run(
+            command,
+            input=code if block.language == "python" else None,
+            capture_output=True,
+            text=True,
+            cwd=scratch.directory,
+            env=scratch.env,
+            timeout=900,
+            check=False,
+        )
     assert done.returncode == 0, f"{block.page} line {block.line}:\n{done.stdout}\n{done.stderr}"
     assert "Traceback" not in done.stderr
     assert '{"error":' not in done.stdout, done.stdout  # an HTTP error body from a curl
@@ -257,15 +268,21 @@ def test_the_extras_table_and_the_test_install_match_pyproject_and_the_makefile(
     assert f"the Python extras `{made}`" in tutorial
 
 
+def test_the_readme_trains_with_the_suites_demo_command() -> None:
+    """The suite's one demo run stands for the README's training block only while they are the same words."""
+    readme = [b for b in BLOCKS if b.page == "README.md" and b.run]
+    assert DEMO_COMMAND in {_command_of(b) for b in readme}
+
+
 @pytest.mark.slow
-def test_the_demo_numbers_in_the_training_docs_are_what_the_demo_gives(scratch: Scratch) -> None:
-    """docs/training.md quotes a demo run; this holds the quote to the run the README block made (issue 43:
+def test_the_demo_numbers_in_the_training_docs_are_what_the_demo_gives(
+    demo_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """docs/training.md quotes a demo run; this holds the quote to the run the README block makes (issue 43:
     docs numbers went stale silently). Tolerances allow another CPU's float rounding, not another result."""
-    summary_path = scratch.directory / "runs" / "demo" / "summary.json"
-    if not summary_path.exists():  # this test run alone: make the README's run
-        command = [sys.executable, "-m", "assay.cli", "train", "--demo", "--out", "runs/demo", "-q"]
-        subprocess.run(command, cwd=scratch.directory, env=scratch.env, timeout=900, check=True)
-    summary = json.loads(summary_path.read_text())
+    out, done = demo_run
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
     text = (ROOT / "docs" / "training.md").read_text()
     (quote,) = re.findall(r"greedy accuracy\s+(\d\.\d+) -> (\d\.\d+) after \d+ SFT and (\d+) RL steps", text)
     before, after, steps = float(quote[0]), float(quote[1]), int(quote[2])
