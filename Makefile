@@ -15,7 +15,7 @@ TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate,reasoning-gym
 FAST_TESTS := -m "not integration and not slow"
 CHECK_WORKERS ?= 2
 
-.PHONY: serve test check lint typecheck dist system-deps vllm-env sandbox-runtime trainer-clients clean
+.PHONY: serve test test-environments test-environments-chain check lint typecheck dist system-deps vllm-env sandbox-runtime trainer-clients clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,8 +69,16 @@ trainer-clients: $(VENV)/.test
 	bash scripts/setup_nemo_gym.sh
 	bash scripts/setup_verifiers.sh
 
-test: $(VENV)/.test system-deps vllm-env sandbox-runtime trainer-clients
+# vLLM's environment shares nothing with the others, so it is built beside them (its downloads overlap
+# theirs); the others are one chain in this order (sandbox-runtime and trainer-clients install into $(VENV)).
+test: test-environments
 	$(VENV)/bin/pytest --durations=25
+
+test-environments:
+	$(MAKE) -j2 --output-sync=target vllm-env test-environments-chain
+
+test-environments-chain:
+	$(MAKE) -j1 $(VENV)/.test system-deps sandbox-runtime trainer-clients
 
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check src tests benchmarks scripts
