@@ -10,7 +10,8 @@ TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate,reasoning-gym
 # `make check`: lint, types and every test that is neither `integration` (starts a process, server or
 # sandbox; set at collection by tests/conftest.py) nor `slow`. No path list: the markers are the tiers.
 # It prints its time and test count, and runs on CHECK_WORKERS processes (pytest-xdist; none of its
-# tests starts a process, so they share nothing). `make test` runs everything in one process, with the 25
+# tests starts a process, so they share nothing). `make test` runs those the same way, then everything else
+# in one process (those start servers and time things: they do not share a 2-core machine), with the 25
 # slowest durations.
 FAST_TESTS := -m "not integration and not slow"
 CHECK_WORKERS ?= 2
@@ -72,7 +73,9 @@ trainer-clients: $(VENV)/.test
 # vLLM's environment shares nothing with the others, so it is built beside them (its downloads overlap
 # theirs); the others are one chain in this order (sandbox-runtime and trainer-clients install into $(VENV)).
 test: test-environments
-	$(VENV)/bin/pytest --durations=25
+	@$(VENV)/bin/pytest -q -p no:cacheprovider -n $(CHECK_WORKERS) $(FAST_TESTS); fast=$$?; \
+	$(VENV)/bin/pytest --durations=25 -m "integration or slow"; rest=$$?; \
+	echo "make test: fast tier exit $$fast, the rest exit $$rest"; [ $$fast -eq 0 ] && [ $$rest -eq 0 ]
 
 test-environments:
 	$(MAKE) -j2 --output-sync=target vllm-env test-environments-chain
