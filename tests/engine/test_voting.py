@@ -23,7 +23,7 @@ def _math(answer: str, reference: str | None = "0.5") -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    settings = Settings(workers=2, plugins=PLUGINS + VOTE_PLUGINS, deadline_s=1.0, math={"deadline_s": 2.0})
+    settings = Settings(workers=2, plugins=PLUGINS + VOTE_PLUGINS, deadline_s=0.5, math={"deadline_s": 2.0})
     with TestClient(create_app(settings), raise_server_exceptions=False) as test_client:
         yield test_client
 
