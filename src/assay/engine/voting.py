@@ -54,6 +54,11 @@ class Early:
     groups: list[list[int]]
     elapsed_ms: float
 
+    def fits(self, answers: Sequence[str | None], reading: Sequence[bool]) -> bool:
+        """Whether these clusters were formed from `answers` (the engine's, after reviews and deadlines),
+        with the same items read for theirs: only then are they the clusters of the group."""
+        return self.answers == list(answers) and self.reading == list(reading)
+
     @classmethod
     def at(cls, positions: Sequence[int], size: int, formed: Any) -> Early | None:
         """`formed` (what `then_cluster` returned over a batch) by the group positions of the batch."""
@@ -113,10 +118,12 @@ def then_cluster(
     jobs: list[Job],
     scored: list[dict[str, Any]],
     elapsed_s: float,
+    scorer: Scorer | None = None,
 ) -> tuple[list[str | None], list[bool], list[str | None], list[list[int]], float] | None:
-    """In the worker that just scored a group's items: (answers, reading, filled, clusters, ms) over the
-    batch, or None (out of time, or anything failed) so the engine forms them the separate way. Its
-    budget ends a grace before the batch's deadline: clustering never costs the items their scores."""
+    """In the worker that just scored a group's items (`scorer`: that worker's own unless given):
+    (answers, reading, filled, clusters, ms) over the batch, or None (out of time, or anything failed)
+    so the engine forms them the separate way. Its budget ends a grace before the batch's deadline; a
+    comparison that hangs past it costs the batch, whose items are then scored one by one."""
     started = time.perf_counter()
     answers = [r.get("extracted") if r.get("status") == Status.OK.value else None for r in scored]
     unread = [
@@ -127,7 +134,7 @@ def then_cluster(
     if left <= 0:
         return None
     try:
-        filled, groups = form_clusters(equivalence, context, answers, unread, left)
+        filled, groups = form_clusters(equivalence, context, answers, unread, left, scorer)
     except Exception:  # ClusteringTimeout or worse: the separate path retries, under its own budget
         return None
     reading = [raw is not None for raw in unread]
@@ -181,7 +188,7 @@ async def group_vote(
         groups = cluster_keys(answers, [_outcome_key(equivalence, r) for r in results])
         return Vote(clusters=answer_clusters(groups, answers, verdicts), elapsed_ms=elapsed_ms())
     reading = [self_consistency and p is not None and answers[i] is None for i, p in enumerate(prepared)]
-    if early is not None and early.answers == answers and early.reading == reading:
+    if early is not None and early.fits(answers, reading):
         clusters = answer_clusters(early.groups, early.filled, verdicts)
         return Vote(clusters=clusters, elapsed_ms=early.elapsed_ms + elapsed_ms())
     unread: list[dict[str, Any] | None] = [
