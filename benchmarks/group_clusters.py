@@ -15,9 +15,10 @@ Three shapes of group, from cheap to costly for the clustering:
 
 Target: clustering a small share of the group's scoring time (the printed `share`). The groups repeat
 answers, so the workers' caches make their scoring cheap: the share is an upper bound for real groups,
-whose long responses cost more to extract. Measured (2 shared cores, 2 workers, median of 5 groups):
-1-2 ms for keyed groups (a worker round trip is most of it), 4 ms for G = 64 mixed, 59 ms for 64
-different polynomials (signatures spare all 2,016 comparisons; 5 s and past the deadline without them).
+whose long responses cost more to extract. Measured (2 shared cores under load, 2 workers, median of 7
+groups; docs/voting.md has the table): with the clusters formed in the items' own worker task, 0.1-0.2 ms
+(1-3%) for keyed groups, 0.6-1 ms (2-12%) mixed, 1-21 ms (9-16%) for different polynomials, whose sympy
+signatures are what is left; a separate worker round trip made these 1-50 ms (16-63%) before.
 """
 
 from __future__ import annotations
