@@ -18,9 +18,10 @@ Three shapes of group, from cheap to costly for the clustering:
 Target: clustering a small share of the group's scoring time (the printed `share`). The groups repeat
 answers, so the workers' caches make their scoring cheap: the share is an upper bound for real groups,
 whose long responses cost more to extract. Measured (2 shared cores under load, 2 workers, median of 7
-groups; docs/voting.md has the table): with the clusters formed in the items' own worker task, 0.1-0.2 ms
-(1-3%) for keyed groups, 0.6-1 ms (2-12%) mixed, 1-21 ms (9-16%) for different polynomials, whose sympy
-signatures are what is left; a separate worker round trip made these 1-50 ms (16-63%) before.
+groups, five runs; docs/voting.md has the table): with the clusters formed in the items' own worker task,
+0.1-0.3 ms (1-5%) for keyed groups, 0.6-1 ms (2-12%) mixed, 1-24 ms (7-22%) for different polynomials,
+whose sympy signatures are what is left, 8-37 ms (13-60%) for sql, whose mutual scorings are; a separate
+worker round trip made the math groups 16-75% and sql 17-119% before.
 """
 
 from __future__ import annotations
