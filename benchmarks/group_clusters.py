@@ -1,6 +1,6 @@
 """What answer clusters cost a group (issue 42): clustering time against the group's scoring time.
 
-    .venv/bin/python benchmarks/group_clusters.py [--sizes 8 16 64] [--groups 6] [--workers 2]
+    .venv/bin/python benchmarks/group_clusters.py [--sizes 8 16 64] [--groups 6] [--workers 2] [--sql]
 
 Groups of G math responses are scored through `Engine.score_groups` (the same path as POST /v1/groups);
 `stats.clusters_ms` is the clustering's own time (a worker round trip included); the group's scoring time
@@ -12,12 +12,16 @@ Three shapes of group, from cheap to costly for the clustering:
 - `mixed`: half numbers, half expressions in a few equivalent forms (`x+1`, `1+x`): a handful of pairs.
 - `distinct`: G different polynomials, the worst case: no key merges anything and every pair of
   representatives goes to the comparer (G(G-1)/2 mutual comparisons, 2,016 at G = 64).
+- `sql` (with `--sql`, on the dev `school` database): five queries, three of them one answer (a join, a
+  subquery, the subquery with a semicolon), whose equivalence is two scorings per pair of distinct texts.
 
 Target: clustering a small share of the group's scoring time (the printed `share`). The groups repeat
 answers, so the workers' caches make their scoring cheap: the share is an upper bound for real groups,
-whose long responses cost more to extract. Measured (2 shared cores, 2 workers, median of 5 groups):
-1-2 ms for keyed groups (a worker round trip is most of it), 4 ms for G = 64 mixed, 59 ms for 64
-different polynomials (signatures spare all 2,016 comparisons; 5 s and past the deadline without them).
+whose long responses cost more to extract. Measured (2 shared cores under load, 2 workers, median of 7
+groups, five runs; docs/voting.md has the table): with the clusters formed in the items' own worker task,
+0.1-0.3 ms (1-5%) for keyed groups, 0.6-1 ms (2-12%) mixed, 1-24 ms (7-22%) for different polynomials,
+whose sympy signatures are what is left, 8-37 ms (13-60%) for sql, whose mutual scorings are; a separate
+worker round trip made the math groups 16-75% and sql 17-119% before.
 """
 
 from __future__ import annotations
@@ -25,10 +29,22 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 from assay.engine.scoring import Engine
-from assay.settings import Settings
+from assay.settings import Settings, SqlSettings
+from assay.verifiers.sql import devdata
+
+_SQL = [
+    "SELECT DISTINCT s.id, s.name FROM students s JOIN enrollments e ON e.student_id = s.id"
+    " WHERE e.course_id = {c}",
+    "SELECT id, name FROM students WHERE id IN (SELECT student_id FROM enrollments WHERE course_id = {c})",
+    "SELECT id, name FROM students WHERE id IN (SELECT student_id FROM enrollments WHERE course_id = {c});",
+    "SELECT id, name FROM students",
+    "SELECT id, name FROM students WHERE id < {c}",
+]
 
 
 def _item(answer: str, reference: str) -> dict[str, str]:
@@ -37,6 +53,13 @@ def _item(answer: str, reference: str) -> dict[str, str]:
 
 def _group(shape: str, size: int, rng: random.Random, salt: int) -> list[dict[str, str]]:
     p, q = salt + 2, salt + 3
+    if shape == "sql":
+        gold = _SQL[0].format(c=salt % 5 + 1)
+        picks = (rng.choice(_SQL).format(c=salt % 5 + 1) for _ in range(size))
+        return [
+            {"task": "sql", "db_id": "school", "response": f"```sql\n{q}\n```", "reference": gold}
+            for q in picks
+        ]
     if shape == "numbers":
         forms = [f"{p}/{q}", f"\\frac{{{p}}}{{{q}}}", f"{2 * p}/{2 * q}", str(p + 1), str(q)]
         return [_item(rng.choice(forms), f"{p}/{q}") for _ in range(size)]
@@ -51,15 +74,24 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 64])
     parser.add_argument("--groups", type=int, default=6)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sql", action="store_true", help="also a sql group on the dev databases")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as databases:
+        devdata.build(Path(databases))
+        settings = Settings(workers=args.workers, sql=SqlSettings(databases=Path(databases)))
+        shapes = ("numbers", "mixed", "distinct") + (("sql",) if args.sql else ())
+        _run(settings, shapes, args.sizes, args.groups)
+
+
+def _run(settings: Settings, shapes: tuple[str, ...], sizes: list[int], groups: int) -> None:
     rng = random.Random(0)
     print(f"{'shape':>9} {'G':>3} {'scoring ms':>10} {'clusters ms':>11} {'share':>6} {'clusters':>8}")
-    with Engine(Settings(workers=args.workers)) as engine:
+    with Engine(settings) as engine:
         engine.score_groups([[_item("1", "1"), _item("2", "1")]])  # start and warm the workers
-        for shape in ("numbers", "mixed", "distinct"):
-            for size in args.sizes:
+        for shape in shapes:
+            for size in sizes:
                 walls, costs, counts = [], [], []
-                for g in range(args.groups):
+                for g in range(groups):
                     group = _group(shape, size, rng, 1000 * size + 10 * g + 7)
                     started = time.perf_counter()
                     (outcome,) = engine.score_groups([group])

@@ -13,7 +13,11 @@ from vote_plugins import VOTE_PLUGINS
 
 from assay.api import create_app
 from assay.client import AssayClient
+from assay.engine.voting import Early, then_cluster
+from assay.groups import cluster_indices
 from assay.settings import Settings
+from assay.verifiers.math.equivalence import MathEquivalence
+from assay.verifiers.math.scorer import MathScorer
 
 
 def _math(answer: str, reference: str | None = "0.5") -> dict[str, Any]:
@@ -23,7 +27,7 @@ def _math(answer: str, reference: str | None = "0.5") -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    settings = Settings(workers=2, plugins=PLUGINS + VOTE_PLUGINS, deadline_s=1.0, math={"deadline_s": 2.0})
+    settings = Settings(workers=2, plugins=PLUGINS + VOTE_PLUGINS, deadline_s=0.5, math={"deadline_s": 2.0})
     with TestClient(create_app(settings), raise_server_exceptions=False) as test_client:
         yield test_client
 
@@ -47,6 +51,58 @@ def test_a_wrong_string_majority_loses_to_the_right_equivalence_majority(client:
     assert stats["distinct_answers"] == 4 and stats["clusters_unavailable"] is None
     # Maj@1 is the share of right samples (3/5); with all five the vote is right.
     assert stats["maj_at_k"]["1"] == pytest.approx(0.6) and stats["maj_at_k"]["5"] == 1.0
+
+
+# Spellings of one answer that differ as strings, and near-misses the math verifier keeps apart.
+_SPELLINGS = ["1/2", "0.5", "\\frac{1}{2}", "2/4", "0.50", "0.51", "1/3", "0.333", "50\\%"]
+_SPELLINGS += ["x+1", "1+x", "x+1.0001", "x-1", "(x+1)^2", "x^2+2x+1", "\\frac{x^2-1}{x-1}"]
+_MERGED = [[0, 1, 2, 3, 4, 8], [5], [6], [7], [9, 10, 15], [11], [12], [13, 14]]
+
+
+def test_clusters_formed_beside_scoring_are_the_separate_paths(client: TestClient) -> None:
+    # The group's clusters come from the worker that scored it; the separate path (cluster_indices
+    # over the same answers) must give the very same clusters, near-misses apart.
+    assert cluster_indices(_SPELLINGS, MathEquivalence()) == _MERGED
+    (stats,) = _stats(client, {"items": [_math(a, "1/2") for a in _SPELLINGS]})
+    assert sorted(c["members"] for c in stats["answer_clusters"]) == sorted(_MERGED)
+    assert (stats["majority_answer"], stats["majority_correct"]) == ("1/2", True)
+
+
+def test_clusters_formed_beside_scoring_keep_the_positions_of_invalid_items(client: TestClient) -> None:
+    items: list[dict[str, Any]] = [_math("2/4"), {"task": "math", "response": "x", "bogus": 1}, _math("3")]
+    items += [_math("0.5"), _math("6/2")]
+    (stats,) = _stats(client, {"items": items})
+    assert [c["members"] for c in stats["answer_clusters"]] == [[0, 3], [2, 4]]
+
+
+def test_the_worker_side_clustering_is_the_separate_paths() -> None:
+    scorer = MathScorer(Settings())
+    options = MathScorer.Options()
+    jobs = [("math", _math(a, "1/2"), options.model_dump(mode="json")) for a in _SPELLINGS]
+    scored = [
+        scorer.score(scorer.item_model().model_validate(item), options).model_dump(mode="json")
+        for _, item, _ in jobs
+    ]
+    context = jobs[0]
+    formed = then_cluster(MathEquivalence(), context, False, 5.0, 10.0, jobs, scored, 0.0, scorer)
+    assert formed is not None and formed[3] == _MERGED and formed[0] == _SPELLINGS
+    # Spread over a group whose position 1 held an invalid item: positions shift, answers align.
+    early = Early.at([0, *range(2, len(_SPELLINGS) + 1)], len(_SPELLINGS) + 1, formed)
+    assert early is not None and early.groups[0] == [0, 2, 3, 4, 5, 9]
+    assert early.fits([_SPELLINGS[0], None, *_SPELLINGS[1:]], [False] * (len(_SPELLINGS) + 1))
+
+
+def test_worker_clusters_are_dropped_when_the_answers_changed_after_them() -> None:
+    early = Early(["1/2", "0.5"], [False, False], ["1/2", "0.5"], [[0, 1]], 0.1)
+    assert early.fits(["1/2", "0.5"], [False, False])
+    assert not early.fits(["1/2", None], [False, False])  # a review or a deadline took an answer away
+    assert not early.fits(["1/2", "0.5"], [False, True])
+
+
+def test_the_worker_side_clustering_gives_up_when_the_batch_has_no_time_left() -> None:
+    jobs = [("math", _math("1/2"), {}), ("math", _math("0.5"), {})]
+    scored = [{"status": "ok", "extracted": "1/2"}, {"status": "ok", "extracted": "0.5"}]
+    assert then_cluster(MathEquivalence(), jobs[0], False, 5.0, 2.0, jobs, scored, 1.5) is None
 
 
 def test_a_tie_goes_to_the_answer_given_first(client: TestClient) -> None:

@@ -15,6 +15,7 @@ from assay.groups import (
     Vote,
     answer_clusters,
     cluster_indices,
+    cluster_keys,
     group_stats,
     majority,
 )
@@ -84,6 +85,13 @@ def test_clustering_past_its_budget_raises() -> None:
     ticks = itertools.count()
     with pytest.raises(ClusteringTimeout, match="longer than 3s"):
         cluster_indices([f"{i}/7" for i in range(1, 9)], Fractions(keyed=False), 3.0, lambda: next(ticks))
+
+
+def test_outcome_keys_merge_equal_keys_whatever_the_text_and_leave_keyless_members_alone() -> None:
+    answers = ["a", "b", None, "a", "c", "a"]
+    keys: list[Hashable | None] = ["k1", "k1", "k1", None, "k2", None]
+    # "a" and "b" share an outcome; the two keyless "a" stay apart; a non-member joins nothing.
+    assert cluster_keys(answers, keys) == [[0, 1], [3], [4], [5]]
 
 
 def _cluster(first: int, size: int, correct: bool | None) -> AnswerCluster:

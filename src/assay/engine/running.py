@@ -26,7 +26,7 @@ from functools import partial
 from typing import Any, TypeVar, cast
 
 from assay.engine.scheduling import Gates, SlotWaitTimeout
-from assay.engine.workers import WorkerPool, failure_text
+from assay.engine.workers import Then, WorkerPool, failure_text
 from assay.errors import AssayError
 from assay.registry import Scorer
 from assay.settings import Settings
@@ -127,11 +127,12 @@ class Runner:
             gate.release()
 
     async def run_many_in_worker(
-        self, jobs: list[Job], deadline_s: float, lane: Hashable
-    ) -> list[Result] | None:
+        self, jobs: list[Job], deadline_s: float, lane: Hashable, then: Then | None = None
+    ) -> tuple[list[Result], Any] | None:
         """Several process-run items as one worker task (one round trip; they share the worker's caches),
-        in one "workers" slot taken fairly like an item's. None: no slot within the wait, or no pool;
-        the caller scores them one by one instead (which reports its own wait)."""
+        then `then` over them in that task, in one "workers" slot taken fairly like an item's:
+        (results, what `then` returned). None: no slot within the wait, or no pool; the caller scores
+        them one by one instead (which reports its own wait)."""
         if self.pool is None:
             return None
         gate = self.gates("workers")
@@ -140,7 +141,7 @@ class Runner:
         except SlotWaitTimeout:
             return None
         try:
-            return await self.pool.run_many(jobs, deadline_s)
+            return await self.pool.run_many(jobs, deadline_s, then)
         finally:
             gate.release()
 

@@ -6,6 +6,15 @@ deadline, like an item; any other task's in a thread under the same deadline. Wh
 equivalence, a group of several tasks, the deadline, a dead worker), the group still scores: its clusters
 are null and `clusters_unavailable` says why.
 
+Where the cost goes (benchmarks/group_clusters.py): a group of quick math items scores in a few ms, and a
+separate worker round trip for its clusters cost 20-48% of that. So a process-run group's clusters are
+formed in the worker task that scored its items (`then_cluster`): no second round trip, no second parse
+of the items, and the worker's caches still hold every answer's parse and sympy form from scoring. The
+engine keeps those clusters only when the answers it finally holds are the ones they were formed from (a
+review or a deadline may change a result); otherwise, or when that task ran out of time, it forms them
+the separate way. A task judged by what scoring produced (`Equivalence.by_outcome`: the code task's
+outputs on its tests) clusters in place, from its results' keys, with nothing compared or run.
+
 With `self_consistency` a member needs no verdict: an item whose result has no extracted answer (no
 reference: the math task answers `invalid`) gives the answer its response states, read by the task's
 equivalence, and clusters form by mutual equivalence alone.
@@ -16,25 +25,65 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from assay.engine.running import Runner
-from assay.engine.workers import failure_text, worker_scorer
-from assay.errors import ItemError
-from assay.groups import Vote, answer_clusters, cluster_indices
-from assay.items import prepare
-from assay.registry import Equivalence, Registry, Scorer
-from assay.types import Item, Result, Status
+from assay.engine.running import Job, Runner
+from assay.engine.workers import Then, failure_text, worker_scorer
+from assay.groups import Vote, answer_clusters, cluster_indices, cluster_keys
+from assay.registry import Equivalence, Scorer
+from assay.types import Item, Result, Status, TaskOptions
 
 # The clustering's own budget is the task's item deadline; the kill comes this much later, so a budget
 # that runs out is reported by the clustering itself (which says which step ran long).
 _KILL_GRACE_S = 1.0
 
+Context = tuple[str, dict[str, Any], dict[str, Any]]  # (task, first item, options) as JSON
+Prepared = tuple[Item, type[Scorer], TaskOptions] | None  # per group position; None: the item is invalid
+
+
+@dataclass(frozen=True)
+class Early:
+    """Clusters formed in the worker task that scored a group's items (`then_cluster`), with the answers
+    they were formed from, by group position."""
+
+    answers: list[str | None]
+    reading: list[bool]  # positions whose item was read for its answer (self-consistency)
+    filled: list[str | None]
+    groups: list[list[int]]
+    elapsed_ms: float
+
+    def fits(self, answers: Sequence[str | None], reading: Sequence[bool]) -> bool:
+        """Whether these clusters were formed from `answers` (the engine's, after reviews and deadlines),
+        with the same items read for theirs: only then are they the clusters of the group."""
+        return self.answers == list(answers) and self.reading == list(reading)
+
+    @classmethod
+    def at(cls, positions: Sequence[int], size: int, formed: Any) -> Early | None:
+        """`formed` (what `then_cluster` returned over a batch) by the group positions of the batch."""
+        if formed is None:
+            return None
+        answers, reading, filled, groups, elapsed_ms = formed
+
+        def spread(values: Sequence[Any], blank: Any) -> list[Any]:
+            out = [blank] * size
+            for batch_index, position in enumerate(positions):
+                out[position] = values[batch_index]
+            return out
+
+        return cls(
+            answers=spread(answers, None),
+            reading=spread(reading, False),
+            filled=spread(filled, None),
+            groups=[[positions[i] for i in group] for group in groups],
+            elapsed_ms=elapsed_ms,
+        )
+
 
 def form_clusters(
     equivalence: Equivalence,
-    context: tuple[str, dict[str, Any], dict[str, Any]],
+    context: Context,
     answers: list[str | None],
     unread: list[dict[str, Any] | None],
     budget_s: float,
@@ -60,45 +109,92 @@ def form_clusters(
     return filled, cluster_indices(filled, equivalence, left)
 
 
-def _prepared(raw_items: Sequence[Any], registry: Registry) -> list[tuple[Item, Any] | None]:
-    out: list[tuple[Item, Any] | None] = []
-    for raw in raw_items:
-        try:
-            item, scorer_cls, options = prepare(raw, registry)
-        except ItemError:
-            out.append(None)
-            continue
-        out.append((item, (scorer_cls, options)))
-    return out
+def then_cluster(
+    equivalence: Equivalence,
+    context: Context,
+    self_consistency: bool,
+    budget_s: float,
+    batch_deadline_s: float,
+    jobs: list[Job],
+    scored: list[dict[str, Any]],
+    elapsed_s: float,
+    scorer: Scorer | None = None,
+) -> tuple[list[str | None], list[bool], list[str | None], list[list[int]], float] | None:
+    """In the worker that just scored a group's items (`scorer`: that worker's own unless given):
+    (answers, reading, filled, clusters, ms) over the batch, or None (out of time, or anything failed)
+    so the engine forms them the separate way. Its budget ends a grace before the batch's deadline; a
+    comparison that hangs past it costs the batch, whose items are then scored one by one."""
+    started = time.perf_counter()
+    answers = [r.get("extracted") if r.get("status") == Status.OK.value else None for r in scored]
+    unread = [
+        job[1] if self_consistency and answer is None else None
+        for job, answer in zip(jobs, answers, strict=True)
+    ]
+    left = min(budget_s, batch_deadline_s - elapsed_s - _KILL_GRACE_S)
+    if left <= 0:
+        return None
+    try:
+        filled, groups = form_clusters(equivalence, context, answers, unread, left, scorer)
+    except Exception:  # ClusteringTimeout or worse: the separate path retries, under its own budget
+        return None
+    reading = [raw is not None for raw in unread]
+    return answers, reading, filled, groups, (time.perf_counter() - started) * 1000.0
+
+
+def batch_clustering(
+    runner: Runner, prepared: Sequence[Prepared], self_consistency: bool, batch_deadline_s: float
+) -> Then | None:
+    """What the worker scoring a group's items runs after them (`then_cluster`), or None where the
+    group's clusters cannot be formed there (several tasks, no equivalence, one judged by outcome)."""
+    present = [p for p in prepared if p is not None]
+    if not present or len({p[0].task for p in present}) > 1:
+        return None
+    item, scorer_cls, options = present[0]
+    equivalence = scorer_cls.equivalence
+    if not equivalence.available or equivalence.by_outcome or scorer_cls.runs_in != "process":
+        return None
+    context = (item.task, item.model_dump(mode="json"), options.model_dump(mode="json"))
+    budget = runner.deadline(scorer_cls, item, options)
+    return partial(then_cluster, equivalence, context, self_consistency, budget, batch_deadline_s)
 
 
 async def group_vote(
     runner: Runner,
-    registry: Registry,
-    raw_items: Sequence[Any],
+    prepared: Sequence[Prepared],
     results: Sequence[Result],
     lane: Hashable,
     self_consistency: bool = False,
+    early: Early | None = None,
 ) -> Vote:
-    """The group's clusters, or why there are none; never raises for the group's sake."""
+    """The group's clusters, or why there are none; never raises for the group's sake. `early`: the
+    clusters its items' worker formed, kept when they were formed from the answers held now."""
     started = time.perf_counter()
-    prepared = _prepared(raw_items, registry)
+
+    def elapsed_ms() -> float:
+        return (time.perf_counter() - started) * 1000.0
+
     tasks = sorted({p[0].task for p in prepared if p is not None})
     if len(tasks) > 1:
         return Vote(unavailable=f"the group mixes tasks ({', '.join(tasks)}): no one notion of equivalence")
     if not tasks:
         return Vote(clusters=[])
-    scorer_cls, options = next(p[1] for p in prepared if p is not None)
+    item, scorer_cls, options = next(p for p in prepared if p is not None)
     equivalence: Equivalence = scorer_cls.equivalence
     if not equivalence.available:
         return Vote(unavailable=f"{tasks[0]}: {equivalence.why_not}")
     answers = [r.extracted if r.status is Status.OK else None for r in results]
     verdicts = [r.correct if r.status is Status.OK else None for r in results]
+    if equivalence.by_outcome:
+        groups = cluster_keys(answers, [_outcome_key(equivalence, r) for r in results])
+        return Vote(clusters=answer_clusters(groups, answers, verdicts), elapsed_ms=elapsed_ms())
+    reading = [self_consistency and p is not None and answers[i] is None for i, p in enumerate(prepared)]
+    if early is not None and early.fits(answers, reading):
+        clusters = answer_clusters(early.groups, early.filled, verdicts)
+        return Vote(clusters=clusters, elapsed_ms=early.elapsed_ms + elapsed_ms())
     unread: list[dict[str, Any] | None] = [
-        p[0].model_dump(mode="json") if self_consistency and p is not None and answers[i] is None else None
-        for i, p in enumerate(prepared)
+        p[0].model_dump(mode="json") if p is not None and read else None
+        for p, read in zip(prepared, reading, strict=True)
     ]
-    item = next(p[0] for p in prepared if p is not None)
     budget = runner.deadline(scorer_cls, item, options)
     context = (item.task, item.model_dump(mode="json"), options.model_dump(mode="json"))
     try:
@@ -107,17 +203,21 @@ async def group_vote(
         )
     except Exception as exc:  # the deadline, a dead worker, no slot: the group scores without clusters
         reason = "no clusters within the deadline" if isinstance(exc, TimeoutError) else failure_text(exc)
-        return Vote(unavailable=reason, elapsed_ms=(time.perf_counter() - started) * 1000.0)
-    return Vote(
-        clusters=answer_clusters(groups, filled, verdicts),
-        elapsed_ms=(time.perf_counter() - started) * 1000.0,
-    )
+        return Vote(unavailable=reason, elapsed_ms=elapsed_ms())
+    return Vote(clusters=answer_clusters(groups, filled, verdicts), elapsed_ms=elapsed_ms())
+
+
+def _outcome_key(equivalence: Equivalence, result: Result) -> Hashable | None:
+    try:
+        return equivalence.outcome_key(result)
+    except Exception:  # a key the task cannot read: the member stays alone
+        return None
 
 
 async def _cluster(
     runner: Runner,
     scorer_cls: type[Scorer],
-    context: tuple[str, dict[str, Any], dict[str, Any]],
+    context: Context,
     lane: Hashable,
     equivalence: Equivalence,
     answers: list[str | None],

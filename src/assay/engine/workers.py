@@ -97,9 +97,18 @@ def _worker_pid() -> int:
     return os.getpid()
 
 
-def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+# What runs after a group's items in their worker task: (jobs, their results, seconds spent) -> a value
+# sent back beside them (a group's answer clusters, formed where the answers were just parsed).
+Then = Callable[[list[tuple[str, dict[str, Any], dict[str, Any]]], list[dict[str, Any]], float], Any]
+
+
+def run_items(
+    jobs: list[tuple[str, dict[str, Any], dict[str, Any]]], then: Then | None = None
+) -> tuple[list[dict[str, Any]], Any]:
     """Score several items in one worker task (a group: one round trip, and the items share the worker's
-    caches, such as the parsed gold). A scorer that raises gives that item an `error`, not the batch."""
+    caches, such as the parsed gold), then `then` over them; (results, what `then` returned, or None).
+    A scorer that raises gives that item an `error`, not the batch; `then` must not raise."""
+    begun = time.perf_counter()
     out = []
     for task, item, options in jobs:
         started = time.perf_counter()
@@ -109,7 +118,7 @@ def run_items(jobs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[di
             result = Result.error(f"scorer failed: {failure_text(exc)}").model_dump(mode="json")
             result["elapsed_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
             out.append(result)
-    return out
+    return out, then(jobs, out, time.perf_counter() - begun) if then is not None else None
 
 
 class PoolStalled(Exception):
@@ -225,17 +234,22 @@ class WorkerPool:
         return True
 
     async def run_many(
-        self, jobs: list[tuple[str, dict[str, Any], dict[str, Any]]], deadline_s: float
-    ) -> list[Result] | None:
-        """Score `jobs` (task, item, options) in one worker task under one deadline. None when that task
+        self,
+        jobs: list[tuple[str, dict[str, Any], dict[str, Any]]],
+        deadline_s: float,
+        then: Then | None = None,
+    ) -> tuple[list[Result], Any] | None:
+        """Score `jobs` (task, item, options) in one worker task under one deadline, then `then` over
+        them in the same task (`run_items`): (results, what `then` returned). None when that task
         timed out or its worker died: the caller then scores the items one by one, so each gets its own
         deadline and its own status (no item's verdict depends on which group it came in)."""
         try:
-            future = await self._submit((jobs,), deadline_s, run_items)
+            future = await self._submit((jobs, then), deadline_s, run_items)
         except Exception:  # even a fresh pool could not start: the per-item path reports it
             return None
         try:
-            return [Result.model_validate(r) for r in await self._outcome(future, deadline_s)]
+            scored, extra = await self._outcome(future, deadline_s)
+            return [Result.model_validate(r) for r in scored], extra
         except PoolStalled:
             return None
         except FutureTimeout:

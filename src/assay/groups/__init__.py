@@ -12,6 +12,7 @@ from assay.groups.clusters import (
     Vote,
     answer_clusters,
     cluster_indices,
+    cluster_keys,
     majority,
 )
 from assay.groups.estimators import majority_at_k
@@ -40,6 +41,7 @@ __all__ = [
     "Vote",
     "answer_clusters",
     "cluster_indices",
+    "cluster_keys",
     "group_parts",
     "group_rounds",
     "group_stats",

@@ -20,6 +20,8 @@ The rules, stated once here and in docs/voting.md:
   earliest in the group. The majority is the first cluster, so a tie goes to the answer given first
   (self-consistency leaves ties unspecified; a fixed rule keeps a verdict reproducible).
 - `majority_correct` is the majority cluster's `correct`: null when no member is `ok` with a verdict.
+- A task judged by outcome (`Equivalence.by_outcome`: code) merges members with equal keys of their scored
+  results and nothing else; a member without such a key is a cluster of its own.
 - Clustering never fails a group: past its budget, or when the task has no notion of equivalence, the
   clusters are null with the reason in `clusters_unavailable`.
 """
@@ -115,6 +117,17 @@ def cluster_indices(
         else:
             clusters.append((list(members), signature))
     return [sorted(c) for c, _ in clusters]
+
+
+def cluster_keys(answers: Sequence[str | None], keys: Sequence[Hashable | None]) -> list[list[int]]:
+    """Clusters by outcome keys (`Equivalence.by_outcome`), in order of each cluster's first member:
+    equal keys are one cluster, a member without a key (one that erred or ran out of time on a test) is a
+    cluster of its own; None answers belong to none. Nothing is compared, whatever the text says."""
+    buckets: dict[Hashable, list[int]] = {}
+    for index, (answer, key) in enumerate(zip(answers, keys, strict=True)):
+        if answer is not None:
+            buckets.setdefault(("key", key) if key is not None else ("alone", index), []).append(index)
+    return list(buckets.values())
 
 
 def answer_clusters(

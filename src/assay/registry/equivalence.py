@@ -9,6 +9,10 @@ Three verbs, cheapest first: `key` maps an answer to a canonical key (equal keys
 key); `signature` to a necessary condition (different signatures are different answers: a fingerprint);
 `equivalent` decides a pair the keys left apart and the signatures did not. With G = 64 answers pairwise
 comparison is up to 2,016 calls, so a task with good keys and signatures pays for few of them.
+
+A task whose answers are judged by what they do rather than by their text (`by_outcome`: the code task,
+whose programs are one answer when their outputs on the tests are) keys each member by its scored result
+instead (`outcome_key`): scoring already ran the program, so nothing is compared and nothing runs again.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
-from assay.types import Item
+from assay.types import Item, Result
 
 
 class Equivalence:
@@ -24,6 +28,7 @@ class Equivalence:
 
     available: ClassVar[bool] = False
     why_not: ClassVar[str] = "the task has no notion of answer equivalence"
+    by_outcome: ClassVar[bool] = False
 
     def within(self, scorer: Any, item: Item, options: Any) -> Equivalence:
         """The equivalence for one group, whose first item is `item` with validated `options`: a task whose
@@ -49,6 +54,11 @@ class Equivalence:
         """Whether `a` and `b` are one answer (symmetric). Called only for pairs whose keys differ and
         whose signatures do not."""
         return a == b
+
+    def outcome_key(self, result: Result) -> Hashable | None:
+        """With `by_outcome`: the key of a member's scored result (an ok one with an answer); equal keys
+        are one answer and different keys are not. None: the member is an answer of its own."""
+        return None
 
 
 class MutualVerdicts(Equivalence):

@@ -39,14 +39,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from assay.registry import Audit, Scorer, Validation
+from assay.registry import Audit, Equivalence, Scorer, Validation
 from assay.sandbox import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
@@ -81,6 +82,7 @@ from assay.types import Item, Result, TaskOptions
 from assay.verifiers.code.audit import CodeAudit
 from assay.verifiers.code.blocks import assert_shape, extract_code, last_function, used_names
 from assay.verifiers.code.compare import check_stdout, same_json
+from assay.verifiers.code.equivalence import DIGEST, CodeEquivalence, observation, outputs_digest
 from assay.verifiers.code.flags import hardcoded_visible_outputs, tabled
 from assay.verifiers.code.probes import CodeValidation
 
@@ -317,12 +319,14 @@ class CodeScorer(Scorer[CodeOptions]):
     tools: ClassVar[Mapping[str, str]] = {"run_tests": "assay.verifiers.code.tool:RunTestsTool"}
     validation: ClassVar[Validation] = CodeValidation()
     audit: ClassVar[Audit] = CodeAudit()
+    equivalence: ClassVar[Equivalence] = CodeEquivalence()  # answer clusters (equivalence.py)
 
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
         self._executor: Executor | None = None
         self._holds: frozenset[str] | None = None
         self._lock = threading.Lock()
+        self._digest_key = os.urandom(16)  # keys `outputs_digest`: see equivalence.py
 
     @property
     def executor(self) -> Executor:
@@ -412,10 +416,14 @@ class CodeScorer(Scorer[CodeOptions]):
     def _run(self, language: Language, source: str, plan: TestPlan, options: CodeOptions) -> Result:
         limits = per_test_limits(self.settings.code, options)
         verdicts: list[dict[str, Any]] = []
+        observed: list[Hashable | None] = []  # each test's output, for answer clusters
 
         def on_result(index: int, outcome: RunOutcome) -> bool:
             test = plan.inputs[index]
             verdict = verdict_of(outcome, test, plan.expected[index], options, limits.time_s)
+            kind = plan.expected[index][0]
+            returned = call_result(outcome) if kind == "json" and verdict == WRONG_ANSWER else None
+            observed.append(observation(verdict, kind, outcome.stdout, returned, options.checker))
             entry = {"verdict": verdict, **outcome.details()}
             why = why_failed(outcome, test, verdict)
             stderr = outcome.stderr.decode("utf-8", "replace")
@@ -454,6 +462,8 @@ class CodeScorer(Scorer[CodeOptions]):
         )
         if execution.cached_build:
             details["cached_build"] = True
+        if (digest := outputs_digest(observed, total, self._digest_key)) is not None:
+            details[DIGEST] = digest
         if language.name == "python" and (module := missing_module(details, self.runtime_holds())):
             details["missing_module"] = module  # a package the runtime lacks: on /metrics
             if lacking_runtime_package(module, self.runtime_holds()) is not None:  # ours, not the policy's
