@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import time
+import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -184,6 +187,45 @@ def test_sessions_spread_over_holders_and_each_call_reaches_its_own(
         assert http.delete(f"/v1/sessions/{sid}").status_code == 204
     assert _gone(_run(http, ids[0], "x")) == "deleted"
     assert "never created" in _gone(_run(http, "s-00000000-" + "0" * 24 + "0", "x"))
+
+
+def test_verls_own_loop_keeps_one_session_per_trajectory_over_two_holders(app: str, tmp_path: Path) -> None:
+    """Issue 38 item 5 under `assay serve --ray`: verl 0.9.1's own `ToolAgentLoop` (only the LLM scripted:
+    tests/integrations/verl_loop.py) with two calls in a turn and full determinism, two steps of 24
+    trajectories against two holders of 3 sessions each, so most trajectories wait for a free one. Every
+    observation is the trajectory's own, the policy sees no 429, and no session is left open after a step."""
+    pytest.importorskip(
+        "hydra", reason="verl's agent loop needs hydra-core (scripts/setup_trainer_clients.sh)"
+    )
+    with warnings.catch_warnings():  # verl imports Ray's state API from its deprecated place
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import verl.experimental.agent_loop.tool_agent_loop  # noqa: F401
+    from integrations import verl_loop as V
+
+    from assay.integrations.clients import aclose_loop_clients
+
+    tok = V.tokenizer(tmp_path / "tokenizer")
+    trajectories = 24
+
+    async def main() -> list[str]:
+        loop = V.agent_loop(tok, V.tools_yaml(tmp_path, app), parallel=2, determinism=True)
+        open_after = []
+        try:
+            for step in (1, 2):
+                outputs = await V.run_step(loop, step, trajectories)
+                seen = [V.observations(tok, output) for output in outputs]
+                wrong = [(t, s) for t, s in enumerate(seen) if s != V.expected(step, t)]
+                assert not wrong, wrong[:3]
+                del outputs  # the trajectories end: verl has dropped their AgentData
+                await loop.tools["python"].wait_closed()
+                async with httpx.AsyncClient(base_url=app, timeout=30) as client:
+                    metrics = (await client.get("/metrics")).text
+                open_after += re.findall(r"^assay_sessions_open (\S+)$", metrics, re.MULTILINE)
+        finally:
+            await aclose_loop_clients()
+        return open_after
+
+    assert asyncio.run(main()) == ["0.0", "0.0"]
 
 
 def test_a_killed_holder_ends_exactly_its_sessions(http: httpx.Client) -> None:
