@@ -398,6 +398,11 @@ class Registry(Mapping[str, type[Scorer]]):
         scorer = self._scorers.get(task) if isinstance(task, str) else None
         return scorer.item_model() if scorer is not None else Item
 
+    def item_fields(self) -> frozenset[str]:
+        """Every field an item of some task here may carry: `Item`'s and each task's own (`Scorer.Fields`)."""
+        models = (cls.item_model() for cls in self._scorers.values())
+        return frozenset(Item.FIELDS).union(*(model.model_fields for model in models))
+
     def lookup(self, name: str) -> type[Scorer]:
         """The scorer class for `name`, or UnknownTaskError with a suggestion."""
         try:
