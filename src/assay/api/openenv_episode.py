@@ -146,10 +146,12 @@ def session_item(raw: Any, registry: Registry | None = None) -> Item:
 
 
 class TaskFile:
-    """The items `reset` draws from when the client sends none (JSON Lines, read once, no responses)."""
+    """The items `reset` draws from when the client sends none (JSON Lines, read once, no responses),
+    each read with its task's own fields (`registry`)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, registry: Registry) -> None:
         self.path = path
+        self.registry = registry
         self._items: list[Item] | None = None
         self._turn = itertools.count()
 
@@ -159,7 +161,7 @@ class TaskFile:
         if self._items is None:
             try:
                 lines = [line for line in self.path.read_text().splitlines() if line.strip()]
-                items = [session_item(json.loads(line)) for line in lines]
+                items = [session_item(json.loads(line), self.registry) for line in lines]
             except (OSError, ValueError, EpisodeError) as exc:
                 message = f"the task file {self.path} cannot be used: {exc}"
                 raise EpisodeError(message, "EXECUTION_ERROR", Refusal.UNAVAILABLE) from None
