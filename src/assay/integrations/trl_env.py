@@ -39,7 +39,7 @@ __all__ = [
     "AssayPythonEnv",
 ]
 
-_ITEM_FIELDS = set(Item.model_fields) - {"response", "id"}
+_NOT_FROM_ROWS = {"response", "id"}  # the rollout writes the response; a session item needs no id
 _TYPES: dict[str, Any] = {
     "string": str,
     "integer": int,
@@ -73,12 +73,16 @@ class AssayEnv:
         self._limits = dict(limits or {})
         self._tools = list(methods)
         self._task = task or "math"
+        # The fields a row of each task may give: Item's and the task's own (`item_fields` lists them).
+        self._fields = {info["name"]: set(info["item_fields"]) for info in listed["tasks"]}
         self._session: str | None = None
 
     def reset(self, **row: Any) -> str | None:
         """Start a new rollout: a fresh session on the row's item fields (task, reference, tests, ...)."""
         self._end()
-        item = {k: v for k, v in row.items() if k in _ITEM_FIELDS and v is not None}
+        task = row.get("task") or self._task
+        fields = (Item.FIELDS | self._fields.get(task, set())) - _NOT_FROM_ROWS
+        item = {k: v for k, v in row.items() if k in fields and v is not None}
         if not isinstance(item.get("prompt"), str):
             item.pop("prompt", None)  # a conversational prompt is a list of messages
         item.setdefault("task", self._task)
