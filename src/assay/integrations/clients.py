@@ -12,11 +12,14 @@ import atexit
 import os
 import threading
 import weakref
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
 from assay.client import AssayClient
 from assay.errors import RewardUnavailable
+from assay.suggest import did_you_mean
 from assay.types import Result
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "shared_http",
     "shared_session_client",
     "shared_sync_session_client",
+    "task_tools",
 ]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -50,6 +54,18 @@ _clients_lock = threading.Lock()
 _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AssayClient]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def task_tools(listed: Mapping[str, Any], task: str) -> list[str]:
+    """The tools a session of `task` holds when its caller names none, from what the server lists (`GET
+    /v1/tasks`): the tools the task brings, else python (the server's tool of no one task); ValueError
+    for a task the server does not have."""
+    tasks = {info["name"]: info for info in listed["tasks"]}
+    if task not in tasks:
+        raise ValueError(
+            f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
+        )
+    return list(tasks[task].get("tools") or ["python"])
 
 
 def assay_url(url: str | None = None) -> str:

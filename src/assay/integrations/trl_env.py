@@ -30,7 +30,7 @@ from typing import Any, Literal, Union
 
 import httpx
 
-from assay.integrations.clients import shared_http
+from assay.integrations.clients import shared_http, task_tools
 from assay.suggest import did_you_mean
 from assay.types import Item
 
@@ -130,17 +130,8 @@ def _listed(url: str) -> dict[str, Any]:
 
 
 def _tool_names(listed: dict[str, Any], tools: Sequence[str] | None, task: str | None) -> list[str]:
-    """`tools` when named; else the tools `task` brings (python when it brings none); else python."""
-    if tools is not None:
-        return list(tools)
-    if task is None:
-        return ["python"]
-    tasks = {info["name"]: info for info in listed["tasks"]}
-    if task not in tasks:
-        raise ValueError(
-            f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
-        )
-    return list(tasks[task].get("tools") or ["python"])
+    """`tools` when named; else the tools `task`'s sessions hold (`task_tools`), math's when none."""
+    return list(tools) if tools is not None else task_tools(listed, task or "math")
 
 
 def _schemas(url: str, listed: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
