@@ -31,6 +31,7 @@ from typing import Any, Literal, Union
 import httpx
 
 from assay.integrations.clients import shared_http, task_tools
+from assay.integrations.signatures import JSON_TYPES, parameters
 from assay.suggest import did_you_mean
 from assay.types import Item
 
@@ -40,15 +41,6 @@ __all__ = [
 ]
 
 _NOT_FROM_ROWS = {"response", "id"}  # the rollout writes the response; a session item needs no id
-_TYPES: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-    "null": type(None),
-}
 _RESERVED = {"reset", "get_reward"}  # what TRL does not offer as a tool
 
 
@@ -158,13 +150,10 @@ def _method(function: dict[str, Any]) -> Callable[..., str]:
     """A method that steps the session's tool, with the signature and Google-style docstring that
     transformers' `get_json_schema` reads back into the tool's schema."""
     name = function["name"]
-    parameters = function.get("parameters") or {}
-    properties: dict[str, Any] = parameters.get("properties") or {}
-    required = set(parameters.get("required") or ())
+    properties, required, ordered = parameters(function)
     for arg in properties:
         if not _usable(arg) or arg == "self":
             raise ValueError(f'tool "{name}": argument "{arg}" cannot be a Python parameter name')
-    ordered = sorted(properties, key=lambda arg: arg not in required)  # required first, else stable
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += [
         inspect.Parameter(
@@ -206,7 +195,7 @@ def _hint(schema: dict[str, Any]) -> Any:
         return Union[tuple(_hint(option) for option in schema["anyOf"])]  # noqa: UP007
     kind = schema.get("type")
     if isinstance(kind, list):
-        return Union[tuple(_TYPES.get(k, Any) for k in kind)]  # noqa: UP007
+        return Union[tuple(JSON_TYPES.get(k, Any) for k in kind)]  # noqa: UP007
     if kind == "array" and isinstance(schema.get("items"), dict):
         return list[_hint(schema["items"])]  # type: ignore[misc]
-    return _TYPES.get(str(kind), Any)
+    return JSON_TYPES.get(str(kind), Any)
