@@ -181,6 +181,12 @@ def test_an_episode_with_a_task_tool_other_than_python(server: LiveServer) -> No
         assert (answer.reward, answer.done) == (1.0, True)
 
 
+def test_an_episode_without_tools_named_holds_the_tools_its_task_brings(server: LiveServer) -> None:
+    with _env(server) as env:
+        assert [t["function"]["name"] for t in env.reset(item=SQL).observation["tools"]] == ["sql"]
+        assert [t["function"]["name"] for t in env.reset(item=MATH).observation["tools"]] == ["python"]
+
+
 def test_an_interpreter_that_dies_ends_the_tools_and_the_answer_is_still_verified(server: LiveServer) -> None:
     with _env(server) as env:
         env.reset(item=MATH)
