@@ -241,3 +241,22 @@ def test_cli_group_by_writes_per_group_stats(tmp_path: Path) -> None:
     assert by_group["p0"]["stats"]["n_correct"] == 2 and by_group["p0"]["stats"]["all_equal"] is True
     assert by_group["p1"]["stats"]["n_correct"] == 0
     assert set(by_group) == {"p0", "p1"}  # the line that is not JSON belongs to no group
+
+
+def test_cli_group_by_a_tasks_own_field_keeps_it_on_the_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `answer_key` is the keyed task's own field (Scorer.Fields): grouping by it must not strip it.
+    from assay.cli import main
+
+    monkeypatch.setenv("ASSAY_PLUGINS", '["assay_test_plugins:KeyedScorer"]')
+    monkeypatch.setenv("ASSAY_WORKERS", "1")
+    keyed = {"task": "keyed", "response": "a"}
+    lines = [{**keyed, "id": f"k{i}", "answer_key": [k]} for i, k in enumerate("aab")]
+    source = tmp_path / "items.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out, stats = tmp_path / "results.jsonl", tmp_path / "groups.jsonl"
+    args = ["score", str(source), "-o", str(out), "--group-by", "answer_key", "--group-stats", str(stats)]
+    assert main([*args, "-q"]) == 0
+    assert [json.loads(line)["reward"] for line in out.read_text().splitlines()] == [1.0, 1.0, 0.0]
+    assert sorted(json.loads(g)["stats"]["n_correct"] for g in stats.read_text().splitlines()) == [0, 2]

@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -27,6 +27,9 @@ from assay.errors import AssayError
 from assay.jsonl import read_lines
 from assay.settings import Settings
 from assay.types import Result, Status
+
+if TYPE_CHECKING:
+    from assay.registry import Registry
 
 KEEP_ALIVE_S = 75  # seconds the server keeps an idle connection open
 
@@ -101,14 +104,14 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _group_key(raw: Any, field: str) -> tuple[Any, Any]:
-    """(group value, the item to score): a non-item field is removed so the item stays valid."""
-    from assay.types import Item
-
+def _group_key(raw: Any, field: str, registry: Registry) -> tuple[Any, Any]:
+    """(group value, the item to score): a field that is not one of the item's task's (`Item`'s and the
+    task's own) is removed so the item stays valid."""
     if not isinstance(raw, dict):
         return None, raw
     value = raw.get(field)
-    item = raw if field in Item.FIELDS else {k: v for k, v in raw.items() if k != field}
+    kept = field in registry.item_model(raw).model_fields
+    item = raw if kept else {k: v for k, v in raw.items() if k != field}
     return (
         value if isinstance(value, str | int | float | bool) or value is None else json.dumps(value)
     ), item
@@ -122,16 +125,17 @@ def _score_grouped(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         source = sys.stdin if args.file == "-" else stack.enter_context(open(args.file, encoding="utf-8"))
         lines = [raw for _, raw in _read_items(source)]
+        engine = stack.enter_context(Engine(Settings()))
         members: dict[Any, list[tuple[int, Any]]] = {}
         for index, raw in enumerate(lines):
             if not isinstance(raw, Result):
-                key, item = _group_key(raw, args.group_by)
+                key, item = _group_key(raw, args.group_by, engine.registry)
                 members.setdefault(key, []).append((index, item))
         options = {"shaping": args.shaping, "rubric": args.rubric}
         groups = [
             {"id": key, "items": [item for _, item in rows], **options} for key, rows in members.items()
         ]
-        outcomes = stack.enter_context(Engine(Settings())).score_groups(groups)
+        outcomes = engine.score_groups(groups)
         results = [raw if isinstance(raw, Result) else None for raw in lines]
         for rows, outcome in zip(members.values(), outcomes, strict=True):
             for (index, _), result in zip(rows, outcome.results, strict=True):

@@ -181,6 +181,12 @@ def test_an_episode_with_a_task_tool_other_than_python(server: LiveServer) -> No
         assert (answer.reward, answer.done) == (1.0, True)
 
 
+def test_an_episode_without_tools_named_holds_the_tools_its_task_brings(server: LiveServer) -> None:
+    with _env(server) as env:
+        assert [t["function"]["name"] for t in env.reset(item=SQL).observation["tools"]] == ["sql"]
+        assert [t["function"]["name"] for t in env.reset(item=MATH).observation["tools"]] == ["python"]
+
+
 def test_an_interpreter_that_dies_ends_the_tools_and_the_answer_is_still_verified(server: LiveServer) -> None:
     with _env(server) as env:
         env.reset(item=MATH)
@@ -379,3 +385,17 @@ def test_a_frame_past_the_body_limit_is_refused_and_the_episode_goes_on(task_fil
         assert json.loads(ws.receive_text())["data"]["code"] == "INVALID_JSON"
         ws.send_text(json.dumps({"type": "step", "data": _python("print('still here')")}))
         assert json.loads(ws.receive_text())["data"]["observation"]["output"] == "still here\n"
+
+
+def test_a_task_files_items_keep_their_tasks_own_fields(tmp_path: Path) -> None:
+    # `keyed` declares `answer_key` (Scorer.Fields): read without its task's model, the file was refused.
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    path = tmp_path / "keyed.jsonl"
+    path.write_text(json.dumps({"id": "k", "task": "keyed", "answer_key": ["Paris"]}) + "\n")
+    settings = session_settings(openenv_items=path)
+    settings = settings.model_copy(update={"plugins": ["assay_test_plugins:KeyedScorer"]})
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        episode = client.post("/openenv/reset", json={"index": 0}).json()["metadata"]["episode_id"]
+        answered = client.post("/openenv/step", json={"action": {"answer": "Paris"}, "episode_id": episode})
+    assert answered.json()["reward"] == 1.0

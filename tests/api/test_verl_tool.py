@@ -12,7 +12,6 @@ from fastapi.testclient import TestClient
 from session_testing import SQL, sql_session_settings
 
 from assay.api import create_app
-from assay.api.verl_tool import call_of, code_of
 
 
 @pytest.fixture(scope="module")
@@ -72,20 +71,6 @@ def test_mismatched_lists_are_a_clear_422(client: TestClient) -> None:
     assert response.status_code == 422 and "one entry each" in response.json()["error"]["message"]
 
 
-@pytest.mark.parametrize(
-    ("action", "code"),
-    [
-        ("```python\nprint(1)\n```", "print(1)\n"),
-        ("first ```python\na=1\n``` then ```py\nb=2\n```", "b=2\n"),
-        ("<python>x</python> and <python>y</python>", "y"),
-        ("no code here", None),
-        ("```python\n\n```", None),
-    ],
-)
-def test_the_code_of_an_action_is_its_last_block(action: str, code: str | None) -> None:
-    assert code_of(action) == code
-
-
 def test_a_tool_call_runs_any_tool_of_the_session_by_name(client: TestClient) -> None:
     query = json.dumps({"name": "sql", "arguments": {"query": "SELECT count(*) AS n FROM students"}})
     body = {
@@ -105,22 +90,18 @@ def test_a_tool_call_runs_any_tool_of_the_session_by_name(client: TestClient) ->
     _turn(client, ["q"], [""], [True])
 
 
-@pytest.mark.parametrize(
-    ("action", "call"),
-    [
-        (
-            '<tool_call>{"name": "sql", "arguments": {"query": "SELECT 1"}}</tool_call>',
-            ("sql", {"query": "SELECT 1"}),
-        ),
-        (
-            '<tool_call>{"name": "a"}</tool_call> <tool_call>{"name": "b", "arguments": {}}</tool_call>',
-            ("b", {}),
-        ),
-        ("```python\nprint(1)\n```", ("python", {"code": "print(1)\n"})),
-        ("<tool_call>not json</tool_call>", None),
-        ('<tool_call>["sql"]</tool_call>', None),
-        ("no call here", None),
-    ],
-)
-def test_the_call_of_an_action_is_its_last_tool_call_else_its_code(action: str, call: object) -> None:
-    assert call_of(action) == call
+def test_code_that_names_no_tool_runs_in_the_tasks_one_tool_else_asks_to_name_one(
+    client: TestClient,
+) -> None:
+    # A sql item with no tools named: its session holds the tool its task brings, and a fenced block
+    # (verl-tool's python_code form) is that tool's one argument (the query), not python code.
+    query = "```\nSELECT count(*) AS n FROM students\n```"
+    body = {"trajectory_ids": ["s"], "actions": [query], "finish": [False], "extra_fields": [{"item": SQL}]}
+    answer = client.post("/get_observation", json=body).json()
+    assert answer == {"observations": ["| n |\n|---|\n| 40 |\n(1 row)"], "dones": [False], "valids": [True]}
+    _turn(client, ["s"], [""], [True])
+    several = {**body, "trajectory_ids": ["m"], "extra_fields": [{"item": SQL, "tools": ["sql", "python"]}]}
+    refused = client.post("/get_observation", json=several).json()
+    assert refused["valids"] == [False] and refused["dones"] == [False]
+    assert "several tools (sql, python)" in refused["observations"][0]
+    assert "m" not in client.app.state.tool_server_sessions.sessions  # no session opened for it

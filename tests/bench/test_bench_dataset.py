@@ -14,6 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from assay.bench.dataset import coerce_label, load, parse_mapping, task_of_rows
+from assay.registry import Registry
+from assay.settings import Settings
 
 # The same two rows in a user's own column names.
 COLUMNS = {
@@ -191,3 +193,20 @@ def test_the_task_is_read_from_the_rows_or_the_error_says_what_to_pass(
     else:
         with pytest.raises(ValueError, match=re.escape(found)):
             task_of_rows(records, mapping)
+
+
+def test_a_row_keeps_its_tasks_own_fields_and_may_map_them(
+    write_jsonl: Callable[[Sequence[Any], str], Path],
+) -> None:
+    # `keyed` declares `answer_key` (Scorer.Fields): a bench of it keeps the column, mapped or not.
+    registry = Registry.from_settings(Settings(plugins=["assay_test_plugins:KeyedScorer"]))
+    mapping = parse_mapping(["answer_key=keys,label=ok"], registry.item_fields())
+    lines = [
+        {"id": "k", "response": "Paris", "keys": ["Paris"], "ok": True},
+        {"id": "n", "answer_key": ["x"]},
+    ]
+    mapped, named = load(write_jsonl(lines, "keyed.jsonl"), "keyed", mapping, registry)
+    assert mapped.item == {"id": "k", "task": "keyed", "response": "Paris", "answer_key": ["Paris"]}
+    assert named.item["answer_key"] == ["x"] and (mapped.problem, named.problem) == (None, None)
+    with pytest.raises(ValueError, match="cannot map"):
+        parse_mapping(["answer_key=keys"])  # no task here declares it

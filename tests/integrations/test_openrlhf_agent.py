@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from assay_testing import LiveServer
@@ -128,3 +128,32 @@ def test_a_trajectory_out_of_tokens_closes_its_session(
     assert "<tool_response>\n3\n" in tokenizer.decode(output["observation_tokens"])  # one call ran
     assert output["reward"] == 0  # no answer: OpenRLHF's own total of step rewards
     assert server.engine.sessions.open_count == 0
+
+
+def test_a_trajectorys_code_runs_in_the_tool_its_task_brings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tools named: the session holds the tools the item's task brings (as the server lists them), and
+    code that names no tool is its one tool's argument; of several tools, the policy is told to name one."""
+    url = "http://assay.invalid"
+    monkeypatch.setenv("ASSAY_URL", url)
+    sql = {"type": "function", "function": {"name": "sql", "parameters": {"required": ["query"]}}}
+    python = {"type": "function", "function": {"name": "python", "parameters": {"required": ["code"]}}}
+    listed = {
+        "tasks": [{"name": "sql", "tools": ["sql"]}, {"name": "math", "tools": []}],
+        "tools": [sql, python],
+    }
+    monkeypatch.setitem(openrlhf_agent._listed, url, listed)
+
+    class SqlAgent(openrlhf_agent.AgentInstance):
+        item: ClassVar[dict[str, Any]] = {"task": "sql", "db_id": "school"}
+
+    class BothAgent(SqlAgent):
+        tools: ClassVar[list[str] | None] = ["sql", "python"]
+
+    code = "```\nSELECT 1\n```"
+    assert asyncio.run(SqlAgent()._reader()).parse(code) == ("sql", {"query": "SELECT 1\n"})
+    assert asyncio.run(openrlhf_agent.AgentInstance()._reader()).parse(code) == (
+        "python",
+        {"code": "SELECT 1\n"},
+    )
+    told = asyncio.run(BothAgent().step({"action_text": code}))
+    assert told["done"] is False and "several tools (sql, python)" in told["environment_feedback"]

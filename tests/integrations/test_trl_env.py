@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from assay_testing import LiveServer, bwrap_works
 from session_testing import SQL, sql_session_settings
@@ -17,7 +18,8 @@ from assay.integrations.trl_env import AssayEnv, AssayPythonEnv
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    live = LiveServer(sql_session_settings(tmp_path_factory.mktemp("trl_env_sql")))
+    settings = sql_session_settings(tmp_path_factory.mktemp("trl_env_sql"))
+    live = LiveServer(settings.model_copy(update={"plugins": ["assay_test_plugins:KeyedScorer"]}))
     live.start()
     yield live
     live.stop()
@@ -97,3 +99,11 @@ def test_a_tool_or_task_the_server_does_not_offer_is_a_clear_error(server: LiveS
 def test_a_task_that_brings_no_tool_of_its_own_gets_python(server: LiveServer) -> None:
     (tool,) = _tools(AssayEnv(server.url, task="math"))
     assert tool.__name__ == "python"  # type: ignore[attr-defined]
+
+
+def test_a_row_keeps_its_tasks_own_fields(server: LiveServer) -> None:
+    # `keyed` declares `answer_key` (Scorer.Fields); the server lists it among the task's item_fields.
+    env = AssayEnv(server.url, task="keyed")
+    env.reset(prompt="Capital of France?", answer_key=["Paris"], difficulty="easy")
+    verdict = httpx.post(f"{server.url}/v1/sessions/{env._session}/verify", json={"response": "Paris"})
+    assert verdict.json()["reward"] == 1.0

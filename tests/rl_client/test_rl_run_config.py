@@ -118,6 +118,16 @@ def test_jsonl_and_parquet_rows_map_to_the_same_problems(tmp_path: Path) -> None
     ]
 
 
+def test_a_row_fills_its_tasks_own_item_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `keyed` declares `answer_key` (Scorer.Fields): a row of it sends the column, mapped or not; a math
+    # row of the same data does not (math's items have no such field).
+    monkeypatch.setenv("ASSAY_PLUGINS", '["assay_test_plugins:KeyedScorer"]')
+    rows = [{"prompt": "Capital?", "keys": ["Paris"]}, {"prompt": "2+2", "task": "math", "keys": ["4"]}]
+    keyed, math = to_problems(rows, {"answer_key": "keys"}, "keyed")
+    assert (keyed.task, keyed.fields) == ("keyed", {"answer_key": ["Paris"]})
+    assert (math.task, math.fields) == ("math", {})
+
+
 def test_bad_data_gets_a_message_with_the_row_and_the_fix(tmp_path: Path) -> None:
     path = _write_jsonl(tmp_path / "d.jsonl", [{"question": "x"}])
     with pytest.raises(DataError, match=r"row 1: no prompt in column 'prompt'.*data.fields.prompt"):

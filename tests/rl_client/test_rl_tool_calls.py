@@ -18,7 +18,7 @@ from assay.rl_client.config import GenerateConfig, ToolsConfig, TrainConfig
 from assay.rl_client.generate import Problem
 from assay.rl_client.multiturn import ToolRollouts
 from assay.rl_client.tokenizer import TextTokenizer
-from assay.rl_client.tool_calls import BadCall, HermesCalls, chat_tool_turn
+from assay.rl_client.tool_calls import ActionCalls, BadCall, HermesCalls, chat_tool_turn
 from assay.types import Status
 from rl_client.multiturn_testing import FakeSessions, TurnBackend
 
@@ -205,3 +205,49 @@ def test_a_call_to_a_tool_the_session_lacks_goes_to_the_session_which_judges_it(
     _, _, sample = _run([other, ANSWER], sessions)
     assert sessions.batches[0][0].tool == "shell"
     assert (sample.completion.tool_errors, sample.reward) == (1, 1.0)
+
+
+def _schema(name: str, *arguments: str) -> dict[str, Any]:
+    properties = {argument: {"type": "string"} for argument in arguments}
+    return {"type": "function", "function": {"name": name, "parameters": {"properties": properties}}}
+
+
+PYTHON, SQL, EDIT = _schema("python", "code"), _schema("sql", "query"), _schema("edit", "path", "text")
+
+
+@pytest.mark.parametrize(
+    ("schemas", "action", "call"),
+    [
+        (
+            [SQL],
+            '<tool_call>{"name": "sql", "arguments": {"query": "SELECT 1"}}</tool_call>',
+            ("sql", {"query": "SELECT 1"}),
+        ),
+        (
+            [SQL],
+            '<tool_call>{"name": "a"}</tool_call> <tool_call>{"name": "b", "arguments": {}}</tool_call>',
+            ("b", {}),
+        ),
+        ([PYTHON], "```python\nprint(1)\n```", ("python", {"code": "print(1)\n"})),
+        ([SQL], "first ```\nSELECT 1\n``` then ```\nSELECT 2\n```", ("sql", {"query": "SELECT 2\n"})),
+        ([SQL, PYTHON], "<python>x</python> and <sql>y</sql>", ("sql", {"query": "y"})),
+        ([SQL], "<python>x</python>", None),  # a tag of no tool of the session is text
+        ([PYTHON], "no call here", None),
+        ([PYTHON], "```python\n\n```", None),
+    ],
+)
+def test_an_actions_call_is_its_tool_call_else_a_tag_else_code_for_the_sessions_one_tool(
+    schemas: list[dict[str, Any]], action: str, call: object
+) -> None:
+    assert ActionCalls(schemas).parse(action) == call
+
+
+@pytest.mark.parametrize(
+    ("schemas", "says"),
+    [([SQL, PYTHON], "several tools (sql, python)"), ([EDIT], "takes several arguments"), ([], "no tool")],
+)
+def test_code_that_names_no_tool_is_a_bad_call_saying_to_name_one(
+    schemas: list[dict[str, Any]], says: str
+) -> None:
+    call = ActionCalls(schemas).parse("```python\nprint(1)\n```")
+    assert isinstance(call, BadCall) and says in call.reason

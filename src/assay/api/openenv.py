@@ -85,7 +85,8 @@ def _engine(app: Any) -> Service:
 def _tasks(app: Any) -> TaskFile:
     tasks: TaskFile | None = getattr(app.state, "openenv_tasks", None)
     if tasks is None:
-        tasks = app.state.openenv_tasks = TaskFile(app.state.settings.sessions.openenv_items)
+        path = app.state.settings.sessions.openenv_items
+        tasks = app.state.openenv_tasks = TaskFile(path, _engine(app).registry)
     return tasks
 
 

@@ -6,7 +6,8 @@ step_count}`. Here an episode is one Assay session:
 
 - `reset` ends the episode's previous session and opens a new one on an item: the client's (`item`), or
   one of the server's task file (`sessions.openenv_items`), picked by `index`, drawn by `seed`, or the
-  next in turn. `tools` (default `["python"]`) and `limits` are those of `POST /v1/sessions`.
+  next in turn. `tools` (default: the tools the item's task brings, python when it brings none) and
+  `limits` are those of `POST /v1/sessions`.
 - `step` takes `{"tool", "arguments"}` (one tool call, as `POST /v1/sessions/{id}/step`: a traceback is an
   observation, not an error; a session that ended answers `session_gone`) or `{"answer"}`: the final
   response, verified exactly as `/v1/rewards` would score it; its `reward` (null unless the verdict's
@@ -39,6 +40,7 @@ from assay.items import parse_item
 from assay.registry import Registry
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits, SessionsFull
+from assay.sessions.tools import task_tools
 from assay.types import Item
 
 
@@ -63,7 +65,9 @@ class ResetData(BaseModel):
     episode_id: str | None = Field(
         None, max_length=255, description="Name the episode (default: its session id)."
     )
-    tools: list[str] = Field(default_factory=lambda: ["python"], min_length=1)
+    tools: list[str] | None = Field(
+        None, min_length=1, description="The session's tools (default: those the item's task brings)."
+    )
     limits: SessionLimits = Field(default_factory=SessionLimits)
 
 
@@ -146,10 +150,12 @@ def session_item(raw: Any, registry: Registry | None = None) -> Item:
 
 
 class TaskFile:
-    """The items `reset` draws from when the client sends none (JSON Lines, read once, no responses)."""
+    """The items `reset` draws from when the client sends none (JSON Lines, read once, no responses),
+    each read with its task's own fields (`registry`)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, registry: Registry) -> None:
         self.path = path
+        self.registry = registry
         self._items: list[Item] | None = None
         self._turn = itertools.count()
 
@@ -159,7 +165,7 @@ class TaskFile:
         if self._items is None:
             try:
                 lines = [line for line in self.path.read_text().splitlines() if line.strip()]
-                items = [session_item(json.loads(line)) for line in lines]
+                items = [session_item(json.loads(line), self.registry) for line in lines]
             except (OSError, ValueError, EpisodeError) as exc:
                 message = f"the task file {self.path} cannot be used: {exc}"
                 raise EpisodeError(message, "EXECUTION_ERROR", Refusal.UNAVAILABLE) from None
@@ -203,7 +209,8 @@ class Episode:
             )
             await self._end()
             try:
-                info = await self.engine.open_session(item, data.tools, data.limits)
+                tools = data.tools or task_tools(self.engine.registry.lookup(item.task))
+                info = await self.engine.open_session(item, tools, data.limits)
             except ItemError as exc:  # an unknown task or tool, a tool that cannot serve it, limits too big
                 raise EpisodeError(str(exc)) from None
             except SessionsFull as exc:
@@ -212,7 +219,7 @@ class Episode:
                 raise EpisodeError(
                     f"cannot start the session's sandbox: {exc}", "EXECUTION_ERROR", Refusal.UNAVAILABLE
                 ) from None
-            self.session_id, self.item, self.tools = info.session_id, item, list(data.tools)
+            self.session_id, self.item, self.tools = info.session_id, item, list(tools)
             self.episode_id = data.episode_id or self.episode_id or info.session_id
             self.steps, self.done = 0, False
             return AssayObservation(

@@ -34,11 +34,12 @@ class PreflightResponse(BaseModel):
 @router.post("/v1/repo/preflight", response_model=PreflightResponse, responses=POST_ERRORS)
 async def repo_preflight(body: PreflightRequest, request: Request) -> PreflightResponse:
     """Per task: `ok`, `problems`, `flaky` node ids, and the gold and empty changes' verdicts."""
-    from assay.verifiers.repo.preflight import assess, plan
+    from assay.verifiers.repo.preflight import assess, item_model, plan
 
-    plans = [plan(task, body.runs) for task in body.tasks]
-    items = [item for planned in plans if isinstance(planned, list) for item in planned]
     engine = engine_of(request)
+    model = item_model(engine.registry)
+    plans = [plan(task, model, body.runs) for task in body.tasks]
+    items = [item for planned in plans if isinstance(planned, list) for item in planned]
     what = f"preflight of {len(items)} items"
     results = await admitted(request, len(items), engine.score_async(items), what) if items else []
     reports, at = [], 0
@@ -46,6 +47,6 @@ async def repo_preflight(body: PreflightRequest, request: Request) -> PreflightR
         if isinstance(planned, dict):
             reports.append(planned)
             continue
-        reports.append(assess(task, results[at : at + len(planned)]))
+        reports.append(assess(task, model, results[at : at + len(planned)]))
         at += len(planned)
     return PreflightResponse(reports=reports)

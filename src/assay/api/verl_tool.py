@@ -5,15 +5,17 @@
 
 As in verl-tool's tool server, an action is the model's raw text for one turn. Its call is its last
 `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` (the Hermes form Qwen models write and verl's
-own parser reads): any tool of the session, by name, with its arguments; else its last fenced python block
-(or `<python>...</python>`), run by the python tool (verl-tool's python_code form). A trajectory's first
-action opens an Assay session with `extra_fields[i].tools` (default `["python"]`) on
+own parser reads): any tool of the session, by name, with its arguments; else its last `<tool>...</tool>`
+for a tool of the session (`<python>...</python>`); else its last fenced code block, run by the session's
+one tool (verl-tool's python_code form; code that names no tool in a session of several is not valid,
+and its observation says to name one). A trajectory's first action opens an Assay session with
+`extra_fields[i].tools` (default: the tools the item's task brings, python when it brings none) on
 `extra_fields[i].item` (else a bare math item), and later actions step it, so state persists across
-turns; `finish: true` ends the trajectory's session (done, valid). An action with no call (or a
-`<tool_call>` that is not a JSON object with a name) is not valid (empty observation, not done). A
-session that ended (its interpreter lost, its TTL or step limit) answers done with the reason as the
-observation. The trajectory -> session map is a bounded table of handles on the app; the state itself is
-in the sessions' sandboxes.
+turns; `finish: true` ends the trajectory's session (done, valid). An action with no call is not valid
+(empty observation, not done); so is a call that cannot be run (a `<tool_call>` that is not a JSON object
+with a name, code that names no tool), whose observation says why. A session that ended (its interpreter
+lost, its TTL or step limit) answers done with the reason as the observation. The trajectory -> session
+map is a bounded table of handles on the app; the state itself is in the sessions' sandboxes.
 
 One trajectory, one session (issue 38): calls for a trajectory whose session is still being opened wait
 for that open instead of opening another, and a `finish` that arrives meanwhile closes it once it is
@@ -25,7 +27,6 @@ free session (up to `OPEN_WAIT_S`, then 429 `sessions_full`, which verl-tool fai
 from __future__ import annotations
 
 import asyncio
-import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,15 +41,15 @@ from assay.api.session_open import OPEN_WAIT_S as SESSION_OPEN_WAIT_S
 from assay.api.session_open import open_when_free
 from assay.api.state import engine_of
 from assay.errors import ItemError
-from assay.rl_client.tool_calls import BadCall, HermesCalls
+from assay.registry import Registry
+from assay.rl_client.tool_calls import ActionCalls, BadCall, Call
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits
 from assay.sessions.service import StepCall
+from assay.sessions.tools import task_tools
+from assay.types import Item
 
 router = APIRouter(tags=["trainers"], route_class=BoundedRoute)
-_TAGGED = re.compile(r"<python>(.*?)</python>", re.S)
-_FENCED = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
-_HERMES = HermesCalls()
 _KEPT = 100_000
 
 
@@ -67,20 +68,25 @@ class ObservationResponse(BaseModel):
     valids: list[bool]
 
 
-def code_of(action: str) -> str | None:
-    """The code of one action: its last `<python>` block or fenced python block, else None."""
-    found = _TAGGED.findall(action) or _FENCED.findall(action)
-    return found[-1] if found and found[-1].strip() else None
+@dataclass(frozen=True)
+class _Planned:
+    """What a trajectory's session is opened on (its item and tools) and how its actions are read."""
+
+    item: Item
+    tools: list[str]
+    calls: ActionCalls
 
 
-def call_of(action: str) -> tuple[str, Any] | None:
-    """The tool call of one action, `(tool, arguments)`: its last `<tool_call>` (read as the trainer's
-    hermes format reads it), else its code as a python call; None when it has no call it can run."""
-    call = _HERMES.parse(action)
-    if call is not None:
-        return None if isinstance(call, BadCall) else call
-    code = code_of(action)
-    return None if code is None else ("python", {"code": code})
+def _plan(extra: dict[str, Any], registry: Registry, schemas: list[dict[str, Any]]) -> _Planned:
+    """The session `extra` asks for: its item (else a bare math item), its tools (else the tools the
+    item's task brings: `task_tools`), and the reader of its actions over those tools' `schemas`."""
+    raw = extra.get("item") or {"task": "math"}
+    item = registry.item_model(raw).model_validate(raw)
+    tools = extra.get("tools") or task_tools(registry.lookup(item.task))
+    if not (isinstance(tools, list) and all(isinstance(name, str) for name in tools)):
+        raise TypeError("tools must be a list of tool names")
+    offered = {schema["function"]["name"]: schema for schema in schemas}
+    return _Planned(item, tools, ActionCalls([offered[name] for name in tools if name in offered]))
 
 
 # How long a trajectory's first action waits for a free session before the request is refused (429);
@@ -92,8 +98,8 @@ OPEN_WAIT_S = SESSION_OPEN_WAIT_S
 class _Trajectories:
     """The trajectory -> session table of the app, and the opens in flight (one per trajectory)."""
 
-    sessions: OrderedDict[str, str] = field(default_factory=OrderedDict)
-    opening: dict[str, asyncio.Future[str]] = field(default_factory=dict)
+    sessions: OrderedDict[str, tuple[str, ActionCalls]] = field(default_factory=OrderedDict)
+    opening: dict[str, asyncio.Future[tuple[str, ActionCalls]]] = field(default_factory=dict)
 
 
 def _trajectories(request: Request) -> _Trajectories:
@@ -103,39 +109,46 @@ def _trajectories(request: Request) -> _Trajectories:
     return table
 
 
-async def _session(request: Request, trajectory: str, extra: dict[str, Any]) -> str:
-    """The trajectory's session: its own, the one being opened for it, or a new one."""
+async def _call(
+    request: Request, trajectory: str, action: str, extra: dict[str, Any]
+) -> StepCall | str | None:
+    """The action's step call in the trajectory's session (its own, the one being opened for it, or a
+    new one, opened only for an action with a call); a BadCall's reason; None when it has no call."""
     table = _trajectories(request)
     if trajectory in table.sessions:
-        return table.sessions[trajectory]
+        return _step(table.sessions[trajectory], action)
     if trajectory in table.opening:
-        return await asyncio.shield(table.opening[trajectory])
-    opened: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        return _step(await asyncio.shield(table.opening[trajectory]), action)
+    engine = engine_of(request)
+    planned = _plan(extra, engine.registry, engine.session_tools())
+    call = planned.calls.parse(action)
+    if call is None or isinstance(call, BadCall):
+        return None if call is None else call.reason
+    opened: asyncio.Future[tuple[str, ActionCalls]] = asyncio.get_running_loop().create_future()
     table.opening[trajectory] = opened
     try:
-        session_id = await _open(request, extra)
+        limits = SessionLimits(**extra.get("limits", {}))
+        info = await open_when_free(engine, planned.item, planned.tools, limits, OPEN_WAIT_S)
     except BaseException as exc:
         opened.set_exception(exc)
         opened.exception()  # retrieved: a trajectory no one else waits on must not warn
         raise
     finally:
         del table.opening[trajectory]
-    opened.set_result(session_id)
-    table.sessions[trajectory] = session_id
+    held = (info.session_id, planned.calls)
+    opened.set_result(held)
+    table.sessions[trajectory] = held
     while len(table.sessions) > _KEPT:
         table.sessions.popitem(last=False)
-    return session_id
+    return StepCall(info.session_id, *call)
 
 
-async def _open(request: Request, extra: dict[str, Any]) -> str:
-    """A new session for `extra`'s item and tools, waiting while the server is full (backpressure)."""
-    raw = extra.get("item") or {"task": "math"}
-    item = engine_of(request).registry.item_model(raw).model_validate(raw)
-    tools = extra.get("tools") or ["python"]
-    if not (isinstance(tools, list) and all(isinstance(name, str) for name in tools)):
-        raise TypeError("tools must be a list of tool names")
-    limits = SessionLimits(**extra.get("limits", {}))
-    return (await open_when_free(engine_of(request), item, tools, limits, OPEN_WAIT_S)).session_id
+def _step(held: tuple[str, ActionCalls], action: str) -> StepCall | str | None:
+    session_id, calls = held
+    call: Call | BadCall | None = calls.parse(action)
+    if call is None or isinstance(call, BadCall):
+        return None if call is None else call.reason
+    return StepCall(session_id, *call)
 
 
 async def _finish(request: Request, trajectory: str) -> None:
@@ -146,9 +159,9 @@ async def _finish(request: Request, trajectory: str) -> None:
             await asyncio.shield(table.opening[trajectory])
         except Exception:  # the open failed: nothing to close
             return
-    session_id = table.sessions.pop(trajectory, None)
-    if session_id is not None:
-        await engine_of(request).close_session(session_id)
+    held = table.sessions.pop(trajectory, None)
+    if held is not None:
+        await engine_of(request).close_session(held[0])
 
 
 @router.post("/get_observation", response_model=ObservationResponse, responses=SESSION_ERRORS)
@@ -171,15 +184,16 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
             await _finish(request, trajectory)
             dones[index] = valids[index] = True
             return None
-        call = call_of(body.actions[index])
-        if call is None:
-            return None
         try:
-            return StepCall(await _session(request, trajectory, extras[index] or {}), *call)
+            call = await _call(request, trajectory, body.actions[index], extras[index] or {})
         except (ItemError, ValidationError, TypeError, AttributeError) as exc:  # a bad item or limits
             raise refuse(Refusal.INVALID, f"extra_fields[{index}]: {exc}") from None
         except SandboxError as exc:
             raise refuse(Refusal.UNAVAILABLE, f"cannot start a session's sandbox: {exc}") from None
+        if isinstance(call, str):  # the policy's call names no tool it can run: not valid, and why
+            observations[index] = f"[{call}]"
+            return None
+        return call
 
     # all at once: a trajectory waiting for a free session does not hold up the others' opens
     prepared = await asyncio.gather(*(prepare(index) for index in range(count)), return_exceptions=True)

@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         given = args.task
         if given is not None:
             registry.lookup(given)  # a typo is caught before the file is read
-        args.task, rows = load_bench(args.file, given, parse_mapping(args.map))
+        mapping = parse_mapping(args.map, registry.item_fields())
+        args.task, rows = load_bench(args.file, given, mapping, registry)
         if given is None:
             registry.lookup(args.task)  # the task the rows name
         names = [] if args.no_baselines else (args.baseline or list(registry[args.task].baselines))

@@ -1,8 +1,9 @@
 """Labelled sets: rows from JSONL, CSV, Parquet or a `datasets`-saved folder, as items plus labels.
 
-A labelled row is a contract item (`assay.types.Item`) plus `label` (true: the response is correct),
-an optional `category`, and an optional `note` (kept for people, ignored for scoring). Other columns
-are dropped. `--map response=model_output,label=is_correct` renames columns (item field = column).
+A labelled row is a contract item (`assay.types.Item`, with its task's own fields: `Scorer.Fields`) plus
+`label` (true: the response is correct), an optional `category`, and an optional `note` (kept for people,
+ignored for scoring). Other columns are dropped. `--map response=model_output,label=is_correct` renames
+columns (item field = column).
 
 A row that cannot become an item is kept with its `problem`: it is still scored (every verifier
 reports `invalid` for it) and listed, never silently dropped. Files are read with pyarrow (CSV,
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from assay.errors import ItemError
 from assay.items import parse_item
 from assay.jsonl import read_lines
+from assay.registry import Registry
 from assay.types import NUMERIC_TEXT_FIELDS, Item
 
 EXTRA_FIELDS = ("label", "category", "note")
@@ -36,14 +38,15 @@ class Row:
 
     index: int  # 0-based position in the file
     id: str  # the item's id, or "row-<index>" when it has none
-    item: dict[str, Any]  # contract fields only
+    item: dict[str, Any]  # item fields only (`Item`'s and the task's own)
     label: bool | None
     category: str
     problem: str | None = None  # why the row cannot become an item (scored as invalid everywhere)
 
 
-def parse_mapping(specs: Sequence[str]) -> dict[str, str]:
-    """`["response=model_output,label=is_correct"]` -> {"response": "model_output", ...}."""
+def parse_mapping(specs: Sequence[str], fields: Collection[str] = Item.FIELDS) -> dict[str, str]:
+    """`["response=model_output,label=is_correct"]` -> {"response": "model_output", ...}; a field must be
+    one of `fields` (the item fields a task may carry: `Registry.item_fields`) or a bench column."""
     mapping: dict[str, str] = {}
     for spec in specs:
         for pair in filter(None, (p.strip() for p in spec.split(","))):
@@ -51,8 +54,8 @@ def parse_mapping(specs: Sequence[str]) -> dict[str, str]:
             field, column = field.strip(), column.strip()
             if not sep or not field or not column:
                 raise ValueError(f'bad mapping "{pair}": write field=column, e.g. response=model_output')
-            if field not in Item.FIELDS and field not in EXTRA_FIELDS:
-                known = sorted(Item.FIELDS | set(EXTRA_FIELDS))
+            if field not in fields and field not in EXTRA_FIELDS:
+                known = sorted({*fields, *EXTRA_FIELDS})
                 raise ValueError(f'cannot map to "{field}": known fields are {", ".join(known)}')
             mapping[field] = column
     return mapping
@@ -131,15 +134,23 @@ def coerce_label(value: Any) -> bool | None:
     raise ValueError(f"label {value!r} is not true/false")
 
 
-def to_row(index: int, record: Mapping[str, Any], mapping: Mapping[str, str], task: str) -> Row:
-    """Rename, keep contract fields, decode JSON-in-text fields, and validate; never raises."""
+def to_row(
+    index: int,
+    record: Mapping[str, Any],
+    mapping: Mapping[str, str],
+    task: str,
+    registry: Registry | None = None,
+) -> Row:
+    """Rename, keep the item fields of `task` (`Item`'s, and its own where `registry` knows it), decode
+    JSON-in-text fields, and validate; never raises."""
     if "__problem__" in record:
         return Row(index, f"row-{index}", {"task": task}, None, "", str(record["__problem__"]))
     renamed = {field: record[column] for field, column in mapping.items() if column in record}
     for key, value in record.items():
         if key not in renamed and key not in mapping.values():
             renamed[key] = value
-    item = {k: v for k, v in renamed.items() if k in Item.FIELDS and v is not None and v != ""}
+    fields = Item.model_fields if registry is None else registry.item_model({"task": task}).model_fields
+    item = {k: v for k, v in renamed.items() if k in fields and v is not None and v != ""}
     item.setdefault("task", task)
     problems: list[str] = []
     for field in _JSON_FIELDS:
@@ -159,7 +170,7 @@ def to_row(index: int, record: Mapping[str, Any], mapping: Mapping[str, str], ta
         problems.append(f'task "{item["task"]}" in a bench of task "{task}"')
     if not problems:
         try:
-            parsed = parse_item(item)
+            parsed = parse_item(item, registry)
         except ItemError as exc:
             problems.append(str(exc))
         else:
@@ -198,22 +209,27 @@ def task_of_rows(records: Sequence[Mapping[str, Any]], mapping: Mapping[str, str
     )
 
 
-def load(path: Path, task: str, mapping: Mapping[str, str] | None = None) -> list[Row]:
-    """Every row of `path` as a `Row`, in file order; duplicate ids get a `#<index>` suffix."""
-    return _rows(list(read_records(path)), task, mapping or {})
+def load(
+    path: Path, task: str, mapping: Mapping[str, str] | None = None, registry: Registry | None = None
+) -> list[Row]:
+    """Every row of `path` as a `Row`, in file order; duplicate ids get a `#<index>` suffix. With
+    `registry`, a row keeps its task's own item fields too (`Scorer.Fields`)."""
+    return _rows(list(read_records(path)), task, mapping or {}, registry)
 
 
 def load_bench(
-    path: Path, task: str | None, mapping: Mapping[str, str] | None = None
+    path: Path, task: str | None, mapping: Mapping[str, str] | None = None, registry: Registry | None = None
 ) -> tuple[str, list[Row]]:
     """The bench's task (`task`, or the one every row names: `task_of_rows`) and its rows, as `load`."""
     records = list(read_records(path))
     task = task or task_of_rows(records, mapping or {})
-    return task, _rows(records, task, mapping or {})
+    return task, _rows(records, task, mapping or {}, registry)
 
 
-def _rows(records: Sequence[Mapping[str, Any]], task: str, mapping: Mapping[str, str]) -> list[Row]:
-    rows = [to_row(i, rec, mapping, task) for i, rec in enumerate(records)]
+def _rows(
+    records: Sequence[Mapping[str, Any]], task: str, mapping: Mapping[str, str], registry: Registry | None
+) -> list[Row]:
+    rows = [to_row(i, rec, mapping, task, registry) for i, rec in enumerate(records)]
     seen: set[str] = set()
     unique = []
     for row in rows:

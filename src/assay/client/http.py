@@ -22,7 +22,7 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -44,6 +44,7 @@ from assay.trees import TreeOutcome
 from assay.types import Item, Result
 
 T = TypeVar("T")
+PoolT = TypeVar("PoolT", httpx.Client, httpx.AsyncClient)
 
 KEEPALIVE_S = 2.0  # seconds an idle connection is kept: under the server's keep-alive timeout
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
@@ -295,16 +296,15 @@ class AssayClient(SessionCalls):
             parts = [chunk[:half], chunk[half:]]
         return parts
 
+    def _pool(self, kind: type[PoolT], transport: Any) -> PoolT:
+        """A connection pool of `kind` (sync or async) with this client's URL, timeout and limits."""
+        return kind(base_url=self.base_url, timeout=self._timeout, transport=transport, limits=self._limits)
+
     # -- sync ------------------------------------------------------------------------------------
     def _client(self) -> httpx.Client:
         with self._sync_lock:  # two first calls at once built two pools and leaked one's connection
             if self._sync is None:
-                self._sync = httpx.Client(
-                    base_url=self.base_url,
-                    timeout=self._timeout,
-                    transport=self._transport,
-                    limits=self._limits,
-                )
+                self._sync = self._pool(httpx.Client, self._transport)
             return self._sync
 
     def _request(self, method: str, path: str, content: bytes | None) -> httpx.Response | Exception:
@@ -374,12 +374,7 @@ class AssayClient(SessionCalls):
     # -- async -----------------------------------------------------------------------------------
     def _aclient(self) -> httpx.AsyncClient:
         if self._async is None:
-            self._async = httpx.AsyncClient(
-                base_url=self.base_url,
-                timeout=self._timeout,
-                transport=self._async_transport,
-                limits=self._limits,
-            )
+            self._async = self._pool(httpx.AsyncClient, self._async_transport)
             self._async_slots = asyncio.Semaphore(self.max_in_flight)  # of the same event loop
         return self._async
 
@@ -433,36 +428,36 @@ class AssayClient(SessionCalls):
         return await self._coalescer.submit(wire)
 
     async def _ascore_wire(self, wire: list[Any]) -> list[Result]:
-        gate = asyncio.Semaphore(self.concurrency)
-
-        async def one(chunk: list[Any]) -> list[Result]:
-            async with gate:
-                return await self._ascore_chunk(chunk)
-
-        parts = await asyncio.gather(*(one(c) for c in self._pack(wire)))
-        return [r for part in parts for r in part]
+        return await self._concurrently(self._pack(wire), self._ascore_chunk)
 
     async def ascore_groups(self, groups: Iterable[Any]) -> list[GroupOutcome]:
         """Async `score_groups`: requests go out concurrently (at most `concurrency` at once)."""
-        gate = asyncio.Semaphore(self.concurrency)
 
-        async def one(chunk: list[dict[str, Any]]) -> list[GroupOutcome]:
-            async with gate:
-                return self._parse_groups(await self._asend("POST", "/v1/groups", {"groups": chunk}), chunk)
+        async def send(chunk: list[dict[str, Any]]) -> list[GroupOutcome]:
+            return self._parse_groups(await self._asend("POST", "/v1/groups", {"groups": chunk}), chunk)
 
-        parts = await asyncio.gather(*(one(c) for c in self.group_chunks(groups)))
-        return [g for part in parts for g in part]
+        return await self._concurrently(self.group_chunks(groups), send)
 
     async def ascore_trees(self, trees: Iterable[Any]) -> list[TreeOutcome]:
         """Async `score_trees`: requests go out concurrently (at most `concurrency` at once)."""
+
+        async def send(chunk: list[dict[str, Any]]) -> list[TreeOutcome]:
+            return self._parse_trees(await self._asend("POST", "/v1/trees", {"trees": chunk}), chunk)
+
+        return await self._concurrently(self.tree_chunks(trees), send)
+
+    async def _concurrently(
+        self, chunks: Iterable[list[Any]], send: Callable[[list[Any]], Awaitable[list[T]]]
+    ) -> list[T]:
+        """`send` of each chunk, at most `concurrency` at once; the answers in chunk order, joined."""
         gate = asyncio.Semaphore(self.concurrency)
 
-        async def one(chunk: list[dict[str, Any]]) -> list[TreeOutcome]:
+        async def one(chunk: list[Any]) -> list[T]:
             async with gate:
-                return self._parse_trees(await self._asend("POST", "/v1/trees", {"trees": chunk}), chunk)
+                return await send(chunk)
 
-        parts = await asyncio.gather(*(one(c) for c in self.tree_chunks(trees)))
-        return [t for part in parts for t in part]
+        parts = await asyncio.gather(*(one(c) for c in chunks))
+        return [answer for part in parts for answer in part]
 
     async def aclose(self) -> None:
         if self._coalescer is not None:

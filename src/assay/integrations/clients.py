@@ -12,11 +12,14 @@ import atexit
 import os
 import threading
 import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import httpx
 
 from assay.client import AssayClient
 from assay.errors import RewardUnavailable
+from assay.suggest import did_you_mean
 from assay.types import Result
 
 __all__ = [
@@ -29,7 +32,10 @@ __all__ = [
     "shared_http",
     "shared_session_client",
     "shared_sync_session_client",
+    "task_tools",
 ]
+
+_ClientT = TypeVar("_ClientT", AssayClient, httpx.Client)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 # Seconds a per-sample async call may wait to be merged with other samples into one request: well
@@ -52,41 +58,72 @@ _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, A
 )
 
 
+def task_tools(listed: Mapping[str, Any], task: str) -> list[str]:
+    """The tools a session of `task` holds when its caller names none, from what the server lists (`GET
+    /v1/tasks`): the tools the task brings, else python (the server's tool of no one task); ValueError
+    for a task the server does not have."""
+    tasks = {info["name"]: info for info in listed["tasks"]}
+    if task not in tasks:
+        raise ValueError(
+            f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
+        )
+    return list(tasks[task].get("tools") or ["python"])
+
+
 def assay_url(url: str | None = None) -> str:
     """An explicit URL, else `ASSAY_URL`, else the local default."""
     return url or os.environ.get("ASSAY_URL") or DEFAULT_URL
+
+
+def _kept(
+    table: dict[str, _ClientT], key: str, make: Callable[[], _ClientT], at_exit: Callable[[], None]
+) -> _ClientT:
+    """`table[key]`, made on first use under the lock (two first calls from two threads must not build
+    two, one dropped with its connection open); the table's first client registers `at_exit` (else
+    their sockets are left open at exit)."""
+    with _clients_lock:
+        client = table.get(key)
+        if client is None:
+            if not table:
+                atexit.register(at_exit)
+            client = table[key] = make()
+        return client
+
+
+def _drained(table: dict[str, _ClientT]) -> list[_ClientT]:
+    """The clients of `table`, which is left empty (later calls make new ones)."""
+    with _clients_lock:
+        clients = list(table.values())
+        table.clear()
+    return clients
+
+
+def _session_client(url: str) -> AssayClient:
+    """A client for session calls: as many requests in flight as sessions, no coalescing, few retries."""
+    return AssayClient(
+        url,
+        max_in_flight=SESSION_IN_FLIGHT,
+        concurrency=SESSION_IN_FLIGHT,
+        coalesce=False,
+        max_retries=SESSION_RETRIES,
+    )
 
 
 def shared_client(url: str) -> AssayClient:
     """One client (connection pool) per URL per process: reward hooks are called once per sample, and
     verl calls them from several threads at once (`functools.lru_cache` does not lock around the call,
     so two first calls built two clients and one was dropped with its connection open)."""
-    with _clients_lock:
-        client = _clients.get(url)
-        if client is None:
-            if not _clients:
-                atexit.register(close_shared_clients)  # else their sockets are left open at exit
-            client = _clients[url] = AssayClient(url)
-        return client
+    return _kept(_clients, url, lambda: AssayClient(url), close_shared_clients)
 
 
 def shared_http(url: str) -> httpx.Client:
     """One plain httpx connection pool per URL per process, closed at exit: for adapters that speak the
     session routes themselves (TRL's environments, one per generation slot, each had its own)."""
-    with _clients_lock:
-        client = _http_clients.get(url)
-        if client is None:
-            if not _http_clients:
-                atexit.register(_close_http)
-            client = _http_clients[url] = httpx.Client(base_url=url, timeout=300.0)
-        return client
+    return _kept(_http_clients, url, lambda: httpx.Client(base_url=url, timeout=300.0), _close_http)
 
 
 def _close_http() -> None:
-    with _clients_lock:
-        clients = list(_http_clients.values())
-        _http_clients.clear()
-    for client in clients:
+    for client in _drained(_http_clients):
         client.close()
 
 
@@ -112,33 +149,14 @@ def shared_session_client(url: str) -> AssayClient:
         clients = _async_clients.setdefault(loop, {})
         client = clients.get(key)
         if client is None:
-            client = clients[key] = AssayClient(
-                url,
-                max_in_flight=SESSION_IN_FLIGHT,
-                concurrency=SESSION_IN_FLIGHT,
-                coalesce=False,
-                max_retries=SESSION_RETRIES,
-            )
+            client = clients[key] = _session_client(url)
         return client
 
 
 def shared_sync_session_client(url: str) -> AssayClient:
     """One sync client per URL per process for session calls, closed at exit: what environments that a
     trainer steps from a thread pool use (SkyRL-gym's), with as many requests in flight as sessions."""
-    with _clients_lock:
-        key = f"sessions:{url}"
-        client = _clients.get(key)
-        if client is None:
-            if not _clients:
-                atexit.register(close_shared_clients)
-            client = _clients[key] = AssayClient(
-                url,
-                max_in_flight=SESSION_IN_FLIGHT,
-                concurrency=SESSION_IN_FLIGHT,
-                coalesce=False,
-                max_retries=SESSION_RETRIES,
-            )
-        return client
+    return _kept(_clients, f"sessions:{url}", lambda: _session_client(url), close_shared_clients)
 
 
 async def aclose_loop_clients() -> None:
@@ -154,10 +172,7 @@ async def aclose_loop_clients() -> None:
 
 def close_shared_clients() -> None:
     """Close every client `shared_client` made (their connections); later calls make new ones."""
-    with _clients_lock:
-        clients = list(_clients.values())
-        _clients.clear()
-    for client in clients:
+    for client in _drained(_clients):
         client.close()
 
 

@@ -7,9 +7,12 @@ OpenRLHF 0.11.2's `MultiTurnAgentExecutor` makes one `AgentInstance` per prompt 
 `step` after each generation and appends its `environment_feedback` to the context. It never tells the
 instance that a trajectory ran out of tokens, and it does not catch what `step` raises. So:
 
-- One trajectory, one session, opened on its first tool call and held by the instance: a turn with a call
-  (its last `<tool_call>{"name", "arguments"}</tool_call>`, else its last fenced python block) runs it and
-  answers the output between `<tool_response>` tags (a traceback is an output, as in any session).
+- One trajectory, one session, opened on its first tool call and held by the instance, with `tools` (default:
+  the tools the item's task brings, as the server lists them; python when it brings none): a turn with a
+  call (its last `<tool_call>{"name", "arguments"}</tool_call>`, else its last `<tool>...</tool>` for a
+  tool of the session, else its last fenced code block, run by the session's one tool) runs it and answers
+  the output between `<tool_response>` tags (a traceback is an output, as in any session). A call that
+  cannot be run (malformed, or code that names no tool in a session of several) answers why, not done.
 - A turn without a call is the answer: the model's own turns, joined, are scored (`POST /v1/rewards`,
   task `ASSAY_OPENRLHF_TASK`, the label as reference); what the tools printed is never scored. The session
   is closed then, or when OpenRLHF drops an instance that never answered (out of tokens).
@@ -23,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import time
 import weakref
 from typing import Any, ClassVar
@@ -32,41 +34,48 @@ from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
 from assay.client import AssayClient
 from assay.errors import ClientError, ServiceError
-from assay.integrations.clients import assay_url, reward_or_raise, shared_session_client
-from assay.rl_client.tool_calls import BadCall, HermesCalls
+from assay.integrations.clients import (
+    assay_url,
+    reward_or_raise,
+    shared_http,
+    shared_session_client,
+    task_tools,
+)
+from assay.rl_client.tool_calls import ActionCalls, BadCall
 
 __all__ = ["AgentExecutor", "AgentInstance", "wait_closed"]
 
 OPEN_WAIT_S = 3600.0  # the most a trajectory's first call waits for a free session
 _REOPEN_S = 1.0
-_FENCED = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
-_HERMES = HermesCalls()
 _closing: set[asyncio.Task[None]] = set()
-
-
-def call_of(action: str) -> tuple[str, Any] | None:
-    """The turn's tool call: its last `<tool_call>`, else its last fenced python block as a python call."""
-    call = _HERMES.parse(action)
-    if call is not None:
-        return None if isinstance(call, BadCall) else call
-    code = _FENCED.findall(action)
-    return ("python", {"code": code[-1]}) if code and code[-1].strip() else None
+_listed: dict[str, dict[str, Any]] = {}  # what each server's GET /v1/tasks says, read once a process
 
 
 def _client() -> AssayClient:
     return shared_session_client(assay_url())
 
 
+async def _listing() -> dict[str, Any]:
+    url = assay_url()
+    if url not in _listed:
+        response = await asyncio.to_thread(shared_http(url).get, "/v1/tasks")
+        response.raise_for_status()
+        _listed[url] = dict(response.json())
+    return _listed[url]
+
+
 class AgentInstance(AgentInstanceBase):
     """One trajectory: its label, the model's turns so far and its session (opened on the first call)."""
 
     item: ClassVar[dict[str, Any]] = {"task": "math"}  # the session's item; the label is its reference
-    tools: ClassVar[list[str]] = ["python"]
+    tools: ClassVar[list[str] | None] = None  # the session's tools; None: those the item's task brings
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.label: str | None = None
         self.turns: list[str] = []
         self.session_id: str | None = None
+        self._tools: list[str] = []
+        self._calls: ActionCalls | None = None
         self._dropped: weakref.finalize[Any, Any] | None = None
 
     async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -78,7 +87,10 @@ class AgentInstance(AgentInstanceBase):
 
         action = str(states["action_text"])
         self.turns.append(action)
-        call = call_of(action)
+        call = (await self._reader()).parse(action)
+        if isinstance(call, BadCall):  # the policy's mistake: shown to it, the trajectory goes on
+            feedback = f"\n<tool_response>\n[{call.reason}]\n</tool_response>\n"
+            return {"rewards": torch.tensor(0.0), "environment_feedback": feedback, "done": False}
         if call is None:
             reward = await self._score("\n".join(self.turns))
             await self._close()
@@ -96,6 +108,17 @@ class AgentInstance(AgentInstanceBase):
         feedback = f"\n<tool_response>\n{step.observation}\n</tool_response>\n"
         return {"rewards": torch.tensor(0.0), "environment_feedback": feedback, "done": False}
 
+    async def _reader(self) -> ActionCalls:
+        """How this trajectory's turns are read: over its session's tools (`tools`, else `task_tools`)."""
+        if self._calls is None:
+            listed = await _listing()
+            self._tools = (
+                list(self.tools) if self.tools is not None else task_tools(listed, self.item["task"])
+            )
+            offered = {schema["function"]["name"]: schema for schema in listed["tools"]}
+            self._calls = ActionCalls([offered[name] for name in self._tools if name in offered])
+        return self._calls
+
     def _reference(self) -> dict[str, Any]:
         return {**self.item, "reference": self.label} if self.label is not None else dict(self.item)
 
@@ -103,7 +126,7 @@ class AgentInstance(AgentInstanceBase):
         deadline = time.monotonic() + OPEN_WAIT_S
         while True:
             try:
-                return (await _client().aopen_session(self._reference(), self.tools)).session_id
+                return (await _client().aopen_session(self._reference(), self._tools)).session_id
             except ServiceError as exc:
                 if exc.status_code != 429 or time.monotonic() >= deadline:
                     raise

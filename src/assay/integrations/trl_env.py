@@ -30,7 +30,8 @@ from typing import Any, Literal, Union
 
 import httpx
 
-from assay.integrations.clients import shared_http
+from assay.integrations.clients import shared_http, task_tools
+from assay.integrations.signatures import JSON_TYPES, parameters
 from assay.suggest import did_you_mean
 from assay.types import Item
 
@@ -39,16 +40,7 @@ __all__ = [
     "AssayPythonEnv",
 ]
 
-_ITEM_FIELDS = set(Item.model_fields) - {"response", "id"}
-_TYPES: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-    "null": type(None),
-}
+_NOT_FROM_ROWS = {"response", "id"}  # the rollout writes the response; a session item needs no id
 _RESERVED = {"reset", "get_reward"}  # what TRL does not offer as a tool
 
 
@@ -73,12 +65,16 @@ class AssayEnv:
         self._limits = dict(limits or {})
         self._tools = list(methods)
         self._task = task or "math"
+        # The fields a row of each task may give: Item's and the task's own (`item_fields` lists them).
+        self._fields = {info["name"]: set(info["item_fields"]) for info in listed["tasks"]}
         self._session: str | None = None
 
     def reset(self, **row: Any) -> str | None:
         """Start a new rollout: a fresh session on the row's item fields (task, reference, tests, ...)."""
         self._end()
-        item = {k: v for k, v in row.items() if k in _ITEM_FIELDS and v is not None}
+        task = row.get("task") or self._task
+        fields = (Item.FIELDS | self._fields.get(task, set())) - _NOT_FROM_ROWS
+        item = {k: v for k, v in row.items() if k in fields and v is not None}
         if not isinstance(item.get("prompt"), str):
             item.pop("prompt", None)  # a conversational prompt is a list of messages
         item.setdefault("task", self._task)
@@ -126,17 +122,8 @@ def _listed(url: str) -> dict[str, Any]:
 
 
 def _tool_names(listed: dict[str, Any], tools: Sequence[str] | None, task: str | None) -> list[str]:
-    """`tools` when named; else the tools `task` brings (python when it brings none); else python."""
-    if tools is not None:
-        return list(tools)
-    if task is None:
-        return ["python"]
-    tasks = {info["name"]: info for info in listed["tasks"]}
-    if task not in tasks:
-        raise ValueError(
-            f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
-        )
-    return list(tasks[task].get("tools") or ["python"])
+    """`tools` when named; else the tools `task`'s sessions hold (`task_tools`), math's when none."""
+    return list(tools) if tools is not None else task_tools(listed, task or "math")
 
 
 def _schemas(url: str, listed: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
@@ -163,13 +150,10 @@ def _method(function: dict[str, Any]) -> Callable[..., str]:
     """A method that steps the session's tool, with the signature and Google-style docstring that
     transformers' `get_json_schema` reads back into the tool's schema."""
     name = function["name"]
-    parameters = function.get("parameters") or {}
-    properties: dict[str, Any] = parameters.get("properties") or {}
-    required = set(parameters.get("required") or ())
+    properties, required, ordered = parameters(function)
     for arg in properties:
         if not _usable(arg) or arg == "self":
             raise ValueError(f'tool "{name}": argument "{arg}" cannot be a Python parameter name')
-    ordered = sorted(properties, key=lambda arg: arg not in required)  # required first, else stable
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += [
         inspect.Parameter(
@@ -211,7 +195,7 @@ def _hint(schema: dict[str, Any]) -> Any:
         return Union[tuple(_hint(option) for option in schema["anyOf"])]  # noqa: UP007
     kind = schema.get("type")
     if isinstance(kind, list):
-        return Union[tuple(_TYPES.get(k, Any) for k in kind)]  # noqa: UP007
+        return Union[tuple(JSON_TYPES.get(k, Any) for k in kind)]  # noqa: UP007
     if kind == "array" and isinstance(schema.get("items"), dict):
         return list[_hint(schema["items"])]  # type: ignore[misc]
-    return _TYPES.get(str(kind), Any)
+    return JSON_TYPES.get(str(kind), Any)

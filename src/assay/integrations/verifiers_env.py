@@ -38,18 +38,11 @@ from pydantic import Field
 from assay.client.sessions import SessionStep
 from assay.errors import ClientError, ServiceError, SessionGoneError
 from assay.integrations.clients import aclose_loop_clients, reward_or_raise, shared_session_client
+from assay.integrations.signatures import JSON_TYPES, parameters
 
 __all__ = ["AssayEnv", "AssayTaskset"]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
-_TYPES: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-}
 
 
 class AssayState(vf.State):
@@ -141,16 +134,13 @@ class AssayToolset(vf.Toolset[AssayToolsetConfig, AssayState]):
 
 def _tool_function(toolset: AssayToolset, function: dict[str, Any]) -> Any:
     """An async function whose signature is the tool's JSON schema (what MCP advertises)."""
-    parameters = function.get("parameters") or {}
-    properties: dict[str, Any] = parameters.get("properties") or {}
-    required = set(parameters.get("required") or ())
-    ordered = sorted(properties, key=lambda arg: arg not in required)
+    properties, required, ordered = parameters(function)
     signature = inspect.Signature(
         [
             inspect.Parameter(
                 arg,
                 inspect.Parameter.KEYWORD_ONLY,
-                annotation=_TYPES.get(str(properties[arg].get("type")), Any),
+                annotation=JSON_TYPES.get(str(properties[arg].get("type")), Any),
                 **({} if arg in required else {"default": None}),
             )
             for arg in ordered

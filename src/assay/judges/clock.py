@@ -40,21 +40,20 @@ class ItemClock:
             _CURRENT.reset(token)
             self._timeout = None
 
-    @contextlib.contextmanager
-    def waiting(self) -> Iterator[None]:
-        self._change(waiting=1)
-        try:
-            yield
-        finally:
-            self._change(waiting=-1)
+    def waiting(self) -> contextlib.AbstractContextManager[None]:
+        return self._counted(waiting=1)
+
+    def working(self) -> contextlib.AbstractContextManager[None]:
+        return self._counted(running=1)
 
     @contextlib.contextmanager
-    def working(self) -> Iterator[None]:
-        self._change(running=1)
+    def _counted(self, waiting: int = 0, running: int = 0) -> Iterator[None]:
+        """One more item waiting (or working) for the block's length."""
+        self._change(waiting=waiting, running=running)
         try:
             yield
         finally:
-            self._change(running=-1)
+            self._change(waiting=-waiting, running=-running)
 
     def _change(self, waiting: int = 0, running: int = 0) -> None:
         """Pause the deadline (no timer) while the item only waits; resume it with the time it had left."""

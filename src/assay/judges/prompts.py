@@ -129,11 +129,17 @@ def render_pointwise(
         parts.append(_section("Reference answer", reference, token))
     parts.append(_section("Rubric", f"{rubric.criteria}\n{scores}", token))
     parts.append("Score:" if structured else "Feedback:")
-    name = ("pointwise-ref" if reference is not None else "pointwise") + ("-json" if structured else "")
+    return _grading("pointwise", reference is not None, structured, (template, _REFERENCE_NOTE), token, parts)
+
+
+def _grading(
+    kind: str, referenced: bool, structured: bool, texts: tuple[str, str], token: str, parts: list[str]
+) -> Rendered:
+    """A grading prompt (pointwise or pairwise) from its user turn's `parts`: its template id names the
+    kind, `-ref` with a reference and `-json` when structured, over its task `texts`."""
+    name = f"{kind}{'-ref' if referenced else ''}{'-json' if structured else ''}"
     return Rendered.fenced(
-        _template_id(name, _SYSTEM, template, _REFERENCE_NOTE),
-        token,
-        (("system", _SYSTEM), ("user", "\n\n".join(parts))),
+        _template_id(name, _SYSTEM, *texts), token, (("system", _SYSTEM), ("user", "\n\n".join(parts)))
     )
 
 
@@ -178,12 +184,8 @@ def render_pairwise(
         parts.append(_section("Criteria", criteria, token))
     last = "Verdict:" if structured else "Explanation:"
     parts += [_section("Answer A", first, token), _section("Answer B", second, token), last]
-    name = ("pairwise-ref" if reference is not None else "pairwise") + ("-json" if structured else "")
-    return Rendered.fenced(
-        _template_id(name, _SYSTEM, template, _PAIRWISE_REFERENCE_NOTE),
-        token,
-        (("system", _SYSTEM), ("user", "\n\n".join(parts))),
-    )
+    texts = (template, _PAIRWISE_REFERENCE_NOTE)
+    return _grading("pairwise", reference is not None, structured, texts, token, parts)
 
 
 _EQUIVALENCE_SYSTEM = (

@@ -138,9 +138,10 @@ class Validation:
     # cannot establish a proposal's answer.
     gate: Gate | None = None
 
-    def row(self, row: dict[str, Any]) -> dict[str, Any]:
+    def row(self, row: dict[str, Any], model: type[Item]) -> dict[str, Any]:
         """The item fields of one row of a task file that names this task (a repository task's row may
-        be a SWE-bench instance); this base keeps the row as it is."""
+        be a SWE-bench instance), whose items are read with `model` (`Scorer.item_model`: the fields it
+        may keep); this base keeps the row as it is."""
         return row
 
     def check_prompt(self, item: Item) -> list[Finding]:
@@ -397,6 +398,11 @@ class Registry(Mapping[str, type[Scorer]]):
         task = raw.get("task") if isinstance(raw, Mapping) else None
         scorer = self._scorers.get(task) if isinstance(task, str) else None
         return scorer.item_model() if scorer is not None else Item
+
+    def item_fields(self) -> frozenset[str]:
+        """Every field an item of some task here may carry: `Item`'s and each task's own (`Scorer.Fields`)."""
+        models = (cls.item_model() for cls in self._scorers.values())
+        return frozenset(Item.FIELDS).union(*(model.model_fields for model in models))
 
     def lookup(self, name: str) -> type[Scorer]:
         """The scorer class for `name`, or UnknownTaskError with a suggestion."""

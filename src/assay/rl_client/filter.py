@@ -38,6 +38,25 @@ class RewardSource(Protocol):
     async def aclose(self) -> None: ...
 
 
+class WrappedRewards:
+    """A reward source over another (`inner`): the calls it makes are the inner source's, and closing it
+    closes the inner one."""
+
+    def __init__(self, inner: RewardSource) -> None:
+        self.inner = inner
+
+    @property
+    def requests(self) -> int:
+        return self.inner.requests
+
+    @requests.setter
+    def requests(self, value: int) -> None:
+        self.inner.requests = value
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 class ServiceRewards:
     """Rewards from a running Assay service over HTTP."""
 

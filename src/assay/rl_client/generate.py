@@ -163,3 +163,17 @@ def sample_groups(
         samples = [Sample(next(completions), version) for _ in range(n)]
         groups.append(Group(problem, text, samples, hint=hint))
     return groups
+
+
+def repeated(prefixes: Sequence[list[int]], counts: Sequence[int]) -> list[list[int]]:
+    """Each prefix `counts[i]` times, in order: the rows of a fork that runs every continuation alone."""
+    return [list(p) for p, c in zip(prefixes, counts, strict=True) for _ in range(c)]
+
+
+def grouped(flat: Sequence[Completion], counts: Sequence[int]) -> list[list[Completion]]:
+    """`flat` cut into consecutive groups of `counts[i]`: the continuations of each forked prefix."""
+    out, at = [], 0
+    for count in counts:
+        out.append(list(flat[at : at + count]))
+        at += count
+    return out

@@ -11,6 +11,10 @@
   the next assistant turn, so the policy sees tool output the way its template shows it. A tokenizer
   without a chat template uses `observation_template`.
 
+Adapters that read free-form turns (verl-tool's tool server, OpenRLHF's agent) read them with
+`ActionCalls`: a `<tool_call>`, else a tag of one of the session's tools, else a fenced code block for the
+session's one tool (verl-tool's python_code form, whatever tool the task offers).
+
 A call that cannot be read (malformed JSON, no tool name, arguments that are not an object, text that
 cannot go on the wire) is a `BadCall`: the rollout shows it as an `invalid_call` observation, counts it
 as a tool error and goes on. It is the policy's mistake, so it is neither sent to the session nor a crash.
@@ -131,6 +135,52 @@ class HermesCalls:
         except UnicodeEncodeError:
             return BadCall("the tool call holds text that is not valid Unicode")
         return call["name"], arguments
+
+
+# A fenced code block (```python, ```py or bare ```), verl-tool's python_code form.
+_FENCED = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+
+
+def fenced_code(text: str) -> str | None:
+    """The last fenced code block of `text`, else None (an empty block is no code)."""
+    found = _FENCED.findall(text)
+    return found[-1] if found and found[-1].strip() else None
+
+
+class ActionCalls:
+    """The call of one free-form turn against one session's tools (their schemas): its last
+    `<tool_call>`, else its last `<tool>body</tool>` for a tool of the session, else its last fenced code
+    block, run by the session's one tool as its one argument. Code in a session of several tools (or
+    whose one tool takes several arguments) names no tool: a BadCall that says to name one."""
+
+    def __init__(self, schemas: Sequence[Mapping[str, Any]]) -> None:
+        functions = [schema.get("function", schema) for schema in schemas]
+        self.tools = [str(function["name"]) for function in functions]
+        arguments = {name: tag_argument(schema) for name, schema in zip(self.tools, schemas, strict=True)}
+        self.tags = TagCalls(self.tools, {name: arg for name, arg in arguments.items() if arg is not None})
+        self.hermes = HermesCalls()
+
+    def parse(self, text: str) -> Call | BadCall | None:
+        call = self.hermes.parse(text)
+        if call is None:
+            call = self.tags.parse(text)
+        if call is not None:
+            return call
+        code = fenced_code(text)
+        if code is None:
+            return None
+        if not self.tools:
+            return BadCall("code that names no tool, in a session with no tool to run it")
+        if len(self.tools) > 1:
+            return BadCall(
+                f"code that names no tool, in a session of several tools ({', '.join(self.tools)}):"
+                " name one with <tool_call>"
+            )
+        (tool,) = self.tools
+        argument = self.tags.arguments.get(tool)
+        if argument is None:
+            return BadCall(f"the {tool} tool takes several arguments: call it with <tool_call>")
+        return tool, {argument: code}
 
 
 def _no_constant(name: str) -> Any:

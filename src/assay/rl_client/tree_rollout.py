@@ -33,7 +33,15 @@ from assay.errors import ConfigError
 from assay.groups import group_stats
 from assay.rl_client.config import TrainConfig, TreeConfig
 from assay.rl_client.filter import RewardPipe, apply_results
-from assay.rl_client.generate import Completion, Group, Problem, Sample, SamplingParams
+from assay.rl_client.generate import (
+    Completion,
+    Group,
+    Problem,
+    Sample,
+    SamplingParams,
+    grouped,
+    repeated,
+)
 from assay.trees import TreeOutcome
 
 
@@ -141,14 +149,7 @@ def fork(
         return list(backend.fork(prefixes, counts, params))
     if not hasattr(backend, "generate_ids"):
         raise ConfigError(f"{type(backend).__name__} cannot continue from token ids; tree rollouts need it")
-    flat = backend.generate_ids(
-        [list(p) for p, c in zip(prefixes, counts, strict=True) for _ in range(c)], params
-    )
-    out, at = [], 0
-    for count in counts:
-        out.append(flat[at : at + count])
-        at += count
-    return out
+    return grouped(backend.generate_ids(repeated(prefixes, counts), params), counts)
 
 
 def _split_evenly(total: int, parts: int) -> list[int]:

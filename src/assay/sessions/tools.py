@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from assay.errors import ConfigError, ItemError
-from assay.registry import Registry, load_object
+from assay.registry import Registry, Scorer, load_object
 from assay.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -44,11 +44,19 @@ __all__ = [
     "ToolArguments",
     "ToolRegistry",
     "ToolUnavailable",
+    "task_tools",
 ]
 
 ENTRY_POINT_GROUP = "assay.tools"
 # The tools of no one task; every other tool comes with the task that offers it (`Scorer.tools`).
 BUILTIN_TOOLS: dict[str, str] = {"python": "assay.sessions.python_tool:PythonTool"}
+
+
+def task_tools(task: type[Scorer]) -> list[str]:
+    """The tools a session of `task` holds when its caller names none: the tools the task brings
+    (`Scorer.tools`), else the tools of no one task (python)."""
+    return list(task.tools or BUILTIN_TOOLS)
+
 
 OK, TOOL_ERROR, INVALID_CALL, SESSION_ENDED = "ok", "tool_error", "invalid_call", "session_ended"
 ERROR = "error"  # our side failed during the call (not the policy's doing); the session goes on

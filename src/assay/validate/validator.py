@@ -48,7 +48,7 @@ def _row(raw: dict[str, Any], registry: Registry, task: str | None) -> dict[str,
     if "task" not in row and task is not None:
         row["task"] = task
     scorer = registry.get(row["task"]) if isinstance(row.get("task"), str) else None
-    return scorer.validation.row(row) if scorer is not None else row
+    return scorer.validation.row(row, scorer.item_model()) if scorer is not None else row
 
 
 def _parse(raw: Any, report: TaskReport, registry: Registry, task: str | None = None) -> Item | None:

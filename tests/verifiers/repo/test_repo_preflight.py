@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,9 +13,11 @@ from repo_support import FAIL_TO_PASS, PASS_TO_PASS, calc_change, swe_row
 
 from assay.api import create_app
 from assay.cli import main
+from assay.registry import Registry
 from assay.settings import RepoSettings, Settings
-from assay.types import Result
-from assay.verifiers.repo.preflight import check_task, preflight
+from assay.types import Item, Result, TaskFields
+from assay.verifiers.repo.preflight import check_task, item_model, plan, preflight
+from assay.verifiers.repo.probes import RepoValidation
 from assay.verifiers.repo.scorer import RepoOptions, RepoScorer
 from assay.verifiers.repo.task import RepoTask
 
@@ -100,3 +103,34 @@ def test_the_endpoint_answers_reports(repos: Path, prefix: Path) -> None:
         assert answer.json()["reports"][0]["ok"] is True
         too_many = client.post("/v1/repo/preflight", json={"tasks": [swe_row()] * 33})
         assert too_many.status_code == 422 and "error" in too_many.json()
+
+
+class ReviewFields(TaskFields):
+    reviewed_by: str | None = None
+
+
+class Reviewed(RepoScorer):
+    """The repo task extended with an item field of its own (`Scorer.Fields`), as a plugin may extend it:
+    a change is rewarded only on an item that kept the field (the judge is scripted)."""
+
+    Fields: ClassVar[type[TaskFields] | None] = ReviewFields
+
+    def score(self, item: Item, options: RepoOptions) -> Result:
+        kept = ReviewFields.of(item).reviewed_by == "ada"
+        return Result.verdict(kept and bool(item.response), "scripted", details={"not_passed": {}})
+
+
+def test_preflight_keeps_the_repo_tasks_own_fields() -> None:
+    row = swe_row(reviewed_by="ada")
+    report = check_task(Reviewed(Settings()), row, runs=1)
+    assert report["ok"], report
+    # The endpoint's model: the repo task the engine's registry serves (here the plugin's).
+    model = item_model(Registry.from_settings(Settings(plugins=[f"{__name__}:Reviewed"])))
+    planned = plan(row, model, runs=1)
+    assert isinstance(planned, list) and [i["reviewed_by"] for i in planned] == ["ada", "ada"]
+
+
+def test_a_validation_row_keeps_the_repo_tasks_own_fields() -> None:
+    row = RepoValidation().row({**swe_row(), "reviewed_by": "ada"}, Reviewed.item_model())
+    assert row["reviewed_by"] == "ada" and row["prompt"] == "mul is off by one"
+    assert "problem_statement" not in row and "version" not in row

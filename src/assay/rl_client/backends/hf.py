@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import torch
 
-from assay.rl_client.generate import Completion, SamplingParams
+from assay.rl_client.generate import Completion, SamplingParams, grouped
 
 
 class Tokenizer(Protocol):
@@ -94,11 +94,7 @@ class HFBackend:
                 start = stop
         finally:
             self.model.train(was_training)
-        out, at = [], 0
-        for count in counts:
-            out.append(flat[at : at + count])
-            at += count
-        return out
+        return grouped(flat, counts)
 
     def _generate(self, prompts: Sequence[str], params: SamplingParams) -> list[Completion]:
         """Prompts as text; `params.stop` ends a row at a stop string (a tool call closing)."""

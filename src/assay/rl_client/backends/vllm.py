@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from assay.rl_client.generate import Completion, SamplingParams
+from assay.rl_client.generate import Completion, SamplingParams, grouped, repeated
 
 
 def _load_weights(worker: Any, weights: list[tuple[str, Any]]) -> None:
@@ -85,14 +85,7 @@ class VLLMBackend:
         once by vLLM's prefix caching (see the module docstring), not by this backend."""
         if len(prefixes) != len(counts) or any(c < 1 for c in counts):
             raise ValueError("fork needs one count >= 1 per prefix")
-        flat = self.generate_ids(
-            [list(p) for p, c in zip(prefixes, counts, strict=True) for _ in range(c)], params
-        )
-        out, at = [], 0
-        for count in counts:
-            out.append(flat[at : at + count])
-            at += count
-        return out
+        return grouped(self.generate_ids(repeated(prefixes, counts), params), counts)
 
     def _generate(self, prompts: list[Any], params: SamplingParams) -> list[Completion]:
         from vllm import SamplingParams as VLLMParams

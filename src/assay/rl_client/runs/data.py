@@ -2,7 +2,8 @@
 own generator draws (`data.source`: reasoning-gym's datasets by name and seed), rows -> `Problem`s.
 
 A field mapping names the column that holds each Assay item field (`prompt: question`, `reference:
-answer`, ...); columns not mapped to an item field are ignored. A row may carry its own task (a mix of
+answer`, ...; a row's task's own fields, `Scorer.Fields`, too); columns not mapped to an item field are
+ignored. A row may carry its own task (a mix of
 tasks in one data set) and a `mix` list of `[task, weight]` pairs (rewards combined per item). pyarrow
 (Parquet) and `datasets` are imported only when such a file is read.
 
@@ -16,15 +17,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import ConfigError, UnknownTaskError
 from assay.jsonl import read_lines
 from assay.rl_client.generate import Problem
-from assay.types import Item
 
-# Item fields a row may fill besides prompt, reference and task (which `Problem` holds itself).
-EXTRA_FIELDS = tuple(sorted(Item.FIELDS - {"id", "task", "prompt", "response", "reference"}))
+if TYPE_CHECKING:
+    from assay.registry import Registry
+
+# Item fields `Problem` holds itself; a row fills the other fields of its task's items.
+_OWN_FIELDS = frozenset({"id", "task", "prompt", "response", "reference"})
 
 
 class DataError(ConfigError):
@@ -103,11 +106,34 @@ def to_problems(
     render: Callable[[str], str] = lambda prompt: prompt,
     source: str = "data",
 ) -> list[Problem]:
-    """Map rows to problems: `fields[item_field]` is the row's column for it (default: the same name)."""
+    """Map rows to problems: `fields[item_field]` is the row's column for it (default: the same name).
+    A row fills the item fields of its task (`Item`'s and the task's own, asked of the registry; a task
+    it does not know gets `Item`'s: the server says what is wrong with it)."""
+    registry = _registry()
+    extras: dict[str, tuple[str, ...]] = {}
+
+    def extra_fields(task: str) -> tuple[str, ...]:
+        if task not in extras:
+            model = registry.item_model({"task": task})
+            extras[task] = tuple(sorted(set(model.model_fields) - _OWN_FIELDS))
+        return extras[task]
+
     problems = []
     for index, row in enumerate(rows):
-        problems.append(_problem(row, fields, default_task, render, f"{source} row {index + 1}", index))
+        where = f"{source} row {index + 1}"
+        problems.append(_problem(row, fields, default_task, render, where, index, extra_fields))
     return problems
+
+
+def _registry() -> Registry:
+    """The tasks this process knows (built-in, entry points, ASSAY_PLUGINS), as the server is configured."""
+    from assay.registry import Registry
+    from assay.settings import Settings
+
+    try:
+        return Registry.from_settings(Settings())
+    except ConfigError as exc:
+        raise DataError(f"cannot read the tasks' item fields: {exc}") from exc
 
 
 def _problem(
@@ -117,6 +143,7 @@ def _problem(
     render: Callable[[str], str],
     where: str,
     index: int,
+    extra_fields: Callable[[str], tuple[str, ...]],
 ) -> Problem:
     def column(name: str) -> Any:
         return row.get(fields.get(name, name))
@@ -130,7 +157,7 @@ def _problem(
         )
     reference = column("reference")
     task = column("task") or default_task
-    extra = {name: column(name) for name in EXTRA_FIELDS if column(name) is not None}
+    extra = {name: column(name) for name in extra_fields(str(task)) if column(name) is not None}
     mix = column("mix") or []
     try:
         pairs = [(str(t), float(w)) for t, w in mix]

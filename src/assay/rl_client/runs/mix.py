@@ -13,22 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.rl_client.filter import RewardSource
+from assay.rl_client.filter import RewardSource, WrappedRewards
 from assay.types import Result
 
 
-class TaskMix:
+class TaskMix(WrappedRewards):
     def __init__(self, inner: RewardSource, task_weights: Mapping[str, float] | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.task_weights = dict(task_weights or {})
-
-    @property
-    def requests(self) -> int:
-        return self.inner.requests
-
-    @requests.setter
-    def requests(self, value: int) -> None:
-        self.inner.requests = value
 
     async def ascore_trees(self, trees: list[dict[str, Any]]) -> list[Any]:
         """Tree rollouts go to the inner source as they are (a tree's leaves are not mixed)."""
@@ -62,9 +54,6 @@ class TaskMix:
         if result.reward is None or weight == 1.0:
             return result
         return result.model_copy(update={"reward": result.reward * weight})
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 def combine(item_id: Any, parts: list[tuple[str, float]], results: list[Result]) -> Result:

@@ -23,7 +23,7 @@ from typing import Any
 from assay.jsonl import read_lines
 from assay.rl_client import checkpoints
 from assay.rl_client import verifier as dpo
-from assay.rl_client.filter import RewardSource
+from assay.rl_client.filter import RewardSource, WrappedRewards
 from assay.rl_client.runs.k_eval import KS, correct_of
 from assay.rl_client.runs.models import load_model
 from assay.rl_client.runs.session import Session
@@ -33,22 +33,14 @@ SAMPLES = "vstar/samples.jsonl"
 VERIFIER_DIR = "verifier"
 
 
-class SampleRecorder:
+class SampleRecorder(WrappedRewards):
     """A reward source that passes every call to `inner` and keeps the scored samples of `prompts`."""
 
     def __init__(self, inner: RewardSource, prompts: Iterable[str], path: Path) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.prompts = frozenset(prompts)
         self.path = path
         self.pending: list[dict[str, Any]] = []
-
-    @property
-    def requests(self) -> int:
-        return self.inner.requests
-
-    @requests.setter
-    def requests(self, value: int) -> None:
-        self.inner.requests = value
 
     async def ascore(self, items: list[dict[str, Any]]) -> list[Result]:
         results = await self.inner.ascore(items)
@@ -82,9 +74,6 @@ class SampleRecorder:
         rows = [r for r in read_rows(self.path) if r["step"] <= step]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 class Recording:

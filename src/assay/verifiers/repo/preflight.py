@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from assay.registry import Registry
 from assay.settings import Settings
 from assay.types import Item, Result, Status
 from assay.verifiers.repo.scorer import RepoOptions, RepoScorer
@@ -28,17 +29,27 @@ def _name(raw: Mapping[str, Any]) -> Any:
     return raw.get("instance_id") or raw.get("id")
 
 
-def plan(raw: Mapping[str, Any], runs: int = 2) -> list[dict[str, Any]] | dict[str, Any]:
-    """The items that check one task (the gold change `runs` times, then the empty change), or, for a
-    task that cannot be checked, its report."""
+def item_model(registry: Registry) -> type[Item]:
+    """The model repository items are read with where `registry` serves: `Item` with the fields of the
+    repo task there (`Scorer.Fields`; a plugin may extend the task)."""
+    return registry.lookup(RepoScorer.name).item_model()
+
+
+def _fields(raw: Mapping[str, Any], model: type[Item]) -> dict[str, Any]:
     # Only the item's fields: a SWE-bench row also carries problem_statement, hints_text, version...
-    fields = {k: v for k, v in raw.items() if k in Item.FIELDS and k not in _DROPPED}
+    return {k: v for k, v in raw.items() if k in model.model_fields and k not in _DROPPED}
+
+
+def plan(raw: Mapping[str, Any], model: type[Item], runs: int = 2) -> list[dict[str, Any]] | dict[str, Any]:
+    """The items that check one task (the gold change `runs` times, then the empty change), read with
+    `model` (`item_model`), or, for a task that cannot be checked, its report."""
+    fields = _fields(raw, model)
     try:
-        parse_task(Item.model_validate({**fields, "task": "repo"}))
+        parse_task(model.model_validate({**fields, "task": RepoScorer.name}))
     except (ValidationError, TaskInvalid) as exc:
         return {"id": _name(raw), "ok": False, "problems": [f"invalid: {exc}"], "flaky": []}
     gold = raw.get("patch") or raw.get("response") or ""
-    base = {**fields, "task": "repo"}
+    base = {**fields, "task": RepoScorer.name}
     items = [{**base, "response": gold, "id": f"gold-{i}"} for i in range(max(1, runs))] if gold else []
     return [*items, {**base, "response": "", "id": "empty"}]
 
@@ -51,7 +62,7 @@ def _brief(result: Result) -> dict[str, Any]:
     return {"status": result.status.value, "reward": result.reward, "reason": result.reason}
 
 
-def assess(raw: Mapping[str, Any], results: Sequence[Result]) -> dict[str, Any]:
+def assess(raw: Mapping[str, Any], model: type[Item], results: Sequence[Result]) -> dict[str, Any]:
     """One task's report from the verdicts on its `plan` items: `ok` is true when `problems` is empty."""
     *gold_runs, empty = results
     problems = [] if gold_runs else ["no gold change (`patch` or `response`)"]
@@ -65,8 +76,8 @@ def assess(raw: Mapping[str, Any], results: Sequence[Result]) -> dict[str, Any]:
         problems.append(f"the gold change is not rewarded: {unrewarded[0].reason}")
     if empty.status is Status.OK and empty.reward == 1.0:
         problems.append("rewarded with no change: the FAIL_TO_PASS tests already pass")
-    fields = {k: v for k, v in raw.items() if k in Item.FIELDS and k not in _DROPPED}
-    pass_to_pass = parse_task(Item.model_validate({**fields, "task": "repo"})).pass_to_pass
+    item = model.model_validate({**_fields(raw, model), "task": RepoScorer.name})
+    pass_to_pass = parse_task(item).pass_to_pass
     base_failing = sorted(_failing(empty) & set(pass_to_pass)) if empty.status is Status.OK else []
     if base_failing:
         problems.append(f"{len(base_failing)} PASS_TO_PASS test(s) fail without a change: {base_failing[:3]}")
@@ -81,11 +92,12 @@ def assess(raw: Mapping[str, Any], results: Sequence[Result]) -> dict[str, Any]:
 
 
 def check_task(scorer: RepoScorer, raw: Mapping[str, Any], runs: int = 2) -> dict[str, Any]:
-    """One task's preflight with `scorer`, in this thread."""
-    planned = plan(raw, runs)
+    """One task's preflight with `scorer` (its items read with its own fields), in this thread."""
+    model = scorer.item_model()
+    planned = plan(raw, model, runs)
     if isinstance(planned, dict):
         return planned
-    return assess(raw, [scorer.score(Item.model_validate(i), RepoOptions()) for i in planned])
+    return assess(raw, model, [scorer.score(model.model_validate(i), RepoOptions()) for i in planned])
 
 
 def preflight(

@@ -14,11 +14,12 @@ from assay.types import Item, Result
 
 
 class RepoValidation(Validation):
-    def row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """A SWE-bench instance is a row too: its problem_statement is the prompt, other columns dropped."""
+    def row(self, row: dict[str, Any], model: type[Item]) -> dict[str, Any]:
+        """A SWE-bench instance is a row too: its problem_statement is the prompt, columns that are not
+        fields of `model` dropped."""
         if "prompt" not in row and isinstance(row.get("problem_statement"), str):
             row = {**row, "prompt": row["problem_statement"]}
-        return {k: v for k, v in row.items() if k in Item.FIELDS}
+        return {k: v for k, v in row.items() if k in model.model_fields}
 
     def check_prompt(self, item: Item) -> list[Finding]:
         """A repo item without a hidden test patch is judged by tests the policy can read: a change that

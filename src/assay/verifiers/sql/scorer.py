@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -105,6 +106,19 @@ class _Budget:
         """(seconds for the next query, whether the item deadline cut it below query_timeout_s)."""
         remaining = self.end - time.monotonic()
         return max(0.01, min(self.query_timeout_s, remaining)), remaining < self.query_timeout_s
+
+
+@dataclass
+class _Compared:
+    """One item's reference and prediction as they are compared, instance after instance: whether order
+    counts, its options and deadline, and the main instance's results (`seen`, for the dependence check)."""
+
+    gold: Analysis
+    pred: Analysis
+    ordered: bool
+    options: SqlOptions
+    budget: _Budget
+    seen: dict[str, QueryResult] = field(default_factory=dict)
 
 
 class _EngineCache(LRUCache[tuple[str, str], SqlEngine]):
@@ -223,10 +237,10 @@ class SqlScorer(Scorer[SqlOptions]):
         ordered = {"strict": True, "ignore": False}.get(options.order, gold.ordered)
         details["order_enforced"] = ordered
         details["instances"] = []
-        seen: dict[str, QueryResult] = {}
+        compared = _Compared(gold, pred, ordered, options, budget)
         for instance in instances:
             try:
-                verdict = self._on_instance(instance, gold, pred, ordered, options, budget, details, seen)
+                verdict = self._on_instance(instance, compared, details)
             except EngineUnavailable as exc:
                 return Result.error(str(exc), extracted=pred.sql, details=details)
             if verdict is not None:
@@ -234,7 +248,7 @@ class SqlScorer(Scorer[SqlOptions]):
         where = "every instance" if len(instances) > 1 else "the database"
         reason = f"{details['instances'][-1]['why']}, on {where}"
         if not options.allow_constant and self.settings.sql.perturb_rounds:
-            outcome = self._check_dependence(item, instances[0], gold, pred, ordered, options, budget, seen)
+            outcome = self._check_dependence(item, instances[0], compared)
             details["data_check"] = {"status": outcome.status, "why": outcome.reason, **outcome.details}
             verdict = _dependence_verdict(outcome, options, details)
             if verdict is not None:
@@ -245,47 +259,42 @@ class SqlScorer(Scorer[SqlOptions]):
         cfg = self.settings.sql
         return Tolerance(rel=cfg.rel_tol if options.rel_tol is None else options.rel_tol, abs=cfg.abs_tol)
 
-    def _check_dependence(
-        self,
-        item: Item,
-        instance: catalog.Instance,
-        gold: Analysis,
-        pred: Analysis,
-        ordered: bool,
-        options: SqlOptions,
-        budget: _Budget,
-        seen: dict[str, QueryResult],
-    ) -> Outcome:
+    def _check_dependence(self, item: Item, instance: catalog.Instance, compared: _Compared) -> Outcome:
         """The prediction against the gold on perturbed copies of the main instance (dependence.py)."""
-        tol = self._tolerance(options)
+        gold, budget = compared.gold, compared.budget
+        tol = self._tolerance(compared.options)
 
         def limits() -> tuple[QueryLimits, bool]:
             timeout_s, cut = budget.timeout()
             return self._limits(timeout_s), cut
 
         def match(engine: SqlEngine, gold_result: QueryResult, pred_result: QueryResult) -> Comparison:
-            return self._match(engine, gold, gold_result, pred_result, ordered, tol, budget)
+            return self._match(engine, gold, gold_result, pred_result, compared.ordered, tol, budget)
 
         seed = f"{item.db_id}\x00{gold.sql}"
-        originals = (seen["gold"], seen["pred"])
+        originals = (compared.seen["gold"], compared.seen["pred"])
         engine = self._engine(instance)
         return self._data_check.run(
-            Check(engine, instance.location, seed, gold, pred, originals, limits, match, tol, item.prompt)
+            Check(
+                engine,
+                instance.location,
+                seed,
+                gold,
+                compared.pred,
+                originals,
+                limits,
+                match,
+                tol,
+                item.prompt,
+            )
         )
 
     def _on_instance(
-        self,
-        instance: catalog.Instance,
-        gold: Analysis,
-        pred: Analysis,
-        ordered: bool,
-        options: SqlOptions,
-        budget: _Budget,
-        details: dict[str, Any],
-        seen: dict[str, QueryResult],
+        self, instance: catalog.Instance, compared: _Compared, details: dict[str, Any]
     ) -> Result | None:
         """None when the prediction matches on this instance, else the item's final result. The main
-        instance's results are left in `seen` (for the dependence check)."""
+        instance's results are left in `compared.seen` (for the dependence check)."""
+        gold, pred, options, budget = compared.gold, compared.pred, compared.options, compared.budget
         engine = self._engine(instance)
         where = "" if instance.label == "main" else f" on alternate instance {instance.label}"
         timeout_s, cut = budget.timeout()
@@ -308,9 +317,9 @@ class SqlScorer(Scorer[SqlOptions]):
             reason = f"the prediction did not run{where} ({exc.kind}): {exc.message}"
             return _reward(False, False, options, reason, details=details)
         if instance.label == "main":
-            seen.update(gold=gold_result, pred=pred_result)
+            compared.seen.update(gold=gold_result, pred=pred_result)
         outcome = self._match(
-            engine, gold, gold_result, pred_result, ordered, self._tolerance(options), budget
+            engine, gold, gold_result, pred_result, compared.ordered, self._tolerance(options), budget
         )
         info.update(prediction_rows=len(pred_result.rows), match=outcome.equal, why=outcome.reason)
         if outcome.equal:
@@ -380,14 +389,21 @@ class SqlScorer(Scorer[SqlOptions]):
         if keyed is None:
             return None
         sql, width = keyed
-        try:
-            result = engine.run(sql, self._limits(budget.timeout()[0]))
-        except QueryError:
+        result = self._rewrite_result(engine, sql, budget)
+        if result is None:
             return None
         outputs = [tuple(map(canon, row[:-width])) for row in result.rows]
         if outputs != [tuple(map(canon, row)) for row in gold_result.rows]:
             return None  # the rewrite changed the result; do not trust its keys
         return tie_blocks([row[-width:] for row in result.rows])
+
+    def _rewrite_result(self, engine: SqlEngine, sql: str, budget: _Budget) -> QueryResult | None:
+        """The result of a rewrite of the gold (its keys made visible) within the budget; None when it
+        fails, and the rewrite cannot help."""
+        try:
+            return engine.run(sql, self._limits(budget.timeout()[0]))
+        except QueryError:
+            return None
 
     def _limit_ties(
         self,
@@ -404,9 +420,8 @@ class SqlScorer(Scorer[SqlOptions]):
         if keyed is None or not same_shape or len(pred_result.columns) != len(gold_result.columns):
             return False
         sql, width = keyed
-        try:
-            full = engine.run(sql, self._limits(budget.timeout()[0]))
-        except QueryError:
+        full = self._rewrite_result(engine, sql, budget)
+        if full is None:
             return False
         outputs = [row[:-width] for row in full.rows]
         keys = [row[-width:] for row in full.rows]
