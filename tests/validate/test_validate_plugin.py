@@ -71,7 +71,7 @@ class Shouting(Recheck):
 
 
 class RowValidation(Validation):
-    def row(self, row: dict[str, object], model: type[Item]) -> dict[str, object]:
+    def row(self, row: dict[str, object]) -> dict[str, object]:  # written before `model` was passed
         """Rows of this task may carry their reference as `gold`."""
         gold = row.get("gold")
         return {k: v for k, v in row.items() if k != "gold"} | ({"reference": gold} if gold else {})

@@ -138,10 +138,11 @@ class Validation:
     # cannot establish a proposal's answer.
     gate: Gate | None = None
 
-    def row(self, row: dict[str, Any], model: type[Item]) -> dict[str, Any]:
+    def row(self, row: dict[str, Any], model: type[Item] = Item) -> dict[str, Any]:
         """The item fields of one row of a task file that names this task (a repository task's row may
         be a SWE-bench instance), whose items are read with `model` (`Scorer.item_model`: the fields it
-        may keep); this base keeps the row as it is."""
+        may keep); this base keeps the row as it is. An override without `model` is still called, with
+        the row alone."""
         return row
 
     def check_prompt(self, item: Item) -> list[Finding]:

@@ -9,6 +9,7 @@ the path that rewards training, so a task reported valid is one whose reward beh
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -48,7 +49,13 @@ def _row(raw: dict[str, Any], registry: Registry, task: str | None) -> dict[str,
     if "task" not in row and task is not None:
         row["task"] = task
     scorer = registry.get(row["task"]) if isinstance(row.get("task"), str) else None
-    return scorer.validation.row(row, scorer.item_model()) if scorer is not None else row
+    if scorer is None:
+        return row
+    if "model" in inspect.signature(scorer.validation.row).parameters:
+        return scorer.validation.row(row, model=scorer.item_model())
+    return scorer.validation.row(
+        row
+    )  # a plugin's `row(row)`, written before `model` was passed: still served
 
 
 def _parse(raw: Any, report: TaskReport, registry: Registry, task: str | None = None) -> Item | None:

@@ -14,7 +14,7 @@ from assay.types import Item, Result
 
 
 class RepoValidation(Validation):
-    def row(self, row: dict[str, Any], model: type[Item]) -> dict[str, Any]:
+    def row(self, row: dict[str, Any], model: type[Item] = Item) -> dict[str, Any]:
         """A SWE-bench instance is a row too: its problem_statement is the prompt, columns that are not
         fields of `model` dropped."""
         if "prompt" not in row and isinstance(row.get("problem_statement"), str):
