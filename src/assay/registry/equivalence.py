@@ -62,14 +62,21 @@ class Equivalence:
 
 
 class MutualVerdicts(Equivalence):
-    """Two answers are one when the task's own scorer judges each correct with the other as the reference
+    """Two answers are one when the task's own scoring judges each correct with the other as the reference
     (the sql task: result equality on the group's database, with every guard of scoring). Costs two
-    scorings per pair, so the key of the task's equivalence (`key`) goes first."""
+    scorings per pair, so the key of the task's equivalence (`key`) goes first; `score(item, options)` is
+    the task's scoring, which may keep what one call's scorings share (the sql task's query memo)."""
 
     available: ClassVar[bool] = True
 
-    def __init__(self, scorer: Any, item: Item, options: Any, key: Callable[[str], Hashable | None]) -> None:
-        self._scorer, self._item, self._options, self._key = scorer, item, options, key
+    def __init__(
+        self,
+        score: Callable[[Item, Any], Result],
+        item: Item,
+        options: Any,
+        key: Callable[[str], Hashable | None],
+    ) -> None:
+        self._score, self._item, self._options, self._key = score, item, options, key
 
     def key(self, answer: str) -> Hashable | None:
         return self._key(answer)
@@ -80,6 +87,6 @@ class MutualVerdicts(Equivalence):
     def equivalent(self, a: str, b: str) -> bool:
         for reference, response in ((a, b), (b, a)):
             probe = self._item.model_copy(update={"response": response, "reference": reference})
-            if self._scorer.score(probe, self._options).correct is not True:
+            if self._score(probe, self._options).correct is not True:
                 return False
         return True

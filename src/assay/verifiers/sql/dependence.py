@@ -42,6 +42,7 @@ from assay.verifiers.sql.engines import (
     QueryResult,
     SqlEngine,
 )
+from assay.verifiers.sql.memo import Run, plain_run
 from assay.verifiers.sql.perturb import Protected, Snapshot, perturb, references
 from assay.verifiers.sql.scratch import CopyTooLarge, scratch_engine, snapshot
 from assay.verifiers.sql.statement import Analysis, literals, referenced_tables
@@ -84,6 +85,7 @@ class Check:
     match: Matcher
     tol: Tolerance
     prompt: str | None = None  # the item's prompt: values it names stay in the copies
+    run: Run = plain_run  # how a query runs (through a clustering call's memo: memo.py)
 
     @cached_property
     def protected(self) -> Protected:
@@ -100,7 +102,9 @@ class DataCheck:
     def __init__(self, settings: SqlSettings) -> None:
         self.settings = settings
         self._snapshots: LRUCache[Any, Snapshot] = LRUCache(maxsize=2)
-        self._copies = _Copies(maxsize=max(1, 2 * settings.perturb_rounds))
+        # Room for two golds' draws (at most 2 * rounds each): a group's clustering scores each answer
+        # as the gold against the answers it is compared with, and the group's own gold keeps its copies.
+        self._copies = _Copies(maxsize=max(1, 4 * settings.perturb_rounds))
 
     def run(self, check: Check) -> Outcome:
         gold_tables = referenced_tables(check.gold.parsed)
@@ -146,7 +150,7 @@ class DataCheck:
         copy = scratch_engine(check.engine, snap, rows, timeout_s=check.limits()[0].timeout_s)
         query_limits, cut = check.limits()
         try:
-            gold_result: QueryResult | QueryError = copy.run(check.gold.sql, query_limits)
+            gold_result: QueryResult | QueryError = check.run(copy, check.gold.sql, query_limits)
         except EngineUnavailable:
             copy.close()
             raise
@@ -173,7 +177,7 @@ class DataCheck:
                 copy, _ = self._copy(check, snap, key, targets, seed)
             query_limits, cut = check.limits()
             try:
-                return copy, copy.run(check.pred.sql, query_limits)
+                return copy, check.run(copy, check.pred.sql, query_limits)
             except QueryError as exc:
                 if exc.kind == TIMEOUT and cut:
                     raise CutShort from exc
@@ -247,7 +251,7 @@ class DataCheck:
         query_limits, cut = check.limits()
         try:
             return why_edge(
-                check.gold, check.pred, (gold, pred), (copy, check.engine), query_limits, check.tol
+                check.gold, check.pred, (gold, pred), (copy, check.engine), query_limits, check.tol, check.run
             )
         except QueryError as exc:
             if exc.kind == TIMEOUT and cut:

@@ -30,6 +30,7 @@ from sqlglot.errors import SqlglotError
 
 from assay.verifiers.sql.compare import Tolerance, canon, column_matchings, compare, values_within
 from assay.verifiers.sql.engines import QueryError, QueryLimits, QueryResult, Row, SqlEngine
+from assay.verifiers.sql.memo import Run, plain_run
 from assay.verifiers.sql.statement import Analysis, keyed_query
 
 _MAX_LIMITS = 4  # ORDER BY ... LIMIT clauses looked at per query
@@ -81,11 +82,11 @@ def _limited(query: Analysis, dialect: str) -> list[tuple[str, int, int]]:
     return found
 
 
-def _cuts_tie(engine: SqlEngine, sql: str, n: int, width: int, limits: QueryLimits) -> bool | None:
+def _cuts_tie(engine: SqlEngine, sql: str, n: int, width: int, limits: QueryLimits, run: Run) -> bool | None:
     """Whether `LIMIT n` over `sql`'s rows cuts between rows with equal keys; None when it does not run
     on its own (a correlated subquery)."""
     try:
-        rows = engine.run(sql, limits).rows
+        rows = run(engine, sql, limits).rows
     except QueryError:
         return None
     if n == 0 or len(rows) <= n:
@@ -93,10 +94,13 @@ def _cuts_tie(engine: SqlEngine, sql: str, n: int, width: int, limits: QueryLimi
     return [canon(v) for v in rows[n - 1][-width:]] == [canon(v) for v in rows[n][-width:]]
 
 
-def new_tie(query: Analysis, copy: SqlEngine, original: SqlEngine, limits: QueryLimits) -> bool:
+def new_tie(
+    query: Analysis, copy: SqlEngine, original: SqlEngine, limits: QueryLimits, run: Run = plain_run
+) -> bool:
     """Whether a LIMIT of `query` cuts a tie on the copy that it did not cut on the original."""
     for sql, n, width in _limited(query, copy.dialect):
-        if _cuts_tie(copy, sql, n, width, limits) and _cuts_tie(original, sql, n, width, limits) is False:
+        cut_on_copy = _cuts_tie(copy, sql, n, width, limits, run)
+        if cut_on_copy and _cuts_tie(original, sql, n, width, limits, run) is False:
             return True
     return False
 
@@ -108,17 +112,19 @@ def why_edge(
     engines: tuple[SqlEngine, SqlEngine],
     limits: QueryLimits,
     tol: Tolerance,
+    run: Run = plain_run,
 ) -> str | None:
     """Why a copy on which the two differ made an edge case the original did not have, or None.
-    `results`: (gold, prediction) on the copy; `engines`: (the copy, the original)."""
+    `results`: (gold, prediction) on the copy; `engines`: (the copy, the original); `run`: how a query
+    runs (memo.py)."""
     if null_or_zero(results[0], results[1], tol):
         return "an aggregate over no rows on the copy (NULL against 0, or no row)"
     copy, original = engines
     gold_result, pred_result = results
     # Only which of the tied rows were kept may differ: the cut side's rows lie within the other's.
-    if within(pred_result, gold_result, tol) and new_tie(pred, copy, original, limits):
+    if within(pred_result, gold_result, tol) and new_tie(pred, copy, original, limits, run):
         return "a tie at the prediction's ORDER BY ... LIMIT on the copy that the original does not have"
-    if within(gold_result, pred_result, tol) and new_tie(gold, copy, original, limits):
+    if within(gold_result, pred_result, tol) and new_tie(gold, copy, original, limits, run):
         return "a tie at the reference's ORDER BY ... LIMIT on the copy that the original does not have"
     return None
 

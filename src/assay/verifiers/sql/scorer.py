@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -56,6 +56,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
+from assay.verifiers.sql.memo import QueryMemo, Run, plain_run
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
@@ -96,11 +97,13 @@ class SqlOptions(TaskOptions):
 
 
 class _Budget:
-    """The item's deadline split into query timeouts, so the engine stops a query before the pool kills."""
+    """The item's deadline split into query timeouts, so the engine stops a query before the pool kills;
+    `run` runs each query (through a clustering call's memo, memo.py, when there is one)."""
 
-    def __init__(self, deadline_s: float, query_timeout_s: float) -> None:
+    def __init__(self, deadline_s: float, query_timeout_s: float, run: Run = plain_run) -> None:
         self.end = time.monotonic() + deadline_s - min(0.5, deadline_s * 0.1)
         self.query_timeout_s = query_timeout_s
+        self.run = run
 
     def timeout(self) -> tuple[float, bool]:
         """(seconds for the next query, whether the item deadline cut it below query_timeout_s)."""
@@ -195,7 +198,9 @@ class SqlScorer(Scorer[SqlOptions]):
         return QueryLimits(timeout_s=timeout_s, max_rows=cfg.max_rows, max_bytes=cfg.max_result_mb << 20)
 
     # -- scoring -----------------------------------------------------------------------------------
-    def score(self, item: Item, options: SqlOptions) -> Result:
+    def score(self, item: Item, options: SqlOptions, memo: QueryMemo | None = None) -> Result:
+        """The item's result. `memo`: a clustering call's (equivalence.py), which runs each distinct query
+        once per database and reads it once; the verdict is the same without it."""
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
@@ -204,9 +209,10 @@ class SqlScorer(Scorer[SqlOptions]):
             instances = self._instances(item.db_id, options)
         except catalog.UnknownDatabase as exc:  # an ItemError: `invalid`
             return Result.of_error(exc)
-        budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s)
+        run = memo.run if memo is not None else plain_run
+        budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, run)
         dialect = _DIALECTS[instances[0].engine]
-        gold = self._gold_analysis(item.reference.strip().rstrip(";").strip(), dialect)
+        gold = self._read_gold(item.reference.strip().rstrip(";").strip(), dialect, memo)
         if gold.refusal is not None:
             return Result.invalid(f"the reference is not one read-only query: {gold.refusal}")
         details: dict[str, Any] = {"db_id": item.db_id, "engine": instances[0].engine}
@@ -222,7 +228,10 @@ class SqlScorer(Scorer[SqlOptions]):
                 else "the response"
             )
             return _reward(False, False, options, f"no SQL found in {where}", details=details)
-        pred = analyse(sql, dialect, item.dialect)
+        if memo is not None:
+            pred = memo.reading(sql, dialect, item.dialect, analyse)
+        else:
+            pred = analyse(sql, dialect, item.dialect)
         details["notes"] = [*pred.notes] + ([f"sqlglot: {pred.parse_error}"] if pred.parse_error else [])
         if pred.refusal is not None:
             reason = f"rejected before execution: {pred.refusal}"
@@ -274,20 +283,10 @@ class SqlScorer(Scorer[SqlOptions]):
         seed = f"{item.db_id}\x00{gold.sql}"
         originals = (compared.seen["gold"], compared.seen["pred"])
         engine = self._engine(instance)
-        return self._data_check.run(
-            Check(
-                engine,
-                instance.location,
-                seed,
-                gold,
-                compared.pred,
-                originals,
-                limits,
-                match,
-                tol,
-                item.prompt,
-            )
+        check = Check(
+            engine, instance.location, seed, gold, compared.pred, originals, limits, match, tol, item.prompt
         )
+        return self._data_check.run(replace(check, run=budget.run))
 
     def _on_instance(
         self, instance: catalog.Instance, compared: _Compared, details: dict[str, Any]
@@ -299,7 +298,7 @@ class SqlScorer(Scorer[SqlOptions]):
         where = "" if instance.label == "main" else f" on alternate instance {instance.label}"
         timeout_s, cut = budget.timeout()
         try:
-            gold_result = self._run_gold(engine, instance, gold.sql, timeout_s)
+            gold_result = self._run_gold(engine, instance, gold.sql, timeout_s, budget.run)
         except QueryError as exc:
             if exc.kind == TIMEOUT and cut:
                 return Result.timeout(f"the item deadline cut the reference short{where}", details=details)
@@ -309,7 +308,7 @@ class SqlScorer(Scorer[SqlOptions]):
         details["instances"].append(info)
         timeout_s, cut = budget.timeout()
         try:
-            pred_result = engine.run(pred.sql, self._limits(timeout_s))
+            pred_result = budget.run(engine, pred.sql, self._limits(timeout_s))
         except QueryError as exc:
             info.update(prediction_rows=None, match=False, why=f"{exc.kind}: {exc.message}")
             if exc.kind == TIMEOUT and cut:
@@ -365,15 +364,21 @@ class SqlScorer(Scorer[SqlOptions]):
             cached = self._gold_parsed[key] = analyse(sql, dialect)
         return cached
 
+    def _read_gold(self, sql: str, dialect: str, memo: QueryMemo | None) -> Analysis:
+        """The gold's reading; within a clustering call shared with the same text read as a prediction."""
+        if memo is None:
+            return self._gold_analysis(sql, dialect)
+        return memo.reading(sql, dialect, None, lambda text, engine, _: self._gold_analysis(text, engine))
+
     def _run_gold(
-        self, engine: SqlEngine, instance: catalog.Instance, sql: str, timeout_s: float
+        self, engine: SqlEngine, instance: catalog.Instance, sql: str, timeout_s: float, run: Run
     ) -> QueryResult:
         """The gold's result, cached per worker: an RL group scores many responses against one gold."""
         key = (instance.engine, instance.location, sql)
         cached = self._gold.get(key) if self._gold is not None else None
         if cached is not None:
             return cached
-        result = engine.run(sql, self._limits(timeout_s))
+        result = run(engine, sql, self._limits(timeout_s))
         if self._gold is not None and len(result.rows) <= _MAX_CACHED_ROWS:
             self._gold[key] = result
         return result
@@ -401,7 +406,7 @@ class SqlScorer(Scorer[SqlOptions]):
         """The result of a rewrite of the gold (its keys made visible) within the budget; None when it
         fails, and the rewrite cannot help."""
         try:
-            return engine.run(sql, self._limits(budget.timeout()[0]))
+            return budget.run(engine, sql, self._limits(budget.timeout()[0]))
         except QueryError:
             return None
 

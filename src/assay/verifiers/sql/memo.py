@@ -1,0 +1,81 @@
+"""What one clustering call's queries gave, so each distinct query runs once per database (issue 42).
+
+The sql task's answer equivalence scores each pair of distinct queries twice, each as the other's gold
+(`MutualVerdicts`). Scored one pair at a time, a query met in several pairs ran again on the same
+database every time (as the prediction on the group's database and its alternates, as the gold there,
+the gold's tie-recovering rewrites), and sqlglot read it again. Within one call a query's outcome on one
+database is a fact: the databases are read-only and a perturbed copy, once built, does not change. So the
+scorer, given a memo, asks it instead of the engine, and compares what it returns with its own code: the
+verdicts are those of scoring the pairs one by one.
+
+What is kept: results, and the errors that come from the query itself (it failed, was refused, or passed
+the row or size cap). Not a timeout or running out of memory, which depend on the moment: that query
+runs again, as it did before. A result of more than `max_rows` rows, or past `row_budget` rows kept in
+all, is not kept either (it runs again), so a call's memory stays bounded. A query whose result changes
+from one run to the next (`random()`, the clock) gets its first result every time.
+
+Databases are told apart by the engine object: a perturbed copy rebuilt after its cache evicted it is
+another object, and the queries run on it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from assay.verifiers.sql.engines import (
+    OUT_OF_MEMORY,
+    TIMEOUT,
+    QueryError,
+    QueryLimits,
+    QueryResult,
+    SqlEngine,
+)
+from assay.verifiers.sql.statement import Analysis
+
+Run = Callable[[SqlEngine, str, QueryLimits], QueryResult]  # how the scorer runs a query on a database
+
+_MAX_ROWS = 10_000  # as the scorer's gold cache: longer results run again
+_ROW_BUDGET = 200_000
+
+
+class QueryMemo:
+    """Query outcomes per (database, query text) and sqlglot readings per query, for one clustering call."""
+
+    def __init__(self, max_rows: int = _MAX_ROWS, row_budget: int = _ROW_BUDGET) -> None:
+        self._outcomes: dict[tuple[SqlEngine, str], QueryResult | QueryError] = {}
+        self._readings: dict[tuple[str, str, str | None], Analysis] = {}
+        self._max_rows, self._rows_left = max_rows, row_budget
+
+    def run(self, engine: SqlEngine, sql: str, limits: QueryLimits) -> QueryResult:
+        """`engine.run(sql, limits)`, or what it gave the first time in this call."""
+        key = (engine, sql)
+        kept = self._outcomes.get(key)
+        if isinstance(kept, QueryError):
+            raise kept
+        if kept is not None:
+            return kept
+        try:
+            result = engine.run(sql, limits)
+        except QueryError as exc:
+            if exc.kind != TIMEOUT and exc.message != OUT_OF_MEMORY:
+                self._outcomes[key] = exc
+            raise
+        if len(result.rows) <= min(self._max_rows, self._rows_left):
+            self._rows_left -= len(result.rows)
+            self._outcomes[key] = result
+        return result
+
+    def reading(
+        self, sql: str, dialect: str, source: str | None, analyse: Callable[[str, str, str | None], Analysis]
+    ) -> Analysis:
+        """`analyse(sql, dialect, source)`, read once per call (an Analysis is never modified)."""
+        key = (sql, dialect, source)
+        kept = self._readings.get(key)
+        if kept is None:
+            kept = self._readings[key] = analyse(sql, dialect, source)
+        return kept
+
+
+def plain_run(engine: SqlEngine, sql: str, limits: QueryLimits) -> QueryResult:
+    """Running a query without a memo (scoring one item)."""
+    return engine.run(sql, limits)
