@@ -23,8 +23,9 @@ groups, five runs; docs/voting.md has the table): with the clusters formed in th
 0.1-0.3 ms (1-5%) for keyed groups, 0.6-1 ms (2-12%) mixed, 1-24 ms (7-22%) for different polynomials,
 whose sympy signatures are what is left, 8-37 ms (13-60%) for sql, whose mutual scorings are; a separate
 worker round trip made the math groups 16-75% and sql 17-119% before. With a query memo per clustering
-call (each distinct query once per database) and a gold per group: sql 6-11 ms, 8-11% at G = 64 and
-25-40% at G = 8 and 16, where the perturbed copies of each answer scored as the gold are the floor.
+call (each distinct query once per database) and a gold per group, sql is 6-11 ms: 7-11% at G = 64
+(16-23% before), 29-36% at G = 16 (35-58%), 20-41% at G = 8 (21-45%), where the perturbed copies of
+each answer scored as the gold are the floor.
 """
 
 from __future__ import annotations
