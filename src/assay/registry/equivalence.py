@@ -71,12 +71,14 @@ class MutualVerdicts(Equivalence):
 
     def __init__(
         self,
-        score: Callable[[Item, Any], Result],
+        score: Callable[[Item, Any], Result] | Any,
         item: Item,
         options: Any,
         key: Callable[[str], Hashable | None],
     ) -> None:
-        self._score, self._item, self._options, self._key = score, item, options, key
+        # a scorer itself, as a plugin written before `score` could be a function passes it: its `score`
+        self._score = score if callable(score) else score.score
+        self._item, self._options, self._key = item, options, key
 
     def key(self, answer: str) -> Hashable | None:
         return self._key(answer)

@@ -11,7 +11,7 @@ import pytest
 from assay.groups import cluster_indices
 from assay.registry import Equivalence, MutualVerdicts
 from assay.settings import Settings
-from assay.types import Item
+from assay.types import Item, Result
 from assay.verifiers.sql import SqlOptions, SqlScorer
 from assay.verifiers.sql.engines import (
     FAILED,
@@ -195,3 +195,17 @@ def test_results_past_the_row_budget_run_again() -> None:
     for sql in ("SELECT a", "SELECT a", "SELECT b", "SELECT b"):
         memo.run(engine, sql, LIMITS)
     assert engine.runs == 3  # "SELECT a" kept (3 rows); "SELECT b" would pass the budget of 4
+
+
+def test_mutual_verdicts_still_take_a_scorer_as_plugins_pass_it() -> None:
+    """The public `MutualVerdicts` took a scorer before it took a scoring function: both are served."""
+
+    class Exact:
+        def score(self, item: Item, options: object) -> Result:
+            return Result.verdict(item.response == item.reference)
+
+    item = Item(task="sql", prompt="p")
+    by_scorer = MutualVerdicts(Exact(), item, None, lambda answer: None)
+    by_function = MutualVerdicts(Exact().score, item, None, lambda answer: None)
+    for verdicts in (by_scorer, by_function):
+        assert verdicts.equivalent("a", "a") and not verdicts.equivalent("a", "b")
