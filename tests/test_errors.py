@@ -55,8 +55,8 @@ def _builtin_rooted_exceptions() -> dict[str, str]:
     return found
 
 
-# Raised past a trainer's `except Exception` on purpose: verl feeds an Exception's text to the policy as
-# the tool's output, so Assay's failure must fail the rollout instead (verl_tools.RolloutAborted).
+# Raised past a trainer's `except Exception` on purpose: verl and TRL feed an Exception's text to the
+# policy as the tool's output, so Assay's failure must fail the rollout instead (clients.RolloutAborted).
 PAST_TRAINERS = {"RolloutAborted"}
 
 

@@ -146,6 +146,7 @@ def test_past_the_cap_creation_is_429_with_retry_after(client: TestClient) -> No
     assert response.status_code == 429
     assert response.headers["Retry-After"] == "1"
     assert response.json()["error"]["type"] == "sessions_full"
+    assert response.json()["error"]["limit"] == 4  # what a client compares with the sessions it holds
     for sid in ids:
         client.delete(f"/v1/sessions/{sid}")
     assert client.post("/v1/sessions", json={"item": ITEM, "tools": ["python"]}).status_code == 201

@@ -23,9 +23,11 @@ from assay.suggest import did_you_mean
 from assay.types import Result
 
 __all__ = [
+    "RolloutAborted",
     "aclose_loop_clients",
     "assay_url",
     "close_shared_clients",
+    "ended_by_server",
     "reward_or_raise",
     "shared_async_client",
     "shared_client",
@@ -48,6 +50,10 @@ SESSION_IN_FLIGHT = 256
 # Retries of one session call (a 429/503 honouring Retry-After, a refused connection): few, because the
 # adapter itself waits for a free session as long as it is allowed to (verl_tools `open_wait_s`).
 SESSION_RETRIES = 2
+# Why a session ended that is the server's doing (store.py's reasons: TTL, shutdown, a Ray holder taken
+# away, deleted, unknown after a restart): the rollout aborts. Any other reason is what the policy's
+# program did (its step limit, its interpreter killed for memory): an observation.
+_SERVER_ENDINGS = ("expired", "the server is shutting down", "the session's holder", "deleted", "no session")
 _clients: dict[str, AssayClient] = {}
 _http_clients: dict[str, httpx.Client] = {}
 _clients_lock = threading.Lock()
@@ -68,6 +74,22 @@ def task_tools(listed: Mapping[str, Any], task: str) -> list[str]:
             f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
         )
     return list(tasks[task].get("tools") or ["python"])
+
+
+class RolloutAborted(BaseException):
+    """Assay could not serve a tool call; the rollout must fail rather than train on the failure.
+
+    A `BaseException` on purpose: verl's `ToolAgentLoop._call_tool` and TRL's `GRPOTrainer._tool_call_loop`
+    catch every `Exception` and feed its text to the policy as the tool's output, so an `AssayError` would
+    be trained on. Like `KeyboardInterrupt`, this one passes their handlers and fails the step with the
+    reason.
+    """
+
+
+def ended_by_server(reason: str) -> bool:
+    """Whether a session ended for a reason of the server's (the rollout aborts) rather than the policy's
+    (its step limit, its program: an observation)."""
+    return reason.startswith(_SERVER_ENDINGS)
 
 
 def assay_url(url: str | None = None) -> str:

@@ -9,6 +9,10 @@ conversational mode, where only the assistant messages are scored (a tool's mess
 result that is not ok becomes None: TRL turns it into NaN and masks that sample (nanmean/nansum)
 instead of training on a made-up score. The URL is `url`, else `ASSAY_URL`; with
 `accelerate launch` every process reads the same environment.
+
+With `environment_factory=AssayEnv` TRL also passes the batch's `environments`: the rollouts are over
+once they are scored, so their Assay sessions end here (`trl_env.end_sessions`; list `AssayReward` after
+any reward function that reads the environments).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 from assay.client import AssayClient
 from assay.integrations.clients import assay_url, shared_client
 from assay.integrations.transcripts import assistant_text
+from assay.integrations.trl_env import end_sessions
 
 __all__ = [
     "AssayReward",
@@ -64,6 +69,14 @@ class AssayReward:
 
     def __call__(
         self, prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any
+    ) -> list[float | None]:
+        try:
+            return self._score(prompts, completions, kwargs)
+        finally:
+            end_sessions(kwargs.get("environments") or ())
+
+    def _score(
+        self, prompts: Sequence[Any], completions: Sequence[Any], kwargs: dict[str, Any]
     ) -> list[float | None]:
         references = kwargs.get(self.reference_key)
         if references is None:

@@ -8,7 +8,27 @@ one method per session tool named in the constructor (`tools`, or the tools its 
 `python`), whose signature and docstring are written from the tool's schema as the server lists it (`GET
 /v1/tasks`), so the model is offered the arguments the server validates, for any tool a task brings
 (`sql`, `run_tests`, `repo`, a plugin's).
-`reset` opens a fresh Assay session on the row's item fields (and ends the previous one).
+
+One rollout, one session, at the scale of a generation batch (issue 38). TRL keeps a pool of
+environments, one per rollout of the batch, and reuses them every step: it resets *all* of them, one
+after another in one thread, then generates, then calls the tools of each rollout in turn (sync tools,
+in the same thread), then computes the rewards. So:
+
+- `reset` ends the previous rollout's session and never waits for a new one: it asks for it in the
+  background (a few opens at once, while the model generates its first turn), and the first tool call
+  takes it. A full server does not block `reset` (waiting there would hold TRL's only thread while the
+  sessions that must free are its own);
+- a tool call without a session (the background open found the server full) opens one, waiting while
+  the server is full (honouring `Retry-After`, up to `open_wait_s`): sessions held by other processes
+  (other ranks) free meanwhile. When this process alone holds as many sessions as the server allows,
+  nothing can free while it waits, and it fails at once, saying how to size the server;
+- any failure of Assay's own (unreachable, 5xx, a refused item, a session the server ended) raises
+  `RolloutAborted`, a `BaseException`: TRL's tool loop shows an `Exception`'s text to the policy as the
+  tool's output, and this passes it and fails the step. What the policy's program did (a traceback, a
+  refused call, its step limit) stays an observation;
+- `AssayReward`, given TRL's `environments`, ends their sessions once the batch is scored (TRL has no
+  other end-of-rollout hook; `end_sessions` does it for your own reward function), so no session is
+  open between steps. The next `reset`, dropping the environment and the session's TTL are backstops.
 
 There is no `get_reward`: TRL calls it without the completion, and a verdict needs the final response;
 score with Assay's TRL reward function (`assay.integrations.trl`), the same verdict path as `verify`. TRL
@@ -24,13 +44,18 @@ from __future__ import annotations
 import contextlib
 import inspect
 import keyword
+import random
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, Union
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Literal, NamedTuple, Union
 
 import httpx
 
-from assay.integrations.clients import shared_http, task_tools
+from assay.integrations.clients import RolloutAborted, ended_by_server, shared_http, task_tools
 from assay.integrations.signatures import JSON_TYPES, parameters
 from assay.suggest import did_you_mean
 from assay.types import Item
@@ -38,15 +63,31 @@ from assay.types import Item
 __all__ = [
     "AssayEnv",
     "AssayPythonEnv",
+    "end_sessions",
 ]
 
 _NOT_FROM_ROWS = {"response", "id"}  # the rollout writes the response; a session item needs no id
 _RESERVED = {"reset", "get_reward"}  # what TRL does not offer as a tool
+# Sessions opened at once in the background: a sandbox start is mostly the server's CPU, so a few at a
+# time overlap its latency (128 opens: 17.7 s one at a time, 5.9 s sixteen at a time, on 2 cores).
+OPENERS = 16
+_REFUSED = (413, 422)  # a step the server would not take (too large, malformed): the policy's doing
+_opener: ThreadPoolExecutor | None = None
+_held: Counter[str] = Counter()  # sessions this process's environments hold, per server URL
+_lock = threading.Lock()
+
+
+class _Full(NamedTuple):
+    """A 429 `sessions_full`: the server's limit and its Retry-After."""
+
+    limit: int
+    retry_after_s: float
 
 
 class AssayEnv:
     """One rollout's Assay session with session tools as TRL tools: `tools` (names), else the tools
-    `task` brings (python when it brings none; rows that name no task are `task`'s), else python."""
+    `task` brings (python when it brings none; rows that name no task are `task`'s), else python.
+    `open_wait_s` bounds the wait for a free session at a tool call."""
 
     def __init__(
         self,
@@ -54,23 +95,29 @@ class AssayEnv:
         limits: dict[str, Any] | None = None,
         tools: Sequence[str] | None = None,
         task: str | None = None,
+        open_wait_s: float = 600.0,
     ) -> None:
-        listed = _listed(url.rstrip("/"))
-        schemas = _schemas(url.rstrip("/"), listed, _tool_names(listed, tools, task))
+        self._url = url.rstrip("/")
+        listed = _listed(self._url)
+        schemas = _schemas(self._url, listed, _tool_names(listed, tools, task))
         # TRL lists the tools on the class: this instance's class is one made for its tools.
         methods = {schema["function"]["name"]: _method(schema["function"]) for schema in schemas}
         name = f"{type(self).__name__}[{','.join(methods)}]"
         self.__class__ = type(name, (type(self),), {**methods, "__module__": __name__})
-        self._client = shared_http(url.rstrip("/"))  # one pool per process, not one per environment
+        self._client = shared_http(self._url)  # one pool per process, not one per environment
         self._limits = dict(limits or {})
         self._tools = list(methods)
         self._task = task or "math"
         # The fields a row of each task may give: Item's and the task's own (`item_fields` lists them).
         self._fields = {info["name"]: set(info["item_fields"]) for info in listed["tasks"]}
+        self._open_wait_s = float(open_wait_s)
+        self._item: dict[str, Any] | None = None  # the rollout's item, between reset and its end
         self._session: str | None = None
+        self._opening: Future[str | _Full] | None = None  # the background open reset asked for
 
     def reset(self, **row: Any) -> str | None:
-        """Start a new rollout: a fresh session on the row's item fields (task, reference, tests, ...)."""
+        """Start a new rollout on the row's item fields (task, reference, tests, ...): the previous
+        rollout's session ends, and a fresh one is asked for in the background."""
         self._end()
         task = row.get("task") or self._task
         fields = (Item.FIELDS | self._fields.get(task, set())) - _NOT_FROM_ROWS
@@ -78,40 +125,155 @@ class AssayEnv:
         if not isinstance(item.get("prompt"), str):
             item.pop("prompt", None)  # a conversational prompt is a list of messages
         item.setdefault("task", self._task)
-        response = self._client.post(
-            "/v1/sessions", json={"item": item, "tools": self._tools, "limits": self._limits}
-        )
-        response.raise_for_status()
-        self._session = response.json()["session_id"]
+        self._item = item
+        self._opening = _background().submit(self._open_once, item)
         return None
 
     def _step(self, tool: str, arguments: dict[str, Any]) -> str:
         """One call of `tool`: its observation (a traceback or a refused query too)."""
-        if self._session is None:
-            return "[no session: reset was not called]"
-        response = self._client.post(
-            f"/v1/sessions/{self._session}/step", json={"tool": tool, "arguments": arguments}
-        )
+        session = self._session_id()
+        try:
+            response = self._client.post(
+                f"/v1/sessions/{session}/step", json={"tool": tool, "arguments": arguments}
+            )
+        except httpx.HTTPError as exc:  # a step is not retried: it may have run
+            raise RolloutAborted(f"a step of Assay session {session} failed: {exc}") from exc
+        error = _error(response)
+        if response.status_code == 200:
+            answer = response.json()
+            if answer.get("status") == "error":  # the tool failed on the server's side
+                reason = answer.get("reason")
+                raise RolloutAborted(f"Assay's {tool} tool failed on session {session}: {reason}")
+            return str(answer["observation"])
         if response.status_code in (404, 410):
-            return f"[session ended: {response.json()['error'].get('reason', 'gone')}]"
-        response.raise_for_status()
-        return str(response.json()["observation"])
+            reason = str(error.get("reason") or error.get("message") or "gone")
+            if ended_by_server(reason):
+                raise RolloutAborted(f"Assay session {session} ended: {reason}")
+            return f"[session ended: {reason}]"
+        if response.status_code in _REFUSED:
+            return f"[tool call refused: {error.get('message') or response.text[:500]}]"
+        raise RolloutAborted(
+            f"Assay answered {response.status_code} to a step of session {session}: {error.get('message')}"
+        )
 
-    def __del__(self) -> None:
-        """TRL has no close hook: the last session ends here (or at its TTL)."""
-        if getattr(self, "_client", None) is None:  # __init__ never ran
-            return
-        with contextlib.suppress(httpx.HTTPError, RuntimeError):
-            self._end()
+    # -- the session -------------------------------------------------------------------------------
+    def _session_id(self) -> str:
+        """The rollout's session: the one opened in the background, else one opened now."""
+        if self._session is not None:
+            return self._session
+        if self._item is None:
+            raise RuntimeError("no rollout: reset(**row) starts one (a computed reward ended the last)")
+        opening, self._opening = self._opening, None
+        opened = opening.result() if opening is not None else None
+        self._session = opened if isinstance(opened, str) else self._open_waiting(self._item)
+        return self._session
+
+    def _open_once(self, item: dict[str, Any]) -> str | _Full:
+        """POST /v1/sessions once: the session id, or `_Full`; any other failure aborts the rollout."""
+        body = {"item": item, "tools": self._tools, "limits": self._limits}
+        try:
+            response = self._client.post("/v1/sessions", json=body)
+        except httpx.HTTPError as exc:
+            raise RolloutAborted(f"cannot open an Assay session at {self._url}: {exc}") from exc
+        if response.status_code == 201:
+            session = str(response.json()["session_id"])
+            with _lock:
+                _held[self._url] += 1
+            return session
+        error = _error(response)
+        if response.status_code == 429 and error.get("type") == "sessions_full":
+            retry = float(response.headers.get("retry-after") or 1.0)
+            return _Full(int(error.get("limit", -1)), retry)
+        raise RolloutAborted(
+            f"cannot open an Assay session at {self._url}: {response.status_code} {error.get('message')}"
+        )
+
+    def _open_waiting(self, item: dict[str, Any]) -> str:
+        """Open a session, waiting while the server is full of other processes' sessions."""
+        deadline = time.monotonic() + self._open_wait_s
+        while True:
+            opened = self._open_once(item)
+            if isinstance(opened, str):
+                return opened
+            with _lock:
+                held = _held[self._url]
+            if opened.limit == 0:
+                raise RolloutAborted(f"the Assay server at {self._url} is shutting down")
+            if held >= opened.limit:
+                raise RolloutAborted(
+                    f"the Assay server at {self._url} allows {opened.limit} open sessions and this process"
+                    f" holds {held}: TRL calls every rollout's tools in one thread, so none of them can end"
+                    " while this one waits. Allow at least one session per rollout of a generation batch"
+                    " (ASSAY_SESSIONS__MAX_OPEN >= per-device generation batch x processes), or generate"
+                    " fewer rollouts at once"
+                )
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RolloutAborted(
+                    f"the Assay server at {self._url} stayed full ({opened.limit} sessions) for"
+                    f" {self._open_wait_s:g} s: size its sessions.max_open for the rollouts in flight"
+                )
+            # other processes' rollouts end meanwhile; jittered so waiting processes do not return in step
+            time.sleep(min(left, max(opened.retry_after_s, 0.1) * random.uniform(1.0, 1.5)))
 
     def _end(self) -> None:
-        if self._session is not None:
-            self._client.delete(f"/v1/sessions/{self._session}")
-            self._session = None
+        """End the rollout: its session (and one still being opened) is closed, its item forgotten."""
+        self._item = None
+        opening, self._opening = self._opening, None
+        if opening is not None and not opening.cancel():
+            with contextlib.suppress(Exception, RolloutAborted):  # a failed open left nothing to close
+                opened = opening.result()
+                if isinstance(opened, str):
+                    self._session = opened
+        session, self._session = self._session, None
+        if session is None:
+            return
+        with _lock:
+            _held[self._url] -= 1
+        with contextlib.suppress(httpx.HTTPError):  # unreachable: the session's TTL ends it
+            self._client.delete(f"/v1/sessions/{session}")
+
+    def __del__(self) -> None:
+        """Dropped with a session still open (no reward ended it): it ends here, else at its TTL."""
+        if getattr(self, "_client", None) is None:  # __init__ never ran
+            return
+        # not contextlib.suppress: at interpreter exit module globals (contextlib, httpx) may be None
+        try:  # noqa: SIM105
+            self._end()
+        except Exception:  # the client may be gone: the session's TTL ends it
+            pass
+
+
+def end_sessions(environments: Iterable[Any]) -> None:
+    """End the sessions of the `AssayEnv`s among `environments` (TRL's reward kwarg), a few at a time:
+    the rollouts are over once the batch is scored. `AssayReward` calls it; call it from your own reward
+    function (after anything that reads the environments) when you score without `AssayReward`."""
+    ours = [env for env in environments if isinstance(env, AssayEnv)]
+    if ours:
+        with ThreadPoolExecutor(OPENERS, thread_name_prefix="assay-trl-end") as pool:
+            list(pool.map(AssayEnv._end, ours))
 
 
 # The name existing users know: an `AssayEnv` with its default tool, python.
 AssayPythonEnv = AssayEnv
+
+
+def _background() -> ThreadPoolExecutor:
+    """The process's pool of background session opens (`OPENERS` threads, started on first use)."""
+    global _opener
+    with _lock:
+        if _opener is None:
+            _opener = ThreadPoolExecutor(OPENERS, thread_name_prefix="assay-trl-open")
+        return _opener
+
+
+def _error(response: httpx.Response) -> dict[str, Any]:
+    """The error envelope's body (`type`, `message`, `reason`, `limit`), or {} for an answer without one."""
+    try:
+        error = response.json().get("error")
+    except ValueError:
+        return {}
+    return error if isinstance(error, dict) else {}
 
 
 def _listed(url: str) -> dict[str, Any]:

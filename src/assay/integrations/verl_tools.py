@@ -24,7 +24,8 @@ Backpressure, never an observation. verl shows the text of any `Exception` raise
 policy as the tool's output (`Error executing tool ...`) and trains on it. So: a full server (429) is
 waited for, honouring `Retry-After`, up to `config.open_wait_s` (default 1 hour); every failure of ours
 (unreachable server, a 5xx, a session gone for a reason of the server's, the wait running out) raises
-`RolloutAborted`, a `BaseException` verl does not catch: the rollout fails loudly with Assay's reason.
+`clients.RolloutAborted`, a `BaseException` verl does not catch: the rollout fails loudly with the
+reason.
 What the policy's program did (a traceback, a bad call, its step limit) stays an observation.
 
 Each tool response is also recorded in `agent_data.extra_fields["assay_tool_responses"]` (verl hands
@@ -49,32 +50,16 @@ from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from assay.client import AssayClient
 from assay.errors import ClientError, RewardUnavailable, ServiceError, SessionGoneError
-from assay.integrations.clients import shared_session_client
+from assay.integrations.clients import RolloutAborted, ended_by_server, shared_session_client
 from assay.integrations.transcripts import TOOL_RESPONSES
 
 __all__ = [
     "AssaySessionTool",
-    "RolloutAborted",
 ]
 
 RESPONSES_KEY = TOOL_RESPONSES  # extra_fields: the texts this tool returned, in order
 SESSION_KEY = "assay_session_id"  # extra_fields: the trajectory's Assay session
-# Why a session ended that is the server's doing (store.py's reasons: TTL, shutdown, a Ray holder
-# taken away, deleted, unknown after a restart): the rollout aborts. Any other reason is what the
-# policy's program did (its step limit, its interpreter killed for memory): an observation.
-_SERVER_ENDINGS = ("expired", "the server is shutting down", "the session's holder", "deleted", "no session")
-
-
 _REOPEN_S = 1.0  # seconds between rounds of opening a session on a full server (Assay's Retry-After)
-
-
-class RolloutAborted(BaseException):
-    """Assay could not serve a tool call; the rollout must fail rather than train on the failure.
-
-    A `BaseException` on purpose: verl's `ToolAgentLoop._call_tool` catches every `Exception` and feeds
-    its text to the policy as the tool's output, so an `AssayError` would be trained on. Like
-    `KeyboardInterrupt`, this one passes through verl's handler and fails the rollout with the reason.
-    """
 
 
 @dataclass(eq=False)
@@ -209,7 +194,7 @@ class AssaySessionTool(BaseTool):
         try:
             step = await self._client().astep(session_id, self.tool, parameters)
         except SessionGoneError as exc:
-            if exc.reason.startswith(_SERVER_ENDINGS):
+            if ended_by_server(exc.reason):
                 raise _aborted(f"session {session_id} ended", exc) from exc
             return f"[session ended: {exc.reason}]", {"status": "session_gone"}
         except ClientError as exc:
