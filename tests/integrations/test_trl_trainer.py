@@ -33,7 +33,8 @@ from assay.integrations.clients import RolloutAborted
 from assay.integrations.trl import AssayReward
 from assay.integrations.trl_env import AssayEnv, end_sessions
 
-pytestmark = pytest.mark.slow  # two batches of 256 rollouts: 512 sandbox starts (about 30 s on 2 cores)
+# Two batches of 256 rollouts are 512 sandbox starts: about 30 s on 2 cores, plus importing TRL.
+pytestmark = pytest.mark.slow
 
 ROLLOUTS = 256
 FULL_AT = 64  # a server that allows fewer sessions than the batch has rollouts
@@ -164,7 +165,8 @@ def test_a_server_full_of_this_processs_own_sessions_fails_the_step_at_once(
 ) -> None:
     trainer, policy = _trainer(tmp_path, small_server.url, monkeypatch)
     started = time.monotonic()
-    with pytest.raises(RolloutAborted, match=f"allows {FULL_AT} open sessions and this process holds {FULL_AT}"):
+    held = f"allows {FULL_AT} open sessions and this process holds {FULL_AT}"
+    with pytest.raises(RolloutAborted, match=held):
         trainer._generate_and_score_completions(_rows(1))
     assert time.monotonic() - started < 60  # it did not wait out open_wait_s (600 s)
     assert policy.turns == 1 and not policy.seen  # the policy was shown no tool output at all

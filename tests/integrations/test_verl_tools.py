@@ -23,9 +23,8 @@ from session_testing import SQL, sql_session_settings
 
 from assay.cli import KEEP_ALIVE_S
 from assay.errors import RewardUnavailable
-from assay.integrations.clients import aclose_loop_clients, shared_session_client
+from assay.integrations.clients import RolloutAborted, aclose_loop_clients, shared_session_client
 from assay.integrations.verl import compute_score
-from assay.integrations.clients import RolloutAborted
 
 pytest.importorskip("hydra", reason="verl's agent loop needs hydra-core (scripts/setup_trainer_clients.sh)")
 with warnings.catch_warnings():  # verl imports Ray's state API from its deprecated place

@@ -173,5 +173,6 @@ def install(app: FastAPI) -> None:
         retry = str(max(1, round(exc.retry_after_s)))
         refusal = refusal_of(exc)
         # `limit` lets a client tell a server full of its own sessions (waiting cannot help) from a busy one
-        body = {"error": {"type": refusal.type, "message": f"{exc}; retry after {retry}s", "limit": exc.limit}}
+        message = f"{exc}; retry after {retry}s"
+        body = {"error": {"type": refusal.type, "message": message, "limit": exc.limit}}
         return AsciiJSONResponse(body, status_code=refusal.code, headers={"Retry-After": retry})

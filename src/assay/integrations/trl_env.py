@@ -48,6 +48,7 @@ import random
 import re
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -74,7 +75,11 @@ OPENERS = 16
 _REFUSED = (413, 422)  # a step the server would not take (too large, malformed): the policy's doing
 _opener: ThreadPoolExecutor | None = None
 _held: Counter[str] = Counter()  # sessions this process's environments hold, per server URL
+# Environments holding a session opened in the background that no tool call has taken yet, per URL.
+_unused: dict[str, weakref.WeakSet[AssayEnv]] = {}
+_listings: dict[str, dict[str, Any]] = {}  # GET /v1/tasks, per server URL
 _lock = threading.Lock()
+_sleep = time.sleep  # the wait between opens on a full server (tests replace it)
 
 
 class _Full(NamedTuple):
@@ -126,7 +131,7 @@ class AssayEnv:
             item.pop("prompt", None)  # a conversational prompt is a list of messages
         item.setdefault("task", self._task)
         self._item = item
-        self._opening = _background().submit(self._open_once, item)
+        self._opening = _background().submit(self._open_ahead, item)
         return None
 
     def _step(self, tool: str, arguments: dict[str, Any]) -> str:
@@ -165,8 +170,17 @@ class AssayEnv:
             raise RuntimeError("no rollout: reset(**row) starts one (a computed reward ended the last)")
         opening, self._opening = self._opening, None
         opened = opening.result() if opening is not None else None
+        _forget(self)
         self._session = opened if isinstance(opened, str) else self._open_waiting(self._item)
         return self._session
+
+    def _open_ahead(self, item: dict[str, Any]) -> str | _Full:
+        """The background open `reset` asks for; its session stays unused until the first tool call."""
+        opened = self._open_once(item)
+        if isinstance(opened, str):
+            with _lock:
+                _unused.setdefault(self._url, weakref.WeakSet()).add(self)
+        return opened
 
     def _open_once(self, item: dict[str, Any]) -> str | _Full:
         """POST /v1/sessions once: the session id, or `_Full`; any other failure aborts the rollout."""
@@ -200,6 +214,10 @@ class AssayEnv:
             if opened.limit == 0:
                 raise RolloutAborted(f"the Assay server at {self._url} is shutting down")
             if held >= opened.limit:
+                unused = _take_unused(self)
+                if unused is not None:  # a rollout that has not called a tool yet opens its own later
+                    unused._drop_opening()
+                    continue
                 raise RolloutAborted(
                     f"the Assay server at {self._url} allows {opened.limit} open sessions and this process"
                     f" holds {held}: TRL calls every rollout's tools in one thread, so none of them can end"
@@ -214,20 +232,27 @@ class AssayEnv:
                     f" {self._open_wait_s:g} s: size its sessions.max_open for the rollouts in flight"
                 )
             # other processes' rollouts end meanwhile; jittered so waiting processes do not return in step
-            time.sleep(min(left, max(opened.retry_after_s, 0.1) * random.uniform(1.0, 1.5)))
+            _sleep(min(left, max(opened.retry_after_s, 0.1) * random.uniform(1.0, 1.5)))
 
     def _end(self) -> None:
         """End the rollout: its session (and one still being opened) is closed, its item forgotten."""
         self._item = None
+        self._drop_opening()
+        session, self._session = self._session, None
+        if session is not None:
+            self._close(session)
+
+    def _drop_opening(self) -> None:
+        """Forget the background open: cancelled, or its session closed (a first call opens anew)."""
+        _forget(self)
         opening, self._opening = self._opening, None
         if opening is not None and not opening.cancel():
             with contextlib.suppress(Exception, RolloutAborted):  # a failed open left nothing to close
                 opened = opening.result()
                 if isinstance(opened, str):
-                    self._session = opened
-        session, self._session = self._session, None
-        if session is None:
-            return
+                    self._close(opened)
+
+    def _close(self, session: str) -> None:
         with _lock:
             _held[self._url] -= 1
         with contextlib.suppress(httpx.HTTPError):  # unreachable: the session's TTL ends it
@@ -258,6 +283,21 @@ def end_sessions(environments: Iterable[Any]) -> None:
 AssayPythonEnv = AssayEnv
 
 
+def _forget(env: AssayEnv) -> None:
+    with _lock:
+        _unused.get(env._url, weakref.WeakSet()).discard(env)
+
+
+def _take_unused(asking: AssayEnv) -> AssayEnv | None:
+    """Another environment of this process whose background session no tool call has taken yet."""
+    with _lock:
+        unused = _unused.get(asking._url, weakref.WeakSet())
+        other = next((env for env in unused if env is not asking), None)
+        if other is not None:
+            unused.discard(other)
+        return other
+
+
 def _background() -> ThreadPoolExecutor:
     """The process's pool of background session opens (`OPENERS` threads, started on first use)."""
     global _opener
@@ -277,10 +317,16 @@ def _error(response: httpx.Response) -> dict[str, Any]:
 
 
 def _listed(url: str) -> dict[str, Any]:
-    """What the server's GET /v1/tasks says."""
-    response = httpx.get(f"{url}/v1/tasks", timeout=60.0)
-    response.raise_for_status()
-    return dict(response.json())
+    """What the server's GET /v1/tasks says, asked once per process: TRL builds one environment per
+    rollout of a batch (256 asks took 12 s on 2 cores), and a server's tools are fixed while it runs."""
+    with _lock:
+        listed = _listings.get(url)
+    if listed is None:
+        response = httpx.get(f"{url}/v1/tasks", timeout=60.0)
+        response.raise_for_status()
+        with _lock:
+            listed = _listings.setdefault(url, dict(response.json()))
+    return listed
 
 
 def _tool_names(listed: dict[str, Any], tools: Sequence[str] | None, task: str | None) -> list[str]:
