@@ -8,7 +8,8 @@ Reward hooks:
   legacy batch manager.
 - `openrlhf`: OpenRLHF posts to Assay's `POST /get_reward` directly; helpers build its request shape.
 - `slime.reward`: slime's `--custom-rm-path` function (one sample or a group).
-- `clients`: the URL, the per-process clients and the "no reward" rule the hooks share.
+- `clients`: the URL, the per-process clients and the "no reward" rule the hooks share, and
+  `RolloutAborted`, which the tool adapters raise past a trainer's tool loop.
 
 Tools and environments over Assay sessions (issue 25): `verl_tools` (verl `BaseTool` subclasses),
 `trl_env`, `skyrl_gym` (a SkyRL-gym environment in its registry). The server side of verl-tool's and

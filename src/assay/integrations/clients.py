@@ -1,5 +1,6 @@
 """What the reward hooks share: the service URL, one client (connection pool) per URL per process, and
-the rule for a result that is not ok.
+the rule for a result that is not ok; and what the tool adapters share: `RolloutAborted` and which
+session endings are the server's doing.
 
 verl, OpenRLHF and slime have no way to say "unscored", so their adapters raise `RewardUnavailable`
 rather than return a made-up 0.0 (verl and others score a reward timeout as 0: a silent bias).
