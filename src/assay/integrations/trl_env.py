@@ -21,7 +21,9 @@ in the same thread), then computes the rewards. So:
 - a tool call without a session (the background open found the server full) opens one, waiting while
   the server is full (honouring `Retry-After`, up to `open_wait_s`): sessions held by other processes
   (other ranks) free meanwhile. When this process alone holds as many sessions as the server allows,
-  nothing can free while it waits, and it fails at once, saying how to size the server;
+  nothing can free while it waits: it takes back a session opened ahead for a rollout that has not
+  called a tool yet (that rollout opens its own at its first call), and when there is none it fails at
+  once, saying how to size the server;
 - any failure of Assay's own (unreachable, 5xx, a refused item, a session the server ended) raises
   `RolloutAborted`, a `BaseException`: TRL's tool loop shows an `Exception`'s text to the policy as the
   tool's output, and this passes it and fails the step. What the policy's program did (a traceback, a
