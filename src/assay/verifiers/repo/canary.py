@@ -42,12 +42,12 @@ class Planted:
 
 
 def _split(node_id: str) -> tuple[str, tuple[str, ...], str, str]:
-    """(file, classes, function, `[params]`) of a pytest node id."""
+    """(file, classes, function, `[params]`) of a pytest node id. The parameters are cut off first: they
+    may hold `::` themselves (bleach's `test_urlparse[http://2001::1]-ValueError]`)."""
     path, _, rest = node_id.partition("::")
-    names = rest.split("::") if rest else []
-    last = names[-1] if names else ""
-    func, bracket, params = last.partition("[")
-    return path, tuple(names[:-1]), func, bracket + params
+    head, bracket, params = rest.partition("[")
+    names = head.split("::") if head else []
+    return path, tuple(names[:-1]), names[-1] if names else "", bracket + params
 
 
 def _shuffled(rng: random.Random) -> list[str]:
