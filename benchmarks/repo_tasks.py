@@ -1,6 +1,7 @@
 """Repository tasks from real projects' test suites, SWE-smith style, and the `repo` task measured on them.
 
     .venv/bin/python benchmarks/repo_tasks.py [--per-project N] [--out DIR] [--prefix DIR] [--projects ...]
+        [--changes KIND ...] [--no-concurrent]
 
 For each project, its source distribution is downloaded from the package index at run time (`pip download
 --no-binary :all: --no-deps NAME==VERSION`; nothing of it is kept in this repository), unpacked into
@@ -8,7 +9,10 @@ DIR/repos/<name>, and committed to a fresh git repository. Bugs are injected one
 expression in one function of the project's code is mutated (a comparison, an arithmetic or boolean
 operator, a constant), the project's own tests are run, and the tests that passed before and fail now
 are FAIL_TO_PASS; the rest of the passing tests are PASS_TO_PASS; the reverse diff is the gold patch.
-Each bug is a commit (tagged) on top of the pristine one: the task's `base_commit`.
+Each bug is a commit (tagged) on top of the pristine one: the task's `base_commit`. A project's own
+dependencies (bleach: webencodings; jsonschema: attrs, referencing, rpds-py, ...) come from the
+environment the repo task builds from its metadata (`assay.verifiers.repo.dependencies`, cached under
+DIR/envs); the baseline's plain pytest gets the same directory on its path.
 
 Then, side by side in one run: gold patches rewarded, empty patches, test-editing patches (assertions
 weakened in the FAIL_TO_PASS tests' file, and a conftest that passes every test), patches that change a
@@ -18,7 +22,8 @@ the others 0, time at most 1.5x the baseline. Issue 37's classes, each leaving t
 `history` (the module execs the clean file from `git show HEAD~1:` at import), `bytecode` (an
 unchecked-hash `.pyc` of the fixed module), `config` (a `pytest.toml` loading a plugin that passes every
 test outside the old canary's file), `forged` (the module patches pytest's reports at import, sparing
-the same); target 0 each.
+the same); target 0 each. `--changes` picks the kinds measured (gold always); rewards and the time
+ratio are printed per project.
 """
 
 from __future__ import annotations

@@ -177,6 +177,7 @@ class RepoScorer(Scorer[RepoOptions]):
             python_path=("src",) if (copy / "src").is_dir() else (),
             prefixes=tuple(planted.canaries),
             config=config.inifile,
+            private_bytecode=options.allow_compiled,
         )
         report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix, env)
         verdict = self._verdict(task, report, planted, flags, options, diff)
@@ -254,6 +255,7 @@ class RepoScorer(Scorer[RepoOptions]):
                 python_path=("src",) if (copy / "src").is_dir() else (),
                 config=inifile,
                 collect_only=True,
+                private_bytecode=False,  # the base with the hidden patch: no change, no bytecode in it
             )
             prefix = prefix_for(self.settings)
             report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix, env)
