@@ -33,6 +33,7 @@ import ast
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -421,6 +422,14 @@ def _changes(repo: Path, task: dict[str, Any], wanted: tuple[str, ...]) -> dict[
     return {name: makers[name]() for name in wanted if name != "gold"}
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for descendants: the baseline's pytest, git, the host
+    side of a repo task. The sandbox's processes are killed with it, never reaped here: the repo task
+    adds its pytest's own CPU from the run's report. Robust where wall time is not (a shared host)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def measure(
     tasks: list[dict[str, Any]], repos: Path, prefix: Path, envs: Path, wanted: tuple[str, ...] = CHANGES
 ) -> dict[str, Any]:
@@ -432,16 +441,19 @@ def measure(
     errors: list[str] = []
     for task in tasks:
         repo = repos / task["repo"]
-        row = projects.setdefault(task["repo"], {"rows": {k: [] for k in wanted}, "times": []})
+        row = projects.setdefault(task["repo"], {"rows": {k: [] for k in wanted}, "times": [], "cpu": []})
         changes = _changes(repo, task, wanted)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         gold = scorer.score(_item(task, task["patch"]), RepoOptions())
-        ours = time.perf_counter() - started
+        ours, ours_cpu = (
+            time.perf_counter() - started,
+            _cpu() - cpu + gold.details.get("run", {}).get("cpu_s", 0),
+        )
         row["rows"]["gold"].append(gold.reward)
         errors += (
             [f"{task['instance_id']} gold: {gold.status.value} {gold.reason}"] if gold.reward != 1.0 else []
         )
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         with tempfile.TemporaryDirectory() as tmp:
             copy = fresh_copy(repo, task["base_commit"], Path(tmp))
             subprocess.run(["git", "apply", "-"], cwd=copy, input=task["patch"], text=True, check=True)
@@ -449,6 +461,7 @@ def measure(
             files = sorted({n.split("::")[0] for n in task["FAIL_TO_PASS"] + task["PASS_TO_PASS"]})
             plain_pytest(copy, prefix, args, files, environments.for_tree(copy))
         row["times"].append((ours, time.perf_counter() - started))
+        row["cpu"].append((ours_cpu, _cpu() - cpu))
         for name, change in changes.items():
             if change is None:
                 continue
@@ -517,6 +530,11 @@ def main() -> None:
         print(
             f"  {name}: time per task (median) repo task {statistics.median(ours):.2f}s, plain pytest"
             f" {statistics.median(plain):.2f}s; ratio {sum(ours) / sum(plain):.2f}x (target <= 1.5x)"
+        )
+        cpu_ours, cpu_plain = (sum(c) for c in zip(*project["cpu"], strict=True))
+        cpu_ratio = cpu_ours / cpu_plain
+        print(
+            f"  {name}: CPU s repo task {cpu_ours:.2f}, plain pytest {cpu_plain:.2f}; ratio {cpu_ratio:.2f}x"
         )
     if not args.no_concurrent:
         together = concurrent_gold(tasks, repos, prefix, envs)
