@@ -59,7 +59,8 @@ class TestRun:
     wanted: tuple[str, ...]
     pytest_args: tuple[str, ...] = ()
     python_path: tuple[str, ...] = ()  # directories of the working copy, relative, ahead of its root
-    prefixes: tuple[str, ...] = ()  # node ids kept with every parametrised case (the canaries)
+    prefixes: tuple[str, ...] = ()  # node ids kept with their parametrised cases (the canaries)
+    cases: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per prefix, the `[param]` cases kept (else all)
     config: str | None = None  # the base's pytest configuration file, relative; None: none at all
     collect_only: bool = False
     # Bytecode only from a private, empty PYTHONPYCACHEPREFIX: for changes allowed to carry compiled
@@ -188,7 +189,7 @@ def run_tests(
         spec = {
             "key": key.hex(),
             "wanted": list(test.wanted),
-            "prefixes": list(test.prefixes),
+            "prefixes": {p: list(dict(test.cases).get(p, ())) for p in test.prefixes},
             "prefix": runtime.PREFIX_MOUNT,
         }
         blob = json.dumps({**spec, "paths": repo_paths(test, dependencies is not None)}).encode()

@@ -176,6 +176,7 @@ class RepoScorer(Scorer[RepoOptions]):
             pytest_args=task.pytest_args,
             python_path=("src",) if (copy / "src").is_dir() else (),
             prefixes=tuple(planted.canaries),
+            cases=tuple(planted.cases.items()),
             config=config.inifile,
             private_bytecode=options.allow_compiled,
         )
