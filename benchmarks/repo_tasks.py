@@ -1,6 +1,7 @@
 """Repository tasks from real projects' test suites, SWE-smith style, and the `repo` task measured on them.
 
     .venv/bin/python benchmarks/repo_tasks.py [--per-project N] [--out DIR] [--prefix DIR] [--projects ...]
+        [--changes KIND ...] [--no-concurrent]
 
 For each project, its source distribution is downloaded from the package index at run time (`pip download
 --no-binary :all: --no-deps NAME==VERSION`; nothing of it is kept in this repository), unpacked into
@@ -8,7 +9,10 @@ DIR/repos/<name>, and committed to a fresh git repository. Bugs are injected one
 expression in one function of the project's code is mutated (a comparison, an arithmetic or boolean
 operator, a constant), the project's own tests are run, and the tests that passed before and fail now
 are FAIL_TO_PASS; the rest of the passing tests are PASS_TO_PASS; the reverse diff is the gold patch.
-Each bug is a commit (tagged) on top of the pristine one: the task's `base_commit`.
+Each bug is a commit (tagged) on top of the pristine one: the task's `base_commit`. A project's own
+dependencies (bleach: webencodings; jsonschema: attrs, referencing, rpds-py, ...) come from the
+environment the repo task builds from its metadata (`assay.verifiers.repo.dependencies`, cached under
+DIR/envs); the baseline's plain pytest gets the same directory on its path.
 
 Then, side by side in one run: gold patches rewarded, empty patches, test-editing patches (assertions
 weakened in the FAIL_TO_PASS tests' file, and a conftest that passes every test), patches that change a
@@ -18,7 +22,8 @@ the others 0, time at most 1.5x the baseline. Issue 37's classes, each leaving t
 `history` (the module execs the clean file from `git show HEAD~1:` at import), `bytecode` (an
 unchecked-hash `.pyc` of the fixed module), `config` (a `pytest.toml` loading a plugin that passes every
 test outside the old canary's file), `forged` (the module patches pytest's reports at import, sparing
-the same); target 0 each.
+the same); target 0 each. `--changes` picks the kinds measured (gold always); rewards and the time
+ratio are printed per project.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import ast
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -44,6 +50,7 @@ from typing import Any
 from assay.settings import RepoSettings, Settings
 from assay.types import Item, Status
 from assay.verifiers.repo import RepoOptions, RepoScorer
+from assay.verifiers.repo.dependencies import Environments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,13 +62,19 @@ class Project:
     test_cmd: str | None = None  # parse's addopts ask for pytest-cov, which the runtime does not have
 
 
+# bleach needs webencodings and jsonschema attrs, referencing, rpds-py, ... (none in the sandbox runtime):
+# the repo task builds their environments from their own metadata. jsonschema's suite (7,000 tests) takes
+# over 10 s; its CLI tests need the project installed (importlib.metadata), so they are left out.
 PROJECTS = (
     Project("toolz", "1.0.0"),
     Project("inflection", "0.5.1"),
     Project("cachetools", "8.0.2"),
     Project("six", "1.17.0"),
     Project("parse", "1.22.4", test_cmd="pytest -o addopts="),
+    Project("bleach", "6.2.0"),
+    Project("jsonschema", "4.25.1", test_cmd="pytest --ignore=jsonschema/tests/test_cli.py"),
 )
+CHANGES = ("gold", "empty", "test_edit", "conftest", "other", "history", "bytecode", "config", "forged")
 _SWAPS: dict[type, type] = {
     ast.Lt: ast.LtE,
     ast.LtE: ast.Lt,
@@ -103,7 +116,7 @@ def download(project: Project, cache: Path, repos: Path) -> Path:
     found += list(cache.glob(f"{project.name}-{project.version}.tar.gz"))
     if not found:
         pip = [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps"]
-        subprocess.run([*pip, "--no-build-isolation", "-d", str(cache), spec], check=True, timeout=300)
+        subprocess.run([*pip, "-d", str(cache), spec], check=True, timeout=300)
         found = sorted(cache.glob(f"*{project.version}.tar.gz"))
         found = [f for f in found if f.name.lower().startswith(project.name.replace("-", "_").lower())]
     repo = repos / project.name
@@ -164,12 +177,16 @@ def mutations(path: Path, rng: random.Random) -> Iterator[tuple[str, str, str]]:
         yield name, new, f"{name}: {ast.unparse(node)} -> {ast.unparse(mutant)}"
 
 
-def plain_pytest(copy: Path, prefix: Path, args: list[str], files: list[str] | None = None) -> dict[str, str]:
-    """The baseline: pytest in a subprocess on the copy, no sandbox; node id -> outcome."""
+def plain_pytest(
+    copy: Path, prefix: Path, args: list[str], files: list[str] | None = None, env: Path | None = None
+) -> dict[str, str]:
+    """The baseline: pytest in a subprocess on the copy, no sandbox; node id -> outcome. `env`: the
+    project's dependencies (the directory the repo task builds), on the path after the copy."""
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "_bench_results.py").write_text(_PLUGIN)
         out = Path(tmp) / "out.json"
         paths = [tmp, str(prefix), *([str(copy / "src")] if (copy / "src").is_dir() else []), str(copy)]
+        paths += [str(env)] if env is not None else []
         env = {
             "PATH": "/usr/bin:/bin",
             "HOME": tmp,
@@ -189,10 +206,12 @@ def fresh_copy(repo: Path, commit: str, into: Path) -> Path:
     return copy
 
 
-def make_tasks(project: Project, repo: Path, prefix: Path, count: int, seed: int) -> list[dict[str, Any]]:
+def make_tasks(
+    project: Project, repo: Path, prefix: Path, count: int, seed: int, env: Path | None = None
+) -> list[dict[str, Any]]:
     """Up to `count` injected-bug tasks for one project (a mutant that breaks no test is dropped)."""
     args = project.test_cmd.split()[1:] if project.test_cmd else []
-    base = plain_pytest(repo, prefix, args)
+    base = plain_pytest(repo, prefix, args, env=env)
     passing = sorted(n for n, o in base.items() if o == "passed")
     pristine = git(repo, "rev-parse", "HEAD").strip()
     rng = random.Random(seed)
@@ -212,7 +231,7 @@ def make_tasks(project: Project, repo: Path, prefix: Path, count: int, seed: int
             if (rel, func) in used:
                 continue
             path.write_text(mutated)
-            broken = plain_pytest(repo, prefix, args)
+            broken = plain_pytest(repo, prefix, args, env=env)
             fail_to_pass = sorted(n for n in passing if broken.get(n) != "passed")
             if not fail_to_pass or len(fail_to_pass) > len(passing) // 2:
                 path.write_text(original)
@@ -388,51 +407,75 @@ def _item(task: dict[str, Any], response: str, **options: Any) -> Item:
     return Item.model_validate({**fields, "response": response, "options": options})
 
 
-def measure(tasks: list[dict[str, Any]], repos: Path, prefix: Path) -> dict[str, Any]:
-    scorer = RepoScorer(Settings(repo=RepoSettings(repos=repos, python_prefix=prefix)))
-    names = ("gold", "empty", "test_edit", "conftest", "other", "history", "bytecode", "config", "forged")
-    rows: dict[str, list[float | None]] = {k: [] for k in names}
+def _changes(repo: Path, task: dict[str, Any], wanted: tuple[str, ...]) -> dict[str, str | None]:
+    """The changes of `wanted` (CHANGES, less gold) for one task."""
+    makers = {
+        "empty": lambda: "",
+        "test_edit": lambda: test_edit(repo, task),
+        "conftest": lambda: _file_diff(repo, task["base_commit"], "conftest.py", CONFTEST),
+        "other": lambda: other_function(repo, task),
+        "history": lambda: from_history(repo, task),
+        "bytecode": lambda: fixed_bytecode(repo, task),
+        "config": lambda: config_plugin(repo, task),
+        "forged": lambda: forged_in_process(repo, task),
+    }
+    return {name: makers[name]() for name in wanted if name != "gold"}
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for descendants: the baseline's pytest, git, the host
+    side of a repo task. The sandbox's processes are killed with it, never reaped here: the repo task
+    adds its pytest's own CPU from the run's report. Robust where wall time is not (a shared host)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure(
+    tasks: list[dict[str, Any]], repos: Path, prefix: Path, envs: Path, wanted: tuple[str, ...] = CHANGES
+) -> dict[str, Any]:
+    """Per project: rewards per kind of change, and (repo task, plain pytest) seconds per gold run."""
+    settings = Settings(repo=RepoSettings(repos=repos, python_prefix=prefix, env_cache=envs))
+    scorer = RepoScorer(settings)
+    environments = Environments(envs)
+    projects: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
-    times: list[tuple[float, float]] = []
     for task in tasks:
         repo = repos / task["repo"]
-        changes = {
-            "empty": "",
-            "test_edit": test_edit(repo, task),
-            "conftest": _file_diff(repo, task["base_commit"], "conftest.py", CONFTEST),
-            "other": other_function(repo, task),
-            "history": from_history(repo, task),
-            "bytecode": fixed_bytecode(repo, task),
-            "config": config_plugin(repo, task),
-            "forged": forged_in_process(repo, task),
-        }
-        started = time.perf_counter()
+        row = projects.setdefault(task["repo"], {"rows": {k: [] for k in wanted}, "times": [], "cpu": []})
+        changes = _changes(repo, task, wanted)
+        started, cpu = time.perf_counter(), _cpu()
         gold = scorer.score(_item(task, task["patch"]), RepoOptions())
-        ours = time.perf_counter() - started
-        rows["gold"].append(gold.reward)
+        ours, ours_cpu = (
+            time.perf_counter() - started,
+            _cpu() - cpu + gold.details.get("run", {}).get("cpu_s", 0),
+        )
+        row["rows"]["gold"].append(gold.reward)
         errors += (
             [f"{task['instance_id']} gold: {gold.status.value} {gold.reason}"] if gold.reward != 1.0 else []
         )
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         with tempfile.TemporaryDirectory() as tmp:
             copy = fresh_copy(repo, task["base_commit"], Path(tmp))
             subprocess.run(["git", "apply", "-"], cwd=copy, input=task["patch"], text=True, check=True)
             args = task["test_cmd"].split()[1:] if task.get("test_cmd") else []
             files = sorted({n.split("::")[0] for n in task["FAIL_TO_PASS"] + task["PASS_TO_PASS"]})
-            plain_pytest(copy, prefix, args, files)
-        times.append((ours, time.perf_counter() - started))
+            plain_pytest(copy, prefix, args, files, environments.for_tree(copy))
+        row["times"].append((ours, time.perf_counter() - started))
+        row["cpu"].append((ours_cpu, _cpu() - cpu))
         for name, change in changes.items():
             if change is None:
                 continue
             result = scorer.score(_item(task, change), RepoOptions())
             if result.status is not Status.OK:
                 errors.append(f"{task['instance_id']} {name}: {result.status.value} {result.reason}")
-            rows[name].append(result.reward)
-    return {"rows": rows, "times": times, "errors": errors}
+            row["rows"][name].append(result.reward)
+    return {"projects": projects, "errors": errors}
 
 
-def concurrent_gold(tasks: list[dict[str, Any]], repos: Path, prefix: Path, threads: int = 2) -> int:
-    scorer = RepoScorer(Settings(repo=RepoSettings(repos=repos, python_prefix=prefix)))
+def concurrent_gold(
+    tasks: list[dict[str, Any]], repos: Path, prefix: Path, envs: Path, threads: int = 2
+) -> int:
+    scorer = RepoScorer(Settings(repo=RepoSettings(repos=repos, python_prefix=prefix, env_cache=envs)))
     with ThreadPoolExecutor(threads) as pool:
         results = list(pool.map(lambda t: scorer.score(_item(t, t["patch"]), RepoOptions()), tasks))
     return sum(r.reward == 1.0 for r in results)
@@ -452,33 +495,50 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-project", type=int, default=6)
     parser.add_argument("--projects", nargs="*", help="names among " + ", ".join(p.name for p in PROJECTS))
+    parser.add_argument("--changes", nargs="*", default=list(CHANGES), help="among " + ", ".join(CHANGES))
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "assay-repo-bench")
     parser.add_argument("--prefix", type=Path, help="package prefix with pytest (default: the runtime)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-concurrent", action="store_true", help="skip the two-threads gold run")
     args = parser.parse_args()
     prefix = args.prefix or default_prefix()
-    repos = args.out / "repos"
+    repos, envs = args.out / "repos", args.out / "envs"
     repos.mkdir(parents=True, exist_ok=True)
     chosen = [p for p in PROJECTS if not args.projects or p.name in args.projects]
+    wanted = tuple(dict.fromkeys(["gold", *(c for c in args.changes if c in CHANGES)]))
     tasks: list[dict[str, Any]] = []
     for project in chosen:
         repo = download(project, args.out / "sdists", repos)
-        found = make_tasks(project, repo, prefix, args.per_project, args.seed)
-        print(f"{project.name}=={project.version}: {len(found)} tasks", file=sys.stderr)
+        started = time.perf_counter()
+        env = Environments(envs).for_tree(repo)  # what the repo task builds, for the baseline's runs too
+        built = time.perf_counter() - started
+        found = make_tasks(project, repo, prefix, args.per_project, args.seed, env)
+        needs = f"environment {env.name[:8]} ({built:.1f}s)" if env else "no environment"
+        print(f"{project.name}=={project.version}: {len(found)} tasks, {needs}", file=sys.stderr)
         tasks += found
     (args.out / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
-    report = measure(tasks, repos, prefix)
-    n = len(tasks)
-    print(f"{n} tasks from {len(chosen)} projects (tasks in {args.out / 'tasks.jsonl'})")
-    for name, rewards in report["rows"].items():
-        got = sum(r == 1.0 for r in rewards)
-        print(f"  {name:10s} rewarded {got}/{len(rewards)}")
-    ours = [a for a, _ in report["times"]]
-    plain = [b for _, b in report["times"]]
-    ratio = sum(ours) / sum(plain)
-    print(f"  time per task (median): repo task {statistics.median(ours):.2f}s,", end=" ")
-    print(f"plain pytest {statistics.median(plain):.2f}s; total ratio {ratio:.2f}x (target <= 1.5x)")
-    print(f"  concurrent gold (2 threads): {concurrent_gold(tasks, repos, prefix)}/{n} rewarded")
+    report = measure(tasks, repos, prefix, envs, wanted)
+    print(f"{len(tasks)} tasks from {len(chosen)} projects (tasks in {args.out / 'tasks.jsonl'})")
+    for name, project in report["projects"].items():
+        rewarded = ", ".join(
+            f"{kind} {sum(r == 1.0 for r in rewards)}/{len(rewards)}"
+            for kind, rewards in project["rows"].items()
+        )
+        ours = [a for a, _ in project["times"]]
+        plain = [b for _, b in project["times"]]
+        print(f"  {name}: rewarded {rewarded}")
+        print(
+            f"  {name}: time per task (median) repo task {statistics.median(ours):.2f}s, plain pytest"
+            f" {statistics.median(plain):.2f}s; ratio {sum(ours) / sum(plain):.2f}x (target <= 1.5x)"
+        )
+        cpu_ours, cpu_plain = (sum(c) for c in zip(*project["cpu"], strict=True))
+        cpu_ratio = cpu_ours / cpu_plain
+        print(
+            f"  {name}: CPU s repo task {cpu_ours:.2f}, plain pytest {cpu_plain:.2f}; ratio {cpu_ratio:.2f}x"
+        )
+    if not args.no_concurrent:
+        together = concurrent_gold(tasks, repos, prefix, envs)
+        print(f"  concurrent gold (2 threads): {together}/{len(tasks)} rewarded")
     for line in report["errors"]:
         print("  !", line)
 

@@ -23,6 +23,7 @@ AssayError
 ├── BackendTimeout       a backend did not answer in time -> status "timeout"
 ├── QueryError           (sql) a query gave no usable result; the scorer decides what that means
 ├── SandboxError         (sandbox) our side of a sandbox failed (a slot crashed, bwrap missing)
+│   └── EnvironmentFailed    (repo) a repository's dependency environment cannot be read or built
 ├── JudgeFailure         (judges) no judgement could be made
 │   ├── JudgeNotConfigured   no backend or model in settings
 │   ├── JudgeTimeout         the backend did not answer within `timeout_s` -> status "timeout"

@@ -139,6 +139,20 @@ class RepoSettings(Section):
         " the tests; unset: code.python_prefix, else the default sandbox runtime.",
     )
     workdir: Path | None = Field(None, description="Where working copies are made; unset: the system tmp.")
+    envs: bool = Field(
+        True,
+        description="Build each repository's own dependency environment from its metadata (pyproject,"
+        " setup.cfg, setup.py, requirements files; test extras included), cached, mounted read-only in"
+        " the sandbox; false: the package prefix only.",
+    )
+    env_cache: Path | None = Field(
+        None,
+        description="Where repository environments are built and kept, one directory per content hash;"
+        " unset: assay/repo-envs beside the sandbox runtime (/var/cache/assay/repo-envs for root).",
+    )
+    env_build_s: float = Field(
+        600.0, gt=0, description="Longest pip run building one repository's environment, seconds."
+    )
 
 
 class CodeSettings(Section):

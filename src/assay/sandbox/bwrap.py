@@ -5,7 +5,8 @@ host's 127.0.0.1 is unreachable; pid: the runtime sweeps every process after eac
 slot (so RLIMIT_NPROC counts only this slot; as uid 0 it counts nothing), `--cap-drop ALL`,
 `--disable-userns` plus the seccomp filter (no nested namespaces), /usr read-only with the host's
 site/dist-packages masked, and nothing else of the host (no /etc/passwd, no home directories, no checkout
-of the project), the runtime file and the Python package prefix read-only under /opt/assay (passed as
+of the project), the runtime file and the Python package prefix (for a repository task also its own
+dependency directory) read-only under /opt/assay (passed as
 descriptors, so bwrap's command line names no host path), a size-capped private tmpfs at /tmp, for a
 repository task its own working copy bound writable at /repo (`BwrapConfig.workdir`), an empty
 environment but PATH/LANG/HOME and one-thread BLAS settings, `--new-session`, cgroup memory/pids limits,
@@ -118,6 +119,8 @@ class BwrapConfig:
     # One host directory bound writable at WORKDIR_MOUNT (a repository task's private working copy;
     # issue 27). Given to the slot's uid before the sandbox starts; nothing else of the host is writable.
     workdir: str | None = None
+    # A repository's own dependency directory, mounted read-only at runtime.ENV_MOUNT (issue 37).
+    env_prefix: str | None = None
 
 
 class _DeadlineReader:
@@ -242,6 +245,8 @@ class SandboxProcess:
             args += ["--perms", "0444", "--ro-bind-data", str(fds["program"]), runtime.PROGRAM_MOUNT]
         if "prefix" in fds:
             args += ["--ro-bind-fd", str(fds["prefix"]), runtime.PREFIX_MOUNT]
+        if "env" in fds:
+            args += ["--ro-bind-fd", str(fds["env"]), runtime.ENV_MOUNT]
         args += ["--proc", "/proc", "--dev", "/dev"]
         args += ["--size", str(cfg.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp"]
         if "workdir" in fds:
@@ -263,6 +268,8 @@ class SandboxProcess:
             os.lseek(fds[name], 0, os.SEEK_SET)
         if self.config.python_prefix is not None:
             fds["prefix"] = os.open(self.config.python_prefix, os.O_PATH | os.O_DIRECTORY)
+        if self.config.env_prefix is not None:
+            fds["env"] = os.open(self.config.env_prefix, os.O_PATH | os.O_DIRECTORY)
         if self.config.use_seccomp:
             fds["seccomp"] = seccomp.seccomp_fd()
         if self.config.workdir is not None:

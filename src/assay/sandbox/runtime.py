@@ -29,6 +29,7 @@ RUNNER_MOUNT = "/opt/assay/runner.py"
 PROGRAM_MOUNT = "/opt/assay/program.py"  # a program the runtime starts in its place (`_runner.launch`)
 HARNESS_MOUNT = _runner.HARNESS  # the assert-test harness, loaded by the runner (`_harness`)
 PREFIX_MOUNT = _runner.PACKAGES
+ENV_MOUNT = "/opt/assay/env"  # a repository's own dependencies (repo tasks), read-only, after its code
 # Where a host Python keeps installed packages; every match under /usr is hidden from the sandbox.
 _SITE_GLOBS = (
     "/usr/lib/python3/dist-packages",
@@ -93,7 +94,7 @@ def check_prefix(prefix: str | os.PathLike[str] | None) -> str | None:
             f"code.python_prefix {str(prefix)!r} is not a directory; build one with"
             f" `assay sandbox-runtime --target {prefix}`"
         )
-    if os.geteuid() == 0 and (closed := _closed_to_others(path)) is not None:
+    if (closed := closed_to_others(path)) is not None:
         raise ValueError(
             f"code.python_prefix {str(path)!r} is inside {closed}, which the sandbox's unprivileged user"
             " cannot enter (it needs o+x); build the runtime elsewhere (`assay sandbox-runtime` uses"
@@ -102,11 +103,14 @@ def check_prefix(prefix: str | os.PathLike[str] | None) -> str | None:
     return str(path)
 
 
-def _closed_to_others(path: Path) -> Path | None:
-    """The first directory on the way to `path` that others may not traverse, if any: a root server
-    drops each sandbox to an unprivileged uid, and bwrap cannot mount a prefix that uid cannot reach."""
+def closed_to_others(path: Path) -> Path | None:
+    """The first directory on the way to `path` that others may not traverse, if any, when this server
+    runs as root (else None): a root server drops each sandbox to an unprivileged uid, and bwrap cannot
+    mount a directory that uid cannot reach."""
+    if os.geteuid() != 0:
+        return None
     for directory in [*reversed(path.parents), path]:
-        if not os.stat(directory).st_mode & stat.S_IXOTH:
+        if directory.exists() and not os.stat(directory).st_mode & stat.S_IXOTH:
             return directory
     return None
 

@@ -49,11 +49,10 @@ def sandbox_python_version(python: str = SANDBOX_PYTHON) -> str:
 SYSTEM_CACHE = Path("/var/cache")
 
 
-def default_target(version: str | None = None) -> Path:
-    """The cache directory the code task looks in when `code.python_prefix` is unset: the user's cache,
-    or for root the system's (`/var/cache`), since a server run as root drops each sandbox to an
-    unprivileged uid, which cannot enter root's private home (bwrap then fails to mount the prefix and
-    every slot dies; measured here). `XDG_CACHE_HOME`, when set, wins."""
+def cache_root() -> Path:
+    """`assay/` in the user's cache, or for root the system's (`/var/cache`), since a server run as root
+    drops each sandbox to an unprivileged uid, which cannot enter root's private home (bwrap then fails
+    to mount what is there and every slot dies; measured here). `XDG_CACHE_HOME`, when set, wins."""
     cache_home = os.environ.get("XDG_CACHE_HOME")
     if cache_home:
         cache = Path(cache_home)
@@ -61,7 +60,12 @@ def default_target(version: str | None = None) -> Path:
         cache = SYSTEM_CACHE
     else:
         cache = Path.home() / ".cache"
-    return cache / "assay" / "sandbox-runtime" / f"python{version or sandbox_python_version()}"
+    return cache / "assay"
+
+
+def default_target(version: str | None = None) -> Path:
+    """The cache directory the code task looks in when `code.python_prefix` is unset (`cache_root`)."""
+    return cache_root() / "sandbox-runtime" / f"python{version or sandbox_python_version()}"
 
 
 def is_built(target: Path) -> bool:

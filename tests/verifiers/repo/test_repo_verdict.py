@@ -174,6 +174,31 @@ def test_canaries_take_the_real_tests_names_and_the_real_test_is_renamed(tmp_pat
     module[real.split("::")[-1]]()  # type: ignore[operator]
 
 
+def test_a_parameter_holding_colons_keeps_its_case_on_the_renamed_function(tmp_path: Path) -> None:
+    # bleach's own suite: test_urlparse[http://2001::1]-ValueError] was read as a function `1]-ValueError]`
+    # of a class `test_urlparse[http:`, so the case stayed on the canary's name and a gold change lost it
+    (tmp_path / "test_u.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('u', ['a', 'b::c'])\ndef test_u(u):\n    pass\n"
+    )
+    tests = ("test_u.py::test_u[a]", "test_u.py::test_u[b::c]")
+    planted = plant(tmp_path, tests, tests[:1], random.Random(3))
+    fresh = planted.run_ids["test_u.py::test_u[a]"].removesuffix("[a]")
+    assert fresh != "test_u.py::test_u"
+    assert planted.run_ids["test_u.py::test_u[b::c]"] == fresh + "[b::c]"
+
+
+def test_a_parametrised_canary_runs_the_cases_the_change_must_turn(tmp_path: Path) -> None:
+    source = (
+        "import pytest\n\n@pytest.mark.parametrize('w', ['a', 'b', 'c', 'd'])\ndef test_w(w):\n    pass\n"
+    )
+    (tmp_path / "test_w.py").write_text(source + "\n\ndef test_plain():\n    pass\n")
+    tests = ("test_w.py::test_w[b]", "test_w.py::test_w[d]", "test_w.py::test_plain", "test_w.py::test_w[a]")
+    planted = plant(tmp_path, tests, tests[:3], random.Random(5))
+    by_copy = {planted.copied[c]: planted.cases[c] for c in planted.canaries}
+    assert by_copy == {"test_w.py::test_w": ("[b]", "[d]"), "test_w.py::test_plain": ()}  # (): every case
+    assert len(planted.canaries) == 4  # each function: its old name, and a second under a fresh one
+
+
 def test_a_canary_of_a_test_that_may_return_early_fails_first(tmp_path: Path) -> None:
     source = "def test_early():\n    if True:\n        return\n    assert False\n"
     (tmp_path / "test_e.py").write_text(source)

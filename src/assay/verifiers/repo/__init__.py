@@ -1,6 +1,7 @@
 """The `repo` task (issue 27): a change to a repository, judged by the repository's own pytest tests.
 
-Modules: task (the item's fields), patch (find, check and apply the diff on the host; compiled files),
+Modules: task (the item's fields), dependencies (the repository's own environment, built once from its
+metadata), patch (find, check and apply the diff on the host; compiled files),
 workcopy (a private base tree per item, no history, no bytecode; the hygiene scan), pytest_config (which
 configuration pytest reads, asked of pytest), canary (the tests that must fail, planted per item under
 the real tests' names), special_cases (changes that answer the visible tests' inputs), run (pytest in the

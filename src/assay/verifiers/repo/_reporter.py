@@ -23,7 +23,7 @@ os.dup2(_null, 0)
 os.close(_null)
 _KEY = bytes.fromhex(_SPEC.get("key", ""))
 _WANTED = set(_SPEC.get("wanted", []))
-_PREFIXES = set(_SPEC.get("prefixes", []))  # canaries: every parametrised case of these functions
+_PREFIXES = dict(_SPEC.get("prefixes", {}))  # canaries -> the `[param]` cases kept (empty: every case)
 _STATE = {"seq": 0}
 _PHASES: dict = {}
 # The repository's directories join sys.path only now, after the prefix: no module of the working copy
@@ -43,8 +43,19 @@ def _emit(record: dict) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Keep only the tests the item names (files were given, so a missing id cannot stop the run)."""
-    keep = [item.nodeid in _WANTED or item.nodeid.split("[")[0] in _PREFIXES for item in items]
+    """Keep only the tests the item names (files were given, so a missing id cannot stop the run) and the
+    canaries' cases; a canary none of whose listed cases was collected keeps all of them."""
+    canary = {}
+    for item in items:
+        head = item.nodeid.split("[")[0]
+        if head in _PREFIXES:
+            canary.setdefault(head, []).append(item)
+    chosen = set()
+    for head, cases in canary.items():
+        listed = set(_PREFIXES[head])
+        some = [item for item in cases if item.nodeid[len(head) :] in listed]
+        chosen.update(id(item) for item in (some or cases))
+    keep = [item.nodeid in _WANTED or id(item) in chosen for item in items]
     kept = [item for item, wanted in zip(items, keep, strict=True) if wanted]
     config.hook.pytest_deselected(
         items=[item for item, wanted in zip(items, keep, strict=True) if not wanted]

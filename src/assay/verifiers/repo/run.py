@@ -1,16 +1,19 @@
 """Run a working copy's tests in a bubblewrap sandbox and read the signed per-test report.
 
 One sandbox per run, started with the working copy bound writable at /repo (the only host directory it
-may write), the package prefix (pytest and the runtime's packages) read-only, no network, the seccomp
-filter, cgroup and rlimit limits: `assay.sandbox.bwrap`. pytest runs as
-`python3 -B -S -s -P -m pytest -p _assay_repo_reporter ...` with only the reporter's directory and the prefix
-on `PYTHONPATH` (`-P`: the working directory is not put first, so a `pytest.py`, `_pytest/` or `json.py`
-in the change cannot stand in for pytest or its imports); the reporter adds the working copy's
-directories to `sys.path` once it has loaded. Plugin autoloading is off (an entry point in a
-`.dist-info` the change adds is never loaded), and so is the cache provider. The configuration is the
-one Assay names with `-c`: the base's own file (put back after the change) or none (`/dev/null`), so no
-file the change adds or edits is read as pytest configuration (issue 37); `--confcutdir` is set with it.
-Bytecode is read from and written to a private `PYTHONPYCACHEPREFIX`, never a `__pycache__` of the copy.
+may write), the package prefix (pytest and the runtime's packages) and the repository's own dependencies
+(`dependencies`) read-only, no network, the seccomp filter, cgroup and rlimit limits: `assay.sandbox.bwrap`.
+pytest runs as `python3 -B -S -s -P -c 'import _assay_repo_reporter as r, pytest; pytest.main(...,
+plugins=[r])' ...` with only the reporter's directory and the prefix on `PYTHONPATH` (`-P`: the
+working directory is not put first, so a `pytest.py`, `_pytest/` or `json.py` in the change cannot stand
+in for pytest or its imports); the reporter adds the working copy's directories to `sys.path` once it has
+loaded. Plugin autoloading is off (an entry point in a `.dist-info` the change adds is never loaded), and
+so is the cache provider. The configuration is the one Assay names with `-c`: the base's own file (put
+back after the change) or none (`/dev/null`), so no file the change adds or edits is read as pytest
+configuration (issue 37); `--confcutdir` is set with it. No bytecode is written (`-B`); the copy has none
+to read (`workcopy` drops the base's, `patch` refuses a change that adds any), and where a task allows
+compiled files, bytecode is read only from a private, empty `PYTHONPYCACHEPREFIX`, never a `__pycache__`
+of the copy.
 """
 
 from __future__ import annotations
@@ -30,7 +33,19 @@ from assay.sandbox.base import Limits
 
 REPORTER_DIR = "/tmp/.assay"
 REPORTER_MODULE = "_assay_repo_reporter"
+# The reporter is imported before pytest starts: pytest 9 applies the configuration's `filterwarnings`
+# while it imports `-p` plugins, and a filter naming the project's own warning class (bleach's
+# `ignore::bleach.sanitizer.NoCssSanitizerWarning`) imports the project then. Imported first, the reporter
+# holds its key and has put the copy on sys.path before that import. It is handed to pytest as a plugin
+# object: a `-p` of a module already imported warns, and `filterwarnings = error` makes that fatal.
+_START = f"import sys, {REPORTER_MODULE} as r, pytest; sys.exit(pytest.main(sys.argv[1:], plugins=[r]))"
 PYCACHE = "/tmp/.assay-pycache"
+# No tracebacks and no summary on the terminal, after the task's own arguments so they win: nobody reads
+# that output for the verdict, and the canaries fail by design, dozens or hundreds of times where the
+# FAIL_TO_PASS tests are parametrised (inflection's: 342 failures, 3-4 s of pytest formatting tracebacks
+# against a 0.6 s suite; issue 37 item 5). Each failure's report still carries its `E` lines (the
+# assertion and its explanation), which `details.failures` shows.
+_QUIET = ("--tb=no", "-rN")
 _names = itertools.count()
 
 
@@ -44,9 +59,15 @@ class TestRun:
     wanted: tuple[str, ...]
     pytest_args: tuple[str, ...] = ()
     python_path: tuple[str, ...] = ()  # directories of the working copy, relative, ahead of its root
-    prefixes: tuple[str, ...] = ()  # node ids kept with every parametrised case (the canaries)
+    prefixes: tuple[str, ...] = ()  # node ids kept with their parametrised cases (the canaries)
+    cases: tuple[tuple[str, tuple[str, ...]], ...] = ()  # per prefix, the `[param]` cases kept (else all)
     config: str | None = None  # the base's pytest configuration file, relative; None: none at all
     collect_only: bool = False
+    # Bytecode only from a private, empty PYTHONPYCACHEPREFIX: for changes allowed to carry compiled
+    # files (`allow_compiled`). Otherwise the copy holds no bytecode (the base's is dropped, a change with
+    # any is refused), and the prefix's and environment's own `__pycache__` (compiled by pip, read-only)
+    # spare each run compiling pytest again: about 0.5 s an item, measured here (issue 37 item 5).
+    private_bytecode: bool = True
 
 
 @dataclass
@@ -105,12 +126,15 @@ def parse_report(data: bytes, key: bytes) -> Report:
     return report
 
 
-def repo_paths(test: TestRun) -> list[str]:
-    """The working copy's import directories, in order (the reporter puts them on sys.path)."""
-    from assay.sandbox import bwrap
+def repo_paths(test: TestRun, env: bool = False) -> list[str]:
+    """The working copy's import directories, in order, then the repository's own dependencies (`env`):
+    the reporter puts them on sys.path after the package prefix. After the copy, so the code under test
+    is always the copy's, even where a dependency installed the project too; after the prefix, so pytest
+    is always the one Assay checked (a repository's pins of packages the prefix holds do not apply)."""
+    from assay.sandbox import bwrap, runtime
 
     paths = [f"{bwrap.WORKDIR_MOUNT}/{p}".rstrip("/.") for p in test.python_path]
-    return list(dict.fromkeys([*paths, bwrap.WORKDIR_MOUNT]))
+    return list(dict.fromkeys([*paths, bwrap.WORKDIR_MOUNT, *([runtime.ENV_MOUNT] if env else [])]))
 
 
 def pytest_argv(test: TestRun) -> tuple[list[str], dict[str, str]]:
@@ -123,21 +147,29 @@ def pytest_argv(test: TestRun) -> tuple[list[str], dict[str, str]]:
         "HOME": "/tmp",
         "PYTHONPATH": f"{REPORTER_DIR}:{runtime.PREFIX_MOUNT}",
         "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPYCACHEPREFIX": PYCACHE,  # bytecode lives here, never in a __pycache__ of the copy
+        **({"PYTHONPYCACHEPREFIX": PYCACHE} if test.private_bytecode else {}),
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         **runtime.THREAD_ENV,
     }
     root = bwrap.WORKDIR_MOUNT
     config = f"{root}/{test.config}" if test.config else "/dev/null"
     confcut = f"{root}/{test.config}".rsplit("/", 1)[0] if test.config else root
-    argv = [bwrap.SANDBOX_PYTHON, "-B", "-S", "-s", "-P", "-m", "pytest", "-p", REPORTER_MODULE]
+    argv = [bwrap.SANDBOX_PYTHON, "-B", "-S", "-s", "-P", "-c", _START]
     argv += ["-p", "no:cacheprovider", "-c", config, "--rootdir", root, "--confcutdir", confcut]
-    argv += [*test.pytest_args, *(["--collect-only", "-q"] if test.collect_only else []), "--"]
+    argv += [*test.pytest_args, *_QUIET, *(["--collect-only", "-q"] if test.collect_only else []), "--"]
     return [*argv, *test.files], env
 
 
-def run_tests(workdir: Path, test: TestRun, limits: Limits, bwrap_path: str, prefix: str | None) -> Report:
-    """Run pytest over the working copy in a fresh sandbox; SandboxError when the sandbox fails."""
+def run_tests(
+    workdir: Path,
+    test: TestRun,
+    limits: Limits,
+    bwrap_path: str,
+    prefix: str | None,
+    dependencies: str | None = None,
+) -> Report:
+    """Run pytest over the working copy in a fresh sandbox, with the repository's own dependency
+    directory `dependencies` mounted read-only; SandboxError when the sandbox fails."""
     from assay.sandbox import bwrap, runtime, seccomp
 
     config = bwrap.BwrapConfig(
@@ -146,6 +178,7 @@ def run_tests(workdir: Path, test: TestRun, limits: Limits, bwrap_path: str, pre
         processes=limits.processes,
         python_prefix=prefix,
         workdir=str(workdir),
+        env_prefix=dependencies,
     )
     slot = bwrap.BwrapSlot(config, f"repo-{os.getpid()}-{next(_names)}")
     try:
@@ -156,10 +189,10 @@ def run_tests(workdir: Path, test: TestRun, limits: Limits, bwrap_path: str, pre
         spec = {
             "key": key.hex(),
             "wanted": list(test.wanted),
-            "prefixes": list(test.prefixes),
+            "prefixes": {p: list(dict(test.cases).get(p, ())) for p in test.prefixes},
             "prefix": runtime.PREFIX_MOUNT,
         }
-        blob = json.dumps({**spec, "paths": repo_paths(test)}).encode()
+        blob = json.dumps({**spec, "paths": repo_paths(test, dependencies is not None)}).encode()
         request = {"argv": argv, "env": env, "cwd": bwrap.WORKDIR_MOUNT}
         outcome = slot.run(request, blob, limits)
     finally:

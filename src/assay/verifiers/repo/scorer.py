@@ -1,14 +1,16 @@
 """The `repo` task: apply the change to a private working copy, run the named tests in the sandbox.
 
 Order of work per item (docs/repo.md has the reasons): make the working copy (the base tree, no history,
-no bytecode); check the change on the host (`patch`): compiled or binary files are refused unless
-`allow_compiled`; ask pytest which configuration file the base uses (`pytest_config`); apply the change
-and scan what it touched (`workcopy.hygiene_flags`, pytest's answer for configuration): a change to tests
-or test configuration is flagged and, unless `reward_test_edits`, rewarded 0 without a run; put back the
-files the hidden test patch touches, those of the named tests and the configuration file, then apply the
-hidden patch on top; rename the FAIL_TO_PASS tests and plant canaries under their names (`canary`); run
-pytest in the sandbox with `-c` the base's configuration (`run`); judge from the signed report only. A
-named test that the run did not collect is looked for at the base: absent there too, the item is invalid.
+no bytecode); find or build the repository's own dependency environment from the base's metadata
+(`dependencies`; a build that fails is `error`); check the change on the host (`patch`): compiled or
+binary files are refused unless `allow_compiled`; ask pytest which configuration file the base uses
+(`pytest_config`); apply the change and scan what it touched (`workcopy.hygiene_flags`, pytest's answer
+for configuration): a change to tests or test configuration is flagged and, unless `reward_test_edits`,
+rewarded 0 without a run; put back the files the hidden test patch touches, those of the named tests and
+the configuration file, then apply the hidden patch on top; rename the FAIL_TO_PASS tests and plant
+canaries under their names (`canary`); run pytest in the sandbox with `-c` the base's configuration
+(`run`); judge from the signed report only. A named test that the run did not collect is looked for at
+the base: absent there too, the item is invalid.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from assay.types import Item, Result, TaskOptions
 from assay.verifiers.repo import patch as patching
 from assay.verifiers.repo import special_cases
 from assay.verifiers.repo.canary import Planted, plant
+from assay.verifiers.repo.dependencies import Environments, environments
 from assay.verifiers.repo.probes import RepoValidation
 from assay.verifiers.repo.pytest_config import PytestAsker, PytestConfig, config_flags, config_named
 from assay.verifiers.repo.run import Report, TestRun, run_tests
@@ -81,14 +84,22 @@ class RepoScorer(Scorer[RepoOptions]):
     def __init__(self, settings: Settings) -> None:
         super().__init__(settings)
         self._askers: dict[str, PytestAsker] = {}
+        self._envs: Environments | None = environments(settings.repo)
 
     def _asker(self, prefix: str) -> PytestAsker:
         """The one asker of pytest's configuration answers for `prefix` (they are cached there)."""
         return self._askers.setdefault(prefix, PytestAsker(prefix))
 
+    def environment(self, base: Path) -> str | None:
+        """The repository's own dependency directory for the base tree at `base` (built once, cached);
+        None when it needs nothing or `repo.envs` is off. EnvironmentFailed: it cannot be built."""
+        built = self._envs.for_tree(base) if self._envs is not None else None
+        return str(built) if built is not None else None
+
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: RepoOptions) -> float:
-        return settings.repo.wall_s + 60.0  # copying, applying, the sandbox's start and teardown
+        # copying, applying, the sandbox's start and teardown; a first item may build the environment
+        return settings.repo.wall_s + 60.0 + (settings.repo.env_build_s if settings.repo.envs else 0.0)
 
     def score(self, item: Item, options: RepoOptions) -> Result:
         response = item.response or ""
@@ -110,13 +121,16 @@ class RepoScorer(Scorer[RepoOptions]):
         try:
             source = resolve_repo(root, task.repo)
             with working_copy(source, task.base_commit, self.settings.repo.workdir) as copy:
-                return self._judge_in(copy, task, diff, options)
+                env = self.environment(copy)  # from the base's metadata, before the change
+                return self._judge_in(copy, task, diff, options, env)
         except RepoNotFound as exc:
             return Result.invalid(str(exc))
         except (OSError, SandboxError, TimeoutError) as exc:
             return Result.error(f"the repository task could not run: {exc}")
 
-    def _judge_in(self, copy: Path, task: RepoTask, diff: str, options: RepoOptions) -> Result:
+    def _judge_in(
+        self, copy: Path, task: RepoTask, diff: str, options: RepoOptions, env: str | None
+    ) -> Result:
         try:
             hidden = patching.inspect_diff(copy, task.test_patch).paths if task.test_patch else ()
             if task.test_patch:
@@ -162,9 +176,11 @@ class RepoScorer(Scorer[RepoOptions]):
             pytest_args=task.pytest_args,
             python_path=("src",) if (copy / "src").is_dir() else (),
             prefixes=tuple(planted.canaries),
+            cases=tuple(planted.cases.items()),
             config=config.inifile,
+            private_bytecode=options.allow_compiled,
         )
-        report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix)
+        report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix, env)
         verdict = self._verdict(task, report, planted, flags, options, diff)
         return self._check_collected(task, report, planted, config.inifile, options) or verdict
 
@@ -230,6 +246,7 @@ class RepoScorer(Scorer[RepoOptions]):
         assert self.settings.repo.repos is not None
         source = resolve_repo(self.settings.repo.repos, task.repo)
         with working_copy(source, task.base_commit, self.settings.repo.workdir) as copy:
+            env = self.environment(copy)
             if task.test_patch:
                 patching.apply_diff(copy, task.test_patch)
             run = TestRun(
@@ -239,9 +256,10 @@ class RepoScorer(Scorer[RepoOptions]):
                 python_path=("src",) if (copy / "src").is_dir() else (),
                 config=inifile,
                 collect_only=True,
+                private_bytecode=False,  # the base with the hidden patch: no change, no bytecode in it
             )
             prefix = prefix_for(self.settings)
-            report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix)
+            report = run_tests(copy, run, self._limits(options), bwrap_binary(self.settings), prefix, env)
         if not report.collected or report.tampered:
             return None
         broken = {e.split(":", 1)[0].split("::", 1)[0] for e in report.collect_errors}

@@ -6,7 +6,8 @@ field), so that all calls of a session share one working copy.
 - `str_replace`: replace `old` by `new` in a file, where `old` occurs exactly once;
 - `create`: write a whole file (new or replaced);
 - `run`: a shell command in the working copy, in the session's bubblewrap sandbox (no network; the
-  package prefix with pytest read-only; `python3 -m pytest ...` runs the tests);
+  package prefix with pytest and the repository's own dependencies read-only; `python3 -m pytest ...`
+  runs the tests);
 - `diff`: the change so far, as a unified diff against the base.
 
 The working copy is the tree of `base_commit` without the hidden `test_patch` (no call reveals the hidden
@@ -44,7 +45,9 @@ from assay.sessions.tools import (
     ToolArguments,
     ToolUnavailable,
 )
+from assay.settings import Settings
 from assay.types import Item
+from assay.verifiers.repo.dependencies import environments
 from assay.verifiers.repo.task import TaskInvalid, parse_task
 from assay.verifiers.repo.workcopy import RepoNotFound, resolve_repo
 
@@ -71,6 +74,7 @@ class Workspace:
     base: Path
     slot: Any  # the session's BwrapSlot, started on the first `run`
     uid: int | None = None
+    env: str | None = None  # the repository's own dependency directory (`dependencies`), if any
 
 
 def _walk(root: Path, rel: str) -> tuple[int, str]:
@@ -171,6 +175,10 @@ class RepoTool(Tool[RepoArguments]):
     )
     Arguments = RepoArguments
 
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(settings)
+        self._envs = environments(settings.repo)
+
     def check(self, item: Item) -> None:
         root = self.settings.repo.repos
         try:
@@ -190,6 +198,7 @@ class RepoTool(Tool[RepoArguments]):
         try:
             holder.chmod(0o711)
             base = export_base(source, task.base_commit, holder, "base")
+            built = self._envs.for_tree(base) if self._envs is not None else None
             copy = holder / "w"
             _run(["cp", "--reflink=auto", "-a", "--no-target-directory", str(base), str(copy)])
             fresh_history(copy)
@@ -197,7 +206,7 @@ class RepoTool(Tool[RepoArguments]):
         except BaseException:
             shutil.rmtree(holder, ignore_errors=True)
             raise
-        return Workspace(holder, copy, base, slot=None)
+        return Workspace(holder, copy, base, slot=None, env=str(built) if built is not None else None)
 
     def call(self, session: SessionContext, state: Workspace, arguments: RepoArguments) -> Observation:
         try:
@@ -262,11 +271,13 @@ class RepoTool(Tool[RepoArguments]):
                 use_seccomp=seccomp.available(),
                 python_prefix=prefix_for(self.settings),
                 workdir=str(state.copy),
+                env_prefix=state.env,
             )
             state.slot = bwrap.BwrapSlot(config, f"repo-{session.session_id}")
             state.uid = state.slot.uid
         limits = session.limits
         paths = [runtime.PREFIX_MOUNT, *(["/repo/src"] if (state.copy / "src").is_dir() else []), "/repo"]
+        paths += [runtime.ENV_MOUNT] if state.env is not None else []
         env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONPATH": ":".join(paths)}
         run_limits = Limits(
             time_s=float(limits.cpu_s or 60),
