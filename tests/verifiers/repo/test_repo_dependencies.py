@@ -19,7 +19,13 @@ from assay.settings import RepoSettings, Settings
 from assay.types import Item, Status
 from assay.verifiers.repo import RepoOptions, RepoScorer
 from assay.verifiers.repo import dependencies as deps
-from assay.verifiers.repo.dependencies import EnvironmentFailed, Environments, Requirements, read_requirements
+from assay.verifiers.repo.dependencies import (
+    EnvironmentFailed,
+    Environments,
+    Requirements,
+    installed,
+    read_requirements,
+)
 from assay.verifiers.repo.run import TestRun, repo_paths
 
 
@@ -251,3 +257,20 @@ def test_a_project_needing_a_registry_package_is_judged_in_its_own_environment(
     assert "WINDOWS-1252" in str(bug.details["failures"])
     assert [p for p in cache.iterdir() if p.is_dir()] == [built]
     assert (built / deps.MARKER).stat().st_mtime_ns == stamp
+
+
+def test_what_the_package_prefix_holds_is_not_built_again(tmp_path: Path, cache: Path) -> None:
+    """The prefix comes first on the sandbox's path: a repository's needs it meets build nothing, so an
+    offline server keeps scoring a project that needs only numpy and pytest."""
+    prefix = tmp_path / "prefix"
+    for info in ("numpy-2.1.0.dist-info", "pytest-8.3.0.dist-info", "typing_extensions-4.12.dist-info"):
+        (prefix / info).mkdir(parents=True)
+    provided = installed(prefix)
+    assert provided == {"numpy", "pytest", "typing-extensions"}
+    needs = Requirements(
+        ("NumPy>=1.20", "pytest", "Typing.Extensions", "webencodings==0.5"), ("pyproject.toml",)
+    )
+    assert needs.without(provided).lines == ("webencodings==0.5",)
+    met = Requirements(("numpy>=1.20", "pytest[testing]>=7 ; python_version >= '3.8'"), ("setup.cfg",))
+    assert Environments(cache, python="3.11").ensure(met.without(provided)) is None
+    assert not cache.exists() or not list(cache.iterdir())  # nothing built, no pip run

@@ -86,6 +86,18 @@ class Requirements:
     lines: tuple[str, ...]
     sources: tuple[str, ...]
 
+    def without(self, provided: frozenset[str]) -> Requirements:
+        """These requirements less those on a distribution in `provided` (normalised names: what the
+        package prefix holds, `installed`). The prefix comes first on the sandbox's path, so a copy in the
+        environment would never be imported; and a repository whose needs the prefix meets builds nothing
+        (no index needed: an offline server keeps scoring it)."""
+        kept = []
+        for line in self.lines:
+            name = _NAME.match(line)
+            if name is None or normalise(name.group("name")) not in provided:
+                kept.append(line)
+        return Requirements(tuple(kept), self.sources)
+
     def key(self, python: str) -> str:
         """The cache key: a SHA-256 of the lines and the interpreter's version."""
         text = json.dumps({"python": python, "lines": list(self.lines), "format": 1})
@@ -271,6 +283,15 @@ def _read_requirement_file(reader: _Reader, rel: str) -> None:
     reader.add(rel, lines)
 
 
+def installed(prefix: str | Path) -> frozenset[str]:
+    """The distributions a package prefix holds: the normalised names of its `*.dist-info` directories
+    (`name-version.dist-info`)."""
+    return frozenset(
+        normalise(info.name.removesuffix(".dist-info").rsplit("-", 1)[0])
+        for info in Path(prefix).glob("*.dist-info")
+    )
+
+
 # -- building ----------------------------------------------------------------------------------------
 def build_command(target: Path, python: str, requirements: Path) -> list[str]:
     """pip for the sandbox's interpreter (binary wheels only, see the module doc)."""
@@ -291,9 +312,10 @@ class Environments:
         self._failed: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def for_tree(self, root: Path) -> Path | None:
-        """The environment the base tree at `root` declares (`read_requirements`), built if needed."""
-        return self.ensure(read_requirements(root))
+    def for_tree(self, root: Path, provided: frozenset[str] = frozenset()) -> Path | None:
+        """The environment the base tree at `root` declares (`read_requirements`), less what the package
+        prefix already holds (`provided`), built if needed."""
+        return self.ensure(read_requirements(root).without(provided))
 
     def ensure(self, requirements: Requirements) -> Path | None:
         """The built environment for `requirements` (None when there is nothing to install), building it

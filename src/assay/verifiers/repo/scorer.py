@@ -30,7 +30,7 @@ from assay.types import Item, Result, TaskOptions
 from assay.verifiers.repo import patch as patching
 from assay.verifiers.repo import special_cases
 from assay.verifiers.repo.canary import Planted, plant
-from assay.verifiers.repo.dependencies import Environments, environments
+from assay.verifiers.repo.dependencies import Environments, environments, installed
 from assay.verifiers.repo.probes import RepoValidation
 from assay.verifiers.repo.pytest_config import PytestAsker, PytestConfig, config_flags, config_named
 from assay.verifiers.repo.run import Report, TestRun, run_tests
@@ -93,8 +93,7 @@ class RepoScorer(Scorer[RepoOptions]):
     def environment(self, base: Path) -> str | None:
         """The repository's own dependency directory for the base tree at `base` (built once, cached);
         None when it needs nothing or `repo.envs` is off. EnvironmentFailed: it cannot be built."""
-        built = self._envs.for_tree(base) if self._envs is not None else None
-        return str(built) if built is not None else None
+        return environment_for(self._envs, self.settings, base)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: RepoOptions) -> float:
@@ -353,6 +352,19 @@ def bwrap_binary(settings: Settings) -> str:
     from assay.sandbox.bwrap import find_bwrap
 
     return find_bwrap(settings.code.bwrap_path)
+
+
+def environment_for(envs: Environments | None, settings: Settings, base: Path) -> str | None:
+    """The dependency directory the base tree at `base` needs beyond the package prefix (built once,
+    cached; None: nothing, or `repo.envs` is off). EnvironmentFailed: it cannot be built."""
+    if envs is None:
+        return None
+    try:
+        provided = installed(prefix_for(settings))
+    except SandboxError:  # no prefix: the run says so itself; nothing counts as provided meanwhile
+        provided = frozenset()
+    built = envs.for_tree(base, provided)
+    return str(built) if built is not None else None
 
 
 def prefix_for(settings: Settings) -> str:

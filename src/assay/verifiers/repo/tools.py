@@ -189,6 +189,7 @@ class RepoTool(Tool[RepoArguments]):
             raise ToolUnavailable(f"the repo tool needs a repo item: {exc}") from None
 
     def open(self, session: SessionContext) -> Workspace:
+        from assay.verifiers.repo.scorer import environment_for
         from assay.verifiers.repo.workcopy import _run, export_base, fresh_history
 
         task = parse_task(session.item)
@@ -198,7 +199,7 @@ class RepoTool(Tool[RepoArguments]):
         try:
             holder.chmod(0o711)
             base = export_base(source, task.base_commit, holder, "base")
-            built = self._envs.for_tree(base) if self._envs is not None else None
+            env = environment_for(self._envs, self.settings, base)
             copy = holder / "w"
             _run(["cp", "--reflink=auto", "-a", "--no-target-directory", str(base), str(copy)])
             fresh_history(copy)
@@ -206,7 +207,7 @@ class RepoTool(Tool[RepoArguments]):
         except BaseException:
             shutil.rmtree(holder, ignore_errors=True)
             raise
-        return Workspace(holder, copy, base, slot=None, env=str(built) if built is not None else None)
+        return Workspace(holder, copy, base, slot=None, env=env)
 
     def call(self, session: SessionContext, state: Workspace, arguments: RepoArguments) -> Observation:
         try:
