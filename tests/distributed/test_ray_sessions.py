@@ -212,12 +212,7 @@ def test_verls_own_loop_keeps_one_session_per_trajectory_over_two_holders(app: s
         open_after = []
         try:
             for step in (1, 2):
-                outputs = await V.run_step(loop, step, trajectories)
-                seen = [V.observations(tok, output) for output in outputs]
-                wrong = [(t, s) for t, s in enumerate(seen) if s != V.expected(step, t)]
-                assert not wrong, wrong[:3]
-                del outputs  # the trajectories end: verl has dropped their AgentData
-                await loop.tools["python"].wait_closed()
+                await V.run_step_and_release(loop, tok, step, trajectories)
                 async with httpx.AsyncClient(base_url=app, timeout=30) as client:
                     metrics = (await client.get("/metrics")).text
                 open_after += re.findall(r"^assay_sessions_open (\S+)$", metrics, re.MULTILINE)

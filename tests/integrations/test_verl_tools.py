@@ -80,14 +80,8 @@ def _steps(server: LiveServer, tok: Any, tmp_path: Path, trajectories: int, para
 
     async def main() -> None:
         loop = V.agent_loop(tok, V.tools_yaml(tmp_path, server.url), parallel, det)
-        tool = loop.tools["python"]
         for step in (1, 2):
-            outputs = await V.run_step(loop, step, trajectories)
-            seen = [V.observations(tok, output) for output in outputs]
-            wrong = [(t, s) for t, s in enumerate(seen) if s != V.expected(step, t)]
-            assert not wrong, wrong[:3]
-            del outputs  # the trajectories end: verl has dropped their AgentData
-            await tool.wait_closed()
+            await V.run_step_and_release(loop, tok, step, trajectories)
             assert server.engine.sessions.open_count == 0
             assert _sandboxes() == baseline
 

@@ -155,3 +155,14 @@ def observations(tok: Any, output: Any) -> list[str]:
 
 def expected(step: int, trajectory: int) -> list[str]:
     return ["", f"{value(step, trajectory)}\n"]
+
+
+async def run_step_and_release(loop: Any, tok: Any, step: int, trajectories: int) -> None:
+    """One step (`run_step`) in which every trajectory saw exactly its own observations; then the
+    trajectories end as verl ends them (their AgentData dropped) and the tool has closed their sessions."""
+    outputs = await run_step(loop, step, trajectories)
+    seen = [observations(tok, output) for output in outputs]
+    wrong = [(t, s) for t, s in enumerate(seen) if s != expected(step, t)]
+    assert not wrong, wrong[:3]
+    del outputs
+    await loop.tools["python"].wait_closed()
