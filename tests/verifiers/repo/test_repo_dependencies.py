@@ -127,11 +127,16 @@ def test_the_key_follows_the_requirements_read_not_the_files(tmp_path: Path) -> 
     assert one.key("3.11") != Requirements(one.lines[1:], one.sources).key("3.11")
 
 
-def _fake_pip(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
-    """pip replaced by a Python snippet run with the target directory as argv[1]."""
+def _fake_pip(monkeypatch: pytest.MonkeyPatch, count: Path, script: str) -> None:
+    """pip replaced by a Python snippet run with the target directory as argv[1], each run adding an x
+    to the file `count`."""
+    counted = (
+        "import pathlib, sys\n"
+        f"c = pathlib.Path({str(count)!r}); c.write_text(c.read_text() + 'x' if c.exists() else 'x')\n"
+    ) + script
 
     def command(target: Path, python: str, requirements: Path) -> list[str]:
-        return [sys.executable, "-c", script, str(target)]
+        return [sys.executable, "-c", counted, str(target)]
 
     monkeypatch.setattr(deps, "build_command", command)
 
@@ -140,12 +145,8 @@ def test_an_environment_is_built_once_and_shared_by_concurrent_items(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     count = tmp_path / "builds"
-    script = (
-        "import pathlib, sys\n"
-        f"c = pathlib.Path({str(count)!r}); c.write_text(c.read_text() + 'x' if c.exists() else 'x')\n"
-        "dep = pathlib.Path(sys.argv[1]) / 'dep'; dep.mkdir(); (dep / '__init__.py').touch()\n"
-    )
-    _fake_pip(monkeypatch, script)
+    script = "dep = pathlib.Path(sys.argv[1]) / 'dep'; dep.mkdir(); (dep / '__init__.py').touch()\n"
+    _fake_pip(monkeypatch, count, script)
     envs = Environments(cache, python="3.11")
     wanted = Requirements(("dep==1",), ("requirements.txt",))
     results: list[Path | None] = []
@@ -166,12 +167,8 @@ def test_a_failed_build_says_why_once_and_leaves_nothing(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     count = tmp_path / "builds"
-    script = (
-        "import pathlib, sys\n"
-        f"c = pathlib.Path({str(count)!r}); c.write_text(c.read_text() + 'x' if c.exists() else 'x')\n"
-        "sys.stderr.write('ERROR: No matching distribution found for nosuchpkg==9')\nsys.exit(1)\n"
-    )
-    _fake_pip(monkeypatch, script)
+    script = "sys.stderr.write('ERROR: No matching distribution found for nosuchpkg==9')\nsys.exit(1)\n"
+    _fake_pip(monkeypatch, count, script)
     envs = Environments(cache, python="3.11")
     wanted = Requirements(("nosuchpkg==9",), ("setup.py install_requires",))
     for _ in range(2):
@@ -184,7 +181,8 @@ def test_a_failed_build_says_why_once_and_leaves_nothing(
 def test_a_repo_item_whose_environment_cannot_be_built_is_an_error_not_a_zero(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _fake_pip(monkeypatch, "import sys; sys.stderr.write('ERROR: Could not find a version'); sys.exit(1)")
+    script = "sys.stderr.write('ERROR: Could not find a version'); sys.exit(1)"
+    _fake_pip(monkeypatch, tmp_path / "builds", script)
     repos = tmp_path / "repos"
     make_repo(
         repos,
