@@ -1,6 +1,7 @@
 """verl 0.9.1's own `ToolAgentLoop` on Assay sessions at scale (issue 38's targets).
 
     PYTHONPATH=src .venv/bin/python benchmarks/verl_tools.py [--trajectories 4096] [--max-open 512]
+        [--combos 1:off 1:on 2:off 2:on]
 
 For `max_parallel_calls` 1 and 2 and `full_determinism` off and on, two steps each of N trajectories
 (scripted LLM, two tool calls per trajectory, tests/integrations/verl_loop.py), against a uvicorn
@@ -104,7 +105,19 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=4096)
     parser.add_argument("--max-open", type=int, default=512)
     parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument(
+        "--combos",
+        nargs="+",
+        default=["1:off", "1:on", "2:off", "2:on"],
+        help="max_parallel_calls:full_determinism pairs to run (each two steps)",
+    )
     args = parser.parse_args()
+    combos = []
+    for combo in args.combos:
+        parallel, _, det = combo.partition(":")
+        if parallel not in ("1", "2") or det not in ("on", "off"):
+            parser.error(f"--combos takes PARALLEL:DETERMINISM, 1 or 2 and on or off, not {combo!r}")
+        combos.append((int(parallel), det == "on"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         import verl.experimental.agent_loop.tool_agent_loop  # noqa: F401
@@ -121,9 +134,8 @@ def main() -> None:
         directory = Path(tempfile.mkdtemp())
         tok = V.tokenizer(directory)
         tools = V.tools_yaml(directory, live.url, limits={"max_steps": 1024})
-        for parallel in (1, 2):
-            for det in (False, True):
-                asyncio.run(_combo(live, tok, tools, args.trajectories, parallel, det))
+        for parallel, det in combos:
+            asyncio.run(_combo(live, tok, tools, args.trajectories, parallel, det))
         asyncio.run(_overhead(live, tok, tools, args.calls))
     finally:
         live.stop()
