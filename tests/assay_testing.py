@@ -7,6 +7,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
@@ -26,6 +27,16 @@ TESTS = Path(__file__).parent
 # The README's training block, word for word: tests/conftest.py's `demo_run` runs it once for the suite.
 DEMO_COMMAND = "assay train --demo --out runs/demo -q"
 DEMO_OUT = "runs/demo"
+
+
+def user_shell_env() -> dict[str, str]:
+    """The environment of a user's shell in this checkout after `source .venv/bin/activate`: no ASSAY_*
+    variable, the environment's `bin` first on PATH, and this checkout's sources first on PYTHONPATH (a
+    venv may hold another checkout's editable install). The README's blocks and the demo run in it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONPATH"] = str(TESTS.parent / "src")
+    return env
 
 
 def run_script(python: Path | str, script: str, *args: str, timeout: float, what: str) -> None:

@@ -19,7 +19,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from assay_test_plugins import PLUGINS  # noqa: E402
-from assay_testing import DEMO_COMMAND, DEMO_OUT, LiveServer  # noqa: E402
+from assay_testing import DEMO_COMMAND, DEMO_OUT, LiveServer, user_shell_env  # noqa: E402
 
 
 @pytest.fixture
@@ -61,11 +61,10 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess
     fresh directory, with the environment's `bin` on PATH. Two to three minutes on a CPU, so every test that
     reads a demo run shares this one: the demo's own test, the doctor's and the README's block itself."""
     directory = tmp_path_factory.mktemp("demo")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env["PYTHONPATH"] = str(TESTS.parent / "src")  # this checkout's sources, as the README's blocks get
     command = ["bash", "-euo", "pipefail", "-c", DEMO_COMMAND]
-    done = subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        command, cwd=directory, env=user_shell_env(), capture_output=True, text=True, timeout=900
+    )
     return directory / DEMO_OUT, done
 
 

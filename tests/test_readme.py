@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from assay_testing import DEMO_COMMAND, free_port
+from assay_testing import DEMO_COMMAND, free_port, user_shell_env
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -95,10 +94,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratch]:
     (directory / "examples").symlink_to(ROOT / "examples")
     (directory / ".venv").symlink_to(Path(sys.prefix))
     (directory / ".sandbox-runtime").symlink_to(ROOT / ".sandbox-runtime")  # what `make serve` builds
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    # The sources next to this test come first (a venv may hold another checkout's editable install).
-    env["PYTHONPATH"] = str(ROOT / "src")
+    env = user_shell_env()
     env["ASSAY_WORKERS"] = "2"
     port = free_port()
     env["ASSAY_URL"] = f"http://127.0.0.1:{port}"  # clients that take the default URL
