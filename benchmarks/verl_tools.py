@@ -125,10 +125,7 @@ def main() -> None:
     from assay_testing import LiveServer
     from session_testing import session_settings
 
-    from assay.cli import KEEP_ALIVE_S
-
     live = LiveServer(session_settings(max_open=args.max_open, ttl_s=3600))
-    live.server.config.timeout_keep_alive = KEEP_ALIVE_S
     live.start()
     try:
         directory = Path(tempfile.mkdtemp())

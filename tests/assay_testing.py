@@ -19,6 +19,8 @@ import pytest
 import uvicorn
 
 from assay.api import create_app
+from assay.cli import KEEP_ALIVE_S
+from assay.integrations.clients import _listings
 from assay.settings import CodeSettings, Settings
 from assay.types import Item, Result
 from assay.verifiers.code import CodeScorer
@@ -106,13 +108,24 @@ class LiveServer:
         self.app = create_app(settings)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        # Idle connections kept as `assay serve` keeps them: uvicorn's 5 s default races a loaded client's
+        # reuse of an idle connection, and a session step lost that way is a ReadError no retry may repeat
+        # (it failed OpenRLHF's 256-trajectory test under load).
         config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+            self.app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="on",
+            timeout_keep_alive=KEEP_ALIVE_S,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def start(self) -> None:
+        # A new server on a URL an earlier test's server had (ports are reused): the adapters' listing
+        # of its tasks (asked once per process and URL) must be asked again.
+        _listings.pop(self.url, None)
         self.thread.start()
         started = threading.Event()
         for _ in range(600):  # bounded: up to 60 s for the lifespan (worker pool) to come up

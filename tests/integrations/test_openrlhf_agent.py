@@ -16,6 +16,7 @@ import pytest
 from assay_testing import LiveServer
 from session_testing import live_sessions
 
+from assay.integrations import clients
 from assay.integrations.clients import aclose_loop_clients
 
 with contextlib.suppress(ImportError):  # the marker below skips locally and fails in CI without it
@@ -141,7 +142,7 @@ def test_a_trajectorys_code_runs_in_the_tool_its_task_brings(monkeypatch: pytest
         "tasks": [{"name": "sql", "tools": ["sql"]}, {"name": "math", "tools": []}],
         "tools": [sql, python],
     }
-    monkeypatch.setitem(openrlhf_agent._listed, url, listed)
+    monkeypatch.setitem(clients._listings, url, listed)
 
     class SqlAgent(openrlhf_agent.AgentInstance):
         item: ClassVar[dict[str, Any]] = {"task": "sql", "db_id": "school"}

@@ -136,6 +136,16 @@ def test_a_row_names_its_task_and_tools_and_a_tag_fills_the_tools_argument(serve
     assert (out["reward"], out["metadata"]["assay"]["status"]) == (1.0, "ok")
 
 
+def test_a_row_naming_no_tools_gets_the_tools_its_task_brings(server: LiveServer) -> None:
+    item = {k: v for k, v in SQL.items() if k != "reference"}  # a sql row, no `tools` anywhere
+    row = {"reward_spec": {"ground_truth": SQL["reference"]}, "assay": item, "max_turns": 2}
+    env = skyrl_gym.make("assay", env_config={"url": server.url}, extras=row)
+    _, info = env.init(PROMPT)
+    assert [tool["function"]["name"] for tool in info["assay"]["tools"]] == ["sql"]
+    assert content(env.step("<sql>SELECT count(*) AS n FROM students</sql>")).endswith("| 40 |\n(1 row)")
+    env.close()
+
+
 def _trajectory(server: LiveServer, i: int) -> tuple[list[str], float | None]:
     env = make(server, ground_truth=str(i * 3))
     seen = [

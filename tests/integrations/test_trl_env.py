@@ -112,7 +112,9 @@ def test_a_row_keeps_its_tasks_own_fields(server: LiveServer) -> None:
     env = AssayEnv(server.url, task="keyed")
     env.reset(prompt="Capital of France?", answer_key=["Paris"], difficulty="easy")
     env.python(code="1")  # the rollout's first call takes its session
-    verdict = httpx.post(f"{server.url}/v1/sessions/{env._session}/verify", json={"response": "Paris"})
+    verdict = httpx.post(
+        f"{server.url}/v1/sessions/{env._session}/verify", json={"response": "Paris"}, timeout=60
+    )
     end_sessions([env])
     assert verdict.json()["reward"] == 1.0
 

@@ -21,7 +21,6 @@ import verl_loop as V
 from assay_testing import LiveServer, bwrap_works
 from session_testing import SQL, sql_session_settings
 
-from assay.cli import KEEP_ALIVE_S
 from assay.errors import RewardUnavailable
 from assay.integrations.clients import RolloutAborted, aclose_loop_clients, shared_session_client
 from assay.integrations.verl import compute_score
@@ -40,7 +39,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
     live = LiveServer(sql_session_settings(tmp_path_factory.mktemp("verl_tools_sql"), max_open=MAX_OPEN))
-    live.server.config.timeout_keep_alive = KEEP_ALIVE_S  # as `assay serve` runs
     live.start()
     with httpx.Client(base_url=live.url) as client:  # the python tool's helpers start with its first session
         opened = client.post("/v1/sessions", json={"item": {"task": "math"}, "tools": ["python"]}).json()
@@ -183,6 +181,18 @@ def test_the_yaml_loads_the_tool_with_the_servers_schema(server: LiveServer, tmp
     schema = tool.get_openai_tool_schema()
     assert schema.function.name == "python"
     assert schema.function.parameters.required == ["code"]
+
+
+def test_an_entry_naming_no_tool_is_its_items_tasks_one_tool(server: LiveServer) -> None:
+    """Neither `config.tool` nor a schema: the tool is the one the default item's task brings (sql for
+    a sql item, python for math, which brings none), never python for every task."""
+    from assay.integrations.verl_tools import AssaySessionTool
+
+    sql = AssaySessionTool({"url": server.url, "item": SQL}, None)
+    assert sql.tool == "sql" and sql.get_openai_tool_schema().function.parameters.required == ["query"]
+    assert AssaySessionTool({"url": server.url}, None).tool == "python"
+    with pytest.raises(ValueError, match=r'no task "maths" \(did you mean "math"'):
+        AssaySessionTool({"url": server.url, "item": {"task": "maths"}}, None)
 
 
 def test_calc_reward_is_the_servers_verdict_and_never_a_made_up_zero(

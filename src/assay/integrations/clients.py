@@ -13,13 +13,13 @@ import atexit
 import os
 import threading
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import httpx
 
 from assay.client import AssayClient
-from assay.errors import RewardUnavailable
+from assay.errors import RewardUnavailable, ServiceError, UnreachableError
 from assay.suggest import did_you_mean
 from assay.types import Result
 
@@ -29,7 +29,9 @@ __all__ = [
     "assay_url",
     "close_shared_clients",
     "ended_by_server",
+    "listed_tasks",
     "reward_or_raise",
+    "session_tools",
     "shared_async_client",
     "shared_client",
     "shared_http",
@@ -57,6 +59,7 @@ SESSION_RETRIES = 2
 _SERVER_ENDINGS = ("expired", "the server is shutting down", "the session's holder", "deleted", "no session")
 _clients: dict[str, AssayClient] = {}
 _http_clients: dict[str, httpx.Client] = {}
+_listings: dict[str, dict[str, Any]] = {}  # GET /v1/tasks, per server URL (`listed_tasks`)
 _clients_lock = threading.Lock()
 # Async clients per event loop (an async connection pool belongs to one loop), then per URL; an entry
 # goes with its loop.
@@ -75,6 +78,35 @@ def task_tools(listed: Mapping[str, Any], task: str) -> list[str]:
             f'the Assay server has no task "{task}"{did_you_mean(task, tasks)}; its tasks: {", ".join(tasks)}'
         )
     return list(tasks[task].get("tools") or ["python"])
+
+
+def session_tools(listed: Mapping[str, Any], tools: Sequence[str] | None, task: str | None) -> list[str]:
+    """The tools a trajectory's session holds: `tools` when its caller names them, else those `task`
+    brings (`task_tools`; math's when no task is named). One rule for every adapter, so a sql row
+    gets the sql tool whichever trainer opened its session."""
+    return list(tools) if tools is not None else task_tools(listed, task or "math")
+
+
+def listed_tasks(url: str) -> dict[str, Any]:
+    """What the server's `GET /v1/tasks` says, asked once per process and URL: trainers build one
+    environment per rollout (TRL's 256 asks took 12 s on 2 cores), and a server's tasks and tools are
+    fixed while it runs. An unreachable server raises UnreachableError, an error status ServiceError, as
+    the client's calls do."""
+    with _clients_lock:
+        listed = _listings.get(url)
+    if listed is None:
+        try:
+            response = shared_http(url).get("/v1/tasks", timeout=60.0)
+        except httpx.TransportError as exc:
+            raise UnreachableError(f"cannot reach Assay at {url}: {exc}") from exc
+        if response.is_error:
+            raise ServiceError(
+                f"GET {url}/v1/tasks answered {response.status_code}: {response.text[:300]}",
+                response.status_code,
+            )
+        with _clients_lock:
+            listed = _listings.setdefault(url, dict(response.json()))
+    return listed
 
 
 class RolloutAborted(BaseException):

@@ -36,10 +36,10 @@ from assay.client import AssayClient
 from assay.errors import ClientError, ServiceError
 from assay.integrations.clients import (
     assay_url,
+    listed_tasks,
     reward_or_raise,
-    shared_http,
+    session_tools,
     shared_session_client,
-    task_tools,
 )
 from assay.rl_client.tool_calls import ActionCalls, BadCall
 
@@ -48,20 +48,10 @@ __all__ = ["AgentExecutor", "AgentInstance", "wait_closed"]
 OPEN_WAIT_S = 3600.0  # the most a trajectory's first call waits for a free session
 _REOPEN_S = 1.0
 _closing: set[asyncio.Task[None]] = set()
-_listed: dict[str, dict[str, Any]] = {}  # what each server's GET /v1/tasks says, read once a process
 
 
 def _client() -> AssayClient:
     return shared_session_client(assay_url())
-
-
-async def _listing() -> dict[str, Any]:
-    url = assay_url()
-    if url not in _listed:
-        response = await asyncio.to_thread(shared_http(url).get, "/v1/tasks")
-        response.raise_for_status()
-        _listed[url] = dict(response.json())
-    return _listed[url]
 
 
 class AgentInstance(AgentInstanceBase):
@@ -111,10 +101,8 @@ class AgentInstance(AgentInstanceBase):
     async def _reader(self) -> ActionCalls:
         """How this trajectory's turns are read: over its session's tools (`tools`, else `task_tools`)."""
         if self._calls is None:
-            listed = await _listing()
-            self._tools = (
-                list(self.tools) if self.tools is not None else task_tools(listed, self.item["task"])
-            )
+            listed = await asyncio.to_thread(listed_tasks, assay_url())
+            self._tools = session_tools(listed, self.tools, self.item["task"])
             offered = {schema["function"]["name"]: schema for schema in listed["tools"]}
             self._calls = ActionCalls([offered[name] for name in self._tools if name in offered])
         return self._calls

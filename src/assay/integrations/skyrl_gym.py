@@ -17,7 +17,8 @@ each model turn until `done`, and `close()`; it runs those calls in a thread poo
 The row (SkyRL's dataset columns other than `prompt` and `env_class`): `reward_spec.ground_truth` is the
 item's `reference`; `assay` holds the other item fields (`task`, default math; `options`, `tests`,
 `db_id`, ...) and may name the session's `tools`. `env_config` (SkyRL's `environment.skyrl_gym.assay`):
-`url` (else `ASSAY_URL`), `tools` (default python), `limits`, `max_turns` (SkyRL's generator sets
+`url` (else `ASSAY_URL`), `tools` (default: the tools the item's task brings, as `GET /v1/tasks` lists
+them; python for a task that brings none), `limits`, `max_turns` (SkyRL's generator sets
 `extras["max_turns"]`, which wins), `open_wait_s` (default 600), `unscored`.
 
 Unscored is not 0. SkyRL 0.3.1's generator reads only `reward` and `done` of a step (it drops
@@ -45,7 +46,12 @@ from skyrl_gym.envs.base_text_env import BaseTextEnv
 
 from assay.client import AssayClient
 from assay.errors import ClientError, PayloadError, RewardUnavailable, ServiceError, SessionGoneError
-from assay.integrations.clients import assay_url, shared_sync_session_client
+from assay.integrations.clients import (
+    assay_url,
+    listed_tasks,
+    session_tools,
+    shared_sync_session_client,
+)
 from assay.types import Result
 
 __all__ = [
@@ -87,7 +93,8 @@ class AssayGymEnv(BaseTextEnv):
         row = dict(extras or {})
         self.url = assay_url(config.get("url"))
         self.item, tools = _item(row)
-        self.tools = list(tools or config.get("tools") or ["python"])
+        named = tools or config.get("tools")
+        self.tools: list[str] | None = list(named) if named else None  # None: the task's own (`_open`)
         self.limits = dict(config.get("limits") or {})
         self.max_turns = int(row.get("max_turns") or config.get("max_turns") or 1)
         self.open_wait_s = float(config.get("open_wait_s", 600.0))
@@ -117,6 +124,9 @@ class AssayGymEnv(BaseTextEnv):
         except ClientError as exc:  # the first step reports it; a 422 is the row's item, refused
             status = "invalid" if isinstance(exc, ServiceError) and exc.status_code == 422 else "error"
             self._failure = {"status": status, "reason": f"cannot open an Assay session: {exc}"}
+            return prompt, {"assay": dict(self._failure)}
+        except ValueError as exc:  # the row names a task the server does not have
+            self._failure = {"status": "invalid", "reason": f"cannot open an Assay session: {exc}"}
             return prompt, {"assay": dict(self._failure)}
         self.session_id = opened.session_id
         self._arguments = {_name(schema): _main_argument(schema) for schema in opened.tools}
@@ -164,6 +174,8 @@ class AssayGymEnv(BaseTextEnv):
         thread holds a trajectory waiting for a session, the trajectories that hold sessions cannot step
         and free them (measured: 64 trajectories, 32 threads, 32 sessions never finished)."""
         deadline = time.monotonic() + self.open_wait_s
+        if self.tools is None:
+            self.tools = session_tools(listed_tasks(self.url), None, self.item.get("task"))
         while True:
             try:
                 return self._client().open_session(self.item, self.tools, self.limits)

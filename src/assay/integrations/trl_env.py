@@ -58,7 +58,13 @@ from typing import Any, Literal, NamedTuple, Union
 
 import httpx
 
-from assay.integrations.clients import RolloutAborted, ended_by_server, shared_http, task_tools
+from assay.integrations.clients import (
+    RolloutAborted,
+    ended_by_server,
+    listed_tasks,
+    session_tools,
+    shared_http,
+)
 from assay.integrations.signatures import JSON_TYPES, parameters
 from assay.suggest import did_you_mean
 from assay.types import Item
@@ -79,7 +85,6 @@ _opener: ThreadPoolExecutor | None = None
 _held: Counter[str] = Counter()  # sessions this process's environments hold, per server URL
 # Environments holding a session opened in the background that no tool call has taken yet, per URL.
 _unused: dict[str, weakref.WeakSet[AssayEnv]] = {}
-_listings: dict[str, dict[str, Any]] = {}  # GET /v1/tasks, per server URL
 _lock = threading.Lock()
 _sleep = time.sleep  # the wait between opens on a full server (tests replace it)
 
@@ -105,8 +110,8 @@ class AssayEnv:
         open_wait_s: float = 600.0,
     ) -> None:
         self._url = url.rstrip("/")
-        listed = _listed(self._url)
-        schemas = _schemas(self._url, listed, _tool_names(listed, tools, task))
+        listed = listed_tasks(self._url)
+        schemas = _schemas(self._url, listed, session_tools(listed, tools, task))
         # TRL lists the tools on the class: this instance's class is one made for its tools.
         methods = {schema["function"]["name"]: _method(schema["function"]) for schema in schemas}
         name = f"{type(self).__name__}[{','.join(methods)}]"
@@ -316,24 +321,6 @@ def _error(response: httpx.Response) -> dict[str, Any]:
     except ValueError:
         return {}
     return error if isinstance(error, dict) else {}
-
-
-def _listed(url: str) -> dict[str, Any]:
-    """What the server's GET /v1/tasks says, asked once per process: TRL builds one environment per
-    rollout of a batch (256 asks took 12 s on 2 cores), and a server's tools are fixed while it runs."""
-    with _lock:
-        listed = _listings.get(url)
-    if listed is None:
-        response = httpx.get(f"{url}/v1/tasks", timeout=60.0)
-        response.raise_for_status()
-        with _lock:
-            listed = _listings.setdefault(url, dict(response.json()))
-    return listed
-
-
-def _tool_names(listed: dict[str, Any], tools: Sequence[str] | None, task: str | None) -> list[str]:
-    """`tools` when named; else the tools `task`'s sessions hold (`task_tools`), math's when none."""
-    return list(tools) if tools is not None else task_tools(listed, task or "math")
 
 
 def _schemas(url: str, listed: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:

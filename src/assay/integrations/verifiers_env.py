@@ -25,6 +25,7 @@ environment: it pins mcp==2.0.0 and openai>=2.54); `import assay` never imports 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
@@ -37,7 +38,14 @@ from pydantic import Field
 
 from assay.client.sessions import SessionStep
 from assay.errors import ClientError, ServiceError, SessionGoneError
-from assay.integrations.clients import aclose_loop_clients, reward_or_raise, shared_session_client
+from assay.integrations.clients import (
+    aclose_loop_clients,
+    listed_tasks,
+    reward_or_raise,
+    session_tools,
+    shared_session_client,
+    task_tools,
+)
 from assay.integrations.signatures import JSON_TYPES, parameters
 
 __all__ = ["AssayEnv", "AssayTaskset"]
@@ -59,13 +67,16 @@ class AssayData(vf.TaskData):
 
 class AssayTaskConfig(vf.TaskConfig):
     url: str = DEFAULT_URL
-    tools: list[str] = Field(default_factory=lambda: ["python"])
+    tools: list[str] | None = None
+    """The session's tools; None: the tools the item's task brings (`GET /v1/tasks`; python when none)."""
     limits: dict[str, Any] = Field(default_factory=dict)
 
 
 class AssayToolsetConfig(vf.SharedToolsetConfig):
     assay_url: str = DEFAULT_URL
-    tools: list[str] = Field(default_factory=lambda: ["python"])
+    tools: list[str] | None = None
+    """The tools offered; None: those of `tasks` (the taskset's items' tasks), each task's own."""
+    tasks: list[str] = Field(default_factory=list)
 
 
 class AssayTasksetConfig(vf.TasksetConfig):
@@ -78,8 +89,10 @@ class AssayTask(vf.Task[AssayData, AssayState, AssayTaskConfig]):
     """An Assay item as a verifiers task: a session per rollout, Assay's verdict as the reward."""
 
     async def setup(self, trace: vf.Trace) -> None:
+        listed = await asyncio.to_thread(listed_tasks, self.config.url)
+        tools = session_tools(listed, self.config.tools, self.data.item.get("task"))
         client = shared_session_client(self.config.url)
-        opened = await client.aopen_session(self.data.item, self.config.tools, self.config.limits)
+        opened = await client.aopen_session(self.data.item, tools, self.config.limits)
         trace.state.session_id = opened.session_id
 
     @vf.reward
@@ -105,10 +118,15 @@ class AssayToolset(vf.Toolset[AssayToolsetConfig, AssayState]):
         async with httpx.AsyncClient(base_url=self.config.assay_url, timeout=60.0) as http:
             listed = (await http.get("/v1/tasks")).raise_for_status().json()
         offered = {schema["function"]["name"]: schema["function"] for schema in listed["tools"]}
-        missing = [name for name in self.config.tools if name not in offered]
+        names = self.config.tools
+        if names is None:  # every tool a session of the taskset's tasks holds, once
+            names = list(
+                dict.fromkeys(n for task in self.config.tasks or ["math"] for n in task_tools(listed, task))
+            )
+        missing = [name for name in names if name not in offered]
         if missing:
             raise ValueError(f"the Assay server offers no tool {missing}; it has {sorted(offered)}")
-        self._schemas = [offered[name] for name in self.config.tools]
+        self._schemas = [offered[name] for name in names]
 
     def register(self, mcp: Any) -> None:
         for function in self._schemas:
@@ -163,27 +181,36 @@ class AssayTaskset(vf.Taskset[AssayTask, AssayTasksetConfig]):
     """Assay items from `items` (JSON Lines), with the session tools as a taskset-wide tool server."""
 
     def load(self) -> list[AssayTask]:
-        if not self.config.items:
-            raise ValueError(
-                "AssayTaskset needs items: --env.taskset.items <a JSON Lines file of Assay items>"
-            )
-        tasks = []
-        for line in Path(self.config.items).read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            if not isinstance(item, dict) or "response" in item or not isinstance(item.get("prompt"), str):
-                raise ValueError(
-                    f"{self.config.items}: an Assay item with a `prompt` and no `response`: {line[:200]}"
-                )
-            data = AssayData(id=item.get("id"), prompt=item["prompt"], item=item)
-            tasks.append(AssayTask(data, self.config.task))
-        return tasks
+        return [
+            AssayTask(AssayData(id=item.get("id"), prompt=item["prompt"], item=item), self.config.task)
+            for item in _items(self.config.items)
+        ]
 
     @classmethod
     def toolsets(cls, config: AssayTasksetConfig) -> list[vf.Toolset]:
-        tools = AssayToolsetConfig(assay_url=config.task.url, tools=config.task.tools)
+        tasks = [] if config.task.tools is not None else _tasks(config.items)
+        tools = AssayToolsetConfig(assay_url=config.task.url, tools=config.task.tools, tasks=tasks)
         return [AssayToolset(tools)]
+
+
+def _items(path: str) -> list[dict[str, Any]]:
+    """The Assay items of a JSON Lines file, each with a `prompt` and no `response`."""
+    if not path:
+        raise ValueError("AssayTaskset needs items: --env.taskset.items <a JSON Lines file of Assay items>")
+    items = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        if not isinstance(item, dict) or "response" in item or not isinstance(item.get("prompt"), str):
+            raise ValueError(f"{path}: an Assay item with a `prompt` and no `response`: {line[:200]}")
+        items.append(item)
+    return items
+
+
+def _tasks(path: str) -> list[str]:
+    """The tasks the items name, in first-seen order (an item naming none is math's)."""
+    return list(dict.fromkeys(str(item.get("task") or "math") for item in _items(path)))
 
 
 class AssayEnvConfig(vf.SingleAgentEnvConfig):

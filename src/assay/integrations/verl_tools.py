@@ -7,9 +7,9 @@
         config: {type: native, url: "http://127.0.0.1:8000", tool: sql}
 
 Any session tool the server offers (`GET /v1/tasks` lists them) is one entry: `config.tool` names it (else
-the name of a `tool_schema` in the YAML, else python), and its schema is the server's, the one the
-session validates the arguments against (a hand-written `tool_schema` only names the tool). The
-arguments verl parses from the model's call are the step's arguments, whatever the tool.
+the name of a `tool_schema` in the YAML, else the one tool of `config.item`'s task), and its schema is the
+server's, the one the session validates the arguments against (a hand-written `tool_schema` only names
+the tool). The arguments verl parses from the model's call are the step's arguments, whatever the tool.
 
 One trajectory, one session (issue 38). verl 0.9.1's `ToolAgentLoop` calls `create` -> `execute` ->
 `release` around every single call, so an instance is not a trajectory; nor is `agent_data.request_id`,
@@ -44,13 +44,18 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
 
-import httpx
 from verl.tools.base_tool import BaseTool
 from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
 
 from assay.client import AssayClient
 from assay.errors import ClientError, RewardUnavailable, ServiceError, SessionGoneError
-from assay.integrations.clients import RolloutAborted, ended_by_server, shared_session_client
+from assay.integrations.clients import (
+    RolloutAborted,
+    ended_by_server,
+    listed_tasks,
+    session_tools,
+    shared_session_client,
+)
 from assay.integrations.transcripts import TOOL_RESPONSES
 
 __all__ = [
@@ -71,27 +76,37 @@ class _Trajectory:
     loop: asyncio.AbstractEventLoop | None = None
 
 
+def _one_tool(listed: dict[str, Any], task: str | None) -> str:
+    """The tool of a config that names none: the one its default item's task brings (python for a task
+    that brings none); a task with several must be told which this entry is."""
+    tools = session_tools(listed, None, task)
+    if len(tools) != 1:
+        raise ValueError(f"task {task!r} brings the tools {tools}: name this entry's with config.tool")
+    return tools[0]
+
+
 class AssaySessionTool(BaseTool):
-    """One Assay session tool (`config.tool`, default python) as a verl native tool."""
+    """One Assay session tool (`config.tool`, else the tool schema's name, else the one tool of the
+    default item's task) as a verl native tool."""
 
     def __init__(self, config: dict[str, Any], tool_schema: OpenAIFunctionToolSchema | None) -> None:
         self.url = str(config.get("url", "http://127.0.0.1:8000")).rstrip("/")
-        named = tool_schema.function.name if tool_schema is not None else "python"
-        self.tool = str(config.get("tool") or named)
         self.limits = dict(config.get("limits") or {})
         self.default_item = dict(config.get("item") or {"task": "math"})
+        listed = listed_tasks(self.url)
+        named = config.get("tool") or (tool_schema.function.name if tool_schema is not None else None)
+        self.tool = str(named or _one_tool(listed, self.default_item.get("task")))
         self.timeout_s = float(config.get("timeout_s", 300.0))
         self.open_wait_s = float(config.get("open_wait_s", 3600.0))
         self._items: dict[str, dict[str, Any]] = {}  # instance id -> item (from create_kwargs)
         self._trajectories: weakref.WeakKeyDictionary[Any, _Trajectory] = weakref.WeakKeyDictionary()
         self._by_instance: dict[str, _Trajectory] = {}  # calls without agent data: instance = trajectory
         self._closing: set[asyncio.Task[None]] = set()
-        super().__init__(config, OpenAIFunctionToolSchema.model_validate(self._schema()))
+        super().__init__(config, OpenAIFunctionToolSchema.model_validate(self._schema(listed)))
 
-    def _schema(self) -> dict[str, Any]:
+    def _schema(self, listed: dict[str, Any]) -> dict[str, Any]:
         """The tool's schema as the server describes it (GET /v1/tasks)."""
-        tools = httpx.get(f"{self.url}/v1/tasks", timeout=self.timeout_s).json()["tools"]
-        for schema in tools:
+        for schema in listed["tools"]:
             if schema["function"]["name"] == self.tool:
                 return dict(schema)
         raise ValueError(f"the Assay server at {self.url} has no tool {self.tool!r}")
