@@ -377,24 +377,18 @@ def _nudged(targets: list[Any], keep: Protected, line: frozenset[Point], rng: ra
     out = []
     for value in targets:
         point = _point(value)
-        if point is None or value in keep or point in keep.barriers:
+        if point is None or point in keep.barriers or value in keep:
             out.append(value)
             continue
         kind, x = point
         axis = axes[kind]
         at = bisect.bisect_left(axis, x)
-        below = axis[at - 1] if at > 0 else None
-        above = axis[at + 1] if at + 1 < len(axis) else None
-        steps = [
-            step
-            for step in (_step(kind, x, below), _step(kind, x, above))
-            if step  # a step of 0: no room on that side
-        ]
-        if not steps:
+        down = _step(kind, x, axis[at - 1]) if at > 0 else 0
+        up = _step(kind, x, axis[at + 1]) if at + 1 < len(axis) else 0
+        step = (up if rng.random() < 0.5 else down) if up and down else up or down  # 0: no room
+        if not step:
             out.append(value)
-            continue
-        step = rng.choice(steps)
-        if kind == "num":
+        elif kind == "num":
             out.append(x + step)
         else:
             day = date.fromordinal(int(x + step))
@@ -402,11 +396,9 @@ def _nudged(targets: list[Any], keep: Protected, line: frozenset[Point], rng: ra
     return out
 
 
-def _step(kind: str, x: float | int, neighbour: float | int | None) -> float | int:
+def _step(kind: str, x: float | int, neighbour: float | int) -> float | int:
     """How far `x` moves towards `neighbour` (signed): a third of the gap for a number, whole days short
     of the middle for a date, so that two values moving towards each other never meet."""
-    if neighbour is None:
-        return 0
     gap = neighbour - x
     if kind == "num":
         return gap / 3
