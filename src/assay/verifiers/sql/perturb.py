@@ -19,6 +19,9 @@ tables the gold reads, deterministically from a seed (issue 28):
   question names stay (`Protected`: the gold's literals, and whole words of the item's prompt), so
   `WHERE name = 'Smith'` for "employees named Smith" keeps its sense; a name the gold's `LIKE` matches is
   marked where the pattern still matches it.
+  Floats and dates of such a group (prices, amounts, order days) move off their values into the gap
+  beside each, never across a number or date the gold names (`_nudged`): `price >= 84.04` for the
+  dearest product and `day = '2022-12-05'` for the latest order pick nothing.
 
 What the perturbation keeps, so that a correct query stays correct (it is compared with the gold on the
 copy, and must agree): the domain of every category (a column whose values are shared by many rows: a
