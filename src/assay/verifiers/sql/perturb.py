@@ -19,9 +19,9 @@ tables the gold reads, deterministically from a seed (issue 28):
   question names stay (`Protected`: the gold's literals, and whole words of the item's prompt), so
   `WHERE name = 'Smith'` for "employees named Smith" keeps its sense; a name the gold's `LIKE` matches is
   marked where the pattern still matches it.
-  Floats and dates of such a group (prices, amounts, order days) move off their values into the gap
-  beside each, never across a number or date the gold names (`_nudged`): `price >= 84.04` for the
-  dearest product and `day = '2022-12-05'` for the latest order pick nothing.
+  Floats and dates of such a group (prices, amounts, order days) move off their values to random
+  points within their range, never across a number or date the gold names (`_nudged`): `price >=
+  84.04` for the dearest product and `day = '2022-12-05'` for the latest order pick nothing.
 
 What the perturbation keeps, so that a correct query stays correct (it is compared with the gold on the
 copy, and must agree): the domain of every category (a column whose values are shared by many rows: a
@@ -364,19 +364,23 @@ def _line(tables: Mapping[str, TableData], component: list[Column]) -> frozenset
 
 def _nudged(targets: list[Any], keep: Protected, line: frozenset[Point], rng: random.Random) -> list[Any]:
     """Floats and dates of an identifying group (a measure or a date nearly every row has its own) moved
-    off the original's values, each into the gap to a neighbour on its line (issue 44): a pin on the
-    gold's rows by such a value (`price = 84.04`, `price >= 84.04` for the most expensive, `day =
-    '2022-12-05'` for the latest) picks nothing on the copy. A value moves less than half its gap, so
-    the order of values stays, and never across a number or date the question names (`amount > 100`,
-    `day < '2021-01-01'` keep their rows); the extremes move inwards (`>=` the maximum picks nothing).
-    Those values stay; a date keeps its form, and one with no whole day free beside it stays too."""
+    off the original's values (issue 44): each to a random point of its line that no original value
+    holds, strictly between the group's smallest and largest, on the same side of every number or date
+    the question names (`amount > 100`, `day < '2021-01-01'` keep their rows). A pin on the gold's rows
+    by such a value (`price = 84.04`, `price >= 84.04` for the most expensive, `amount > 347.77` at the
+    second largest, `day = '2022-12-05'` for the latest) then picks nothing or other rows on the copy.
+    Those values stay; a date keeps its form, and one with no free day where it may go stays too."""
     if not line:
         return targets
     axes: dict[str, list[float | int]] = {}
-    for kind, x in line | keep.barriers:
+    for kind, x in line:
         axes.setdefault(kind, []).append(x)
-    for axis in axes.values():
+    walls: dict[str, list[float | int]] = {}
+    for kind, x in keep.barriers:
+        walls.setdefault(kind, []).append(x)
+    for axis in (*axes.values(), *walls.values()):
         axis.sort()
+    taken = {x for _, x in line}
     out = []
     for value in targets:
         point = _point(value)
@@ -384,29 +388,41 @@ def _nudged(targets: list[Any], keep: Protected, line: frozenset[Point], rng: ra
             out.append(value)
             continue
         kind, x = point
-        axis = axes[kind]
-        at = bisect.bisect_left(axis, x)
-        down = _step(kind, x, axis[at - 1]) if at > 0 else 0
-        up = _step(kind, x, axis[at + 1]) if at + 1 < len(axis) else 0
-        step = (up if rng.random() < 0.5 else down) if up and down else up or down  # 0: no room
-        if not step:
+        axis, wall = axes[kind], walls.get(kind, [])
+        at = bisect.bisect_left(wall, x)
+        low = max(axis[0], wall[at - 1]) if at > 0 else axis[0]
+        high = min(axis[-1], wall[at]) if at < len(wall) else axis[-1]
+        moved = _free(kind, low, high, taken, rng)
+        if moved is None:
             out.append(value)
-        elif kind == "num":
-            out.append(x + step)
+            continue
+        taken.add(moved)
+        if kind == "num":
+            out.append(moved)
         else:
-            day = date.fromordinal(int(x + step))
+            day = date.fromordinal(int(moved))
             out.append(day.isoformat() if type(value) is str else day)
     return out
 
 
-def _step(kind: str, x: float | int, neighbour: float | int) -> float | int:
-    """How far `x` moves towards `neighbour` (signed): a third of the gap for a number, whole days short
-    of the middle for a date, so that two values moving towards each other never meet."""
-    gap = neighbour - x
-    if kind == "num":
-        return gap / 3
-    size = (abs(int(gap)) - 1) // 2
-    return size if gap > 0 else -size
+_DRAWS = 8
+
+
+def _free(
+    kind: str, low: float | int, high: float | int, taken: set[float | int], rng: random.Random
+) -> float | int | None:
+    """A point strictly between `low` and `high` that is not `taken` (a whole day for a date), or None."""
+    for _ in range(_DRAWS):
+        x: float | int = (
+            rng.uniform(low, high)
+            if kind == "num"
+            else rng.randint(int(low) + 1, int(high) - 1)
+            if high - low >= 2
+            else low
+        )
+        if low < x < high and x not in taken:
+            return x
+    return None
 
 
 def _mark(value: str, keep: Protected, taken: set[str]) -> str:
