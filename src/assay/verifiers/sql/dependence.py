@@ -13,7 +13,9 @@ No false negative is added by design where the prediction is equivalent to the g
 that keeps the original's references, NULLs, keys, the values the question names and the domains of
 categories (see perturb.py for what is not kept). A copy on which the two differ only where it made an
 edge case the question never meant (an aggregate over no rows, a new tie at a LIMIT: edges.py) is not
-counted, and another is drawn in its place (at most `rounds` more).
+counted, and another is drawn in its place (at most `rounds` more); so is a copy on which the gold's
+result did not move (a constant matches it there, as does a pin that picks nothing where the gold's
+answer is nothing): it tells nothing.
 `inconclusive` (the gold's result never changed, or the gold failed on every copy) and `skipped` (the
 gold reads no table, the copy would be too large or could not be built) leave the verdict as it was;
 the details say which. On PostgreSQL the copies are temporary tables in a session of the scorer's own
@@ -236,7 +238,12 @@ class DataCheck:
             step = _judge(check, (gold_result, pred_result), verdict.equal, verdict.reason, edge, info)
             if isinstance(step, Outcome):
                 return step
-            if step is None:  # not counted: another copy is drawn
+            # Not counted, another copy is drawn: an edge case the copy made, or a copy on which the gold's
+            # result did not move (a constant, or a pin that picks nothing where the gold's answer is
+            # nothing, matches it there: it tells nothing).
+            if not step:
+                if step is not None:
+                    info["rounds"][-1]["not_counted"] = "the reference's result did not change on the copy"
                 counted -= 1
                 continue
             told += step

@@ -19,6 +19,9 @@ tables the gold reads, deterministically from a seed (issue 28):
   question names stay (`Protected`: the gold's literals, and whole words of the item's prompt), so
   `WHERE name = 'Smith'` for "employees named Smith" keeps its sense; a name the gold's `LIKE` matches is
   marked where the pattern still matches it.
+  Floats and dates of such a group (prices, amounts, order days) move off their values to random
+  points within their range, never across a number or date the gold names (`_nudged`): `price >=
+  84.04` for the dearest product and `day = '2022-12-05'` for the latest order pick nothing.
 
 What the perturbation keeps, so that a correct query stays correct (it is compared with the gold on the
 copy, and must agree): the domain of every category (a column whose values are shared by many rows: a
@@ -38,12 +41,14 @@ them (edges.py).
 
 from __future__ import annotations
 
+import bisect
 import random
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from assay.verifiers.sql.compare import canon
@@ -76,6 +81,7 @@ class TableData:
             values = _values(self.rows, index)
             ints = [v for v in values if type(v) is int]
             cached = self._stats[index] = ColumnStats(
+                points=frozenset(p for p in map(_point, values) if p is not None),
                 distinct=len(values),
                 filled=sum(row[index] is not None for row in self.rows),
                 low=min(ints, default=None),
@@ -87,6 +93,7 @@ class TableData:
 
 @dataclass(frozen=True)
 class ColumnStats:
+    points: frozenset[tuple[str, float | int]]  # measures and dates on their number line (`_point`)
     distinct: int  # non-NULL distinct values
     filled: int  # non-NULL rows
     low: int | None  # the smallest and largest integer
@@ -110,6 +117,14 @@ class Protected:
         folded = (value.lower() if isinstance(value, str) else value for value in literals)
         likes = tuple(_like(v) for v in literals if isinstance(v, str) and ("%" in v or "_" in v))
         return cls(frozenset(_key(value) for value in folded), (prompt or "").lower(), likes)
+
+    @cached_property
+    def barriers(self) -> frozenset[tuple[str, float | int]]:
+        """The question's numbers and dates on their number line: a moved measure or date never
+        crosses one (`amount > 100`, `day < '2021-01-01'` keep their rows)."""
+        return frozenset(p for p in map(_point, self.literals) if p is not None) | frozenset(
+            ("num", v) for v in self.literals if type(v) is int
+        )
 
     def __contains__(self, value: Any) -> bool:
         folded = value.lower() if type(value) is str else value
@@ -156,7 +171,8 @@ def perturb(
             rng = random.Random(f"{seed}:relabel:{sorted(component)[0]}")
             moving = keep if _identifying(tables, component) else None
             bounds = _bounds(tables, component)
-            _relabel(columns, component, rng, moving, _narrow(tables, component, bounds), bounds)
+            line = _line(tables, component) if moving is not None else frozenset()
+            _relabel(columns, component, rng, moving, _narrow(tables, component, bounds), bounds, line)
     return {name: list(zip(*cols, strict=True)) if cols else rows[name] for name, cols in columns.items()}
 
 
@@ -261,13 +277,15 @@ def _relabel(
     keep: Protected | None,
     narrow: frozenset[str] = frozenset(),
     bounds: Bounds = (None, None, frozenset()),
+    line: frozenset[tuple[str, float | int]] = frozenset(),
 ) -> None:
     """Shuffle the distinct values of a group of columns among themselves (within each Python type, so
     an integer column stays integer), and apply that one mapping to every column of the group. With
     `keep` (an identifying group, `_identifying`), integers and free text then move out of the original
     domain (`_moved`) unless the question names them; `narrow`: the types whose column cannot hold a
     moved value (`smallint`, `char(n)`); `bounds`: the group's integer range and marked text before any
-    deletion, which no moved value may take."""
+    deletion, which no moved value may take; `line`: the group's measures and dates before any deletion
+    (`_point`), between which a moved one lands."""
     by_type: dict[str, dict[Any, Any]] = {}
     for table, index in component:
         if not columns[table]:
@@ -283,6 +301,7 @@ def _relabel(
         targets = [values[new] for new in shuffled]
         if keep is not None and kind not in narrow:
             targets = _moved(kind, bounds, targets, keep)
+            targets = _nudged(targets, keep, line, rng)
         for old, new in zip(keys, targets, strict=True):
             mapping[(kind, old)] = new
     for table, index in component:
@@ -318,6 +337,92 @@ def _moved(kind: str, bounds: Bounds, targets: list[Any], keep: Protected) -> li
             out.append(value)
         return out
     return targets
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+Point = tuple[str, float | int]  # a measure or a date on its number line: ("num", x) or ("day", ordinal)
+
+
+def _point(value: Any) -> Point | None:
+    """Where a float or a date (a `date`, or ISO text `YYYY-MM-DD`) lies on its line; None for the rest."""
+    if type(value) is float:
+        return ("num", value) if value == value and abs(value) != float("inf") else None
+    if type(value) is date:
+        return ("day", value.toordinal())
+    if type(value) is str and len(value) == 10 and _ISO_DAY.fullmatch(value):
+        try:
+            return ("day", date.fromisoformat(value).toordinal())
+        except ValueError:
+            return None
+    return None
+
+
+def _line(tables: Mapping[str, TableData], component: list[Column]) -> frozenset[Point]:
+    """The group's measures and dates before any deletion."""
+    return frozenset().union(*(tables[table].stats(index).points for table, index in component))
+
+
+def _nudged(targets: list[Any], keep: Protected, line: frozenset[Point], rng: random.Random) -> list[Any]:
+    """Floats and dates of an identifying group (a measure or a date nearly every row has its own) moved
+    off the original's values (issue 44): each to a random point of its line that no original value
+    holds, strictly between the group's smallest and largest, on the same side of every number or date
+    the question names (`amount > 100`, `day < '2021-01-01'` keep their rows). A pin on the gold's rows
+    by such a value (`price = 84.04`, `price >= 84.04` for the most expensive, `amount > 347.77` at the
+    second largest, `day = '2022-12-05'` for the latest) then picks nothing or other rows on the copy.
+    Those values stay; a date keeps its form, and one with no free day where it may go stays too."""
+    if not line:
+        return targets
+    axes: dict[str, list[float | int]] = {}
+    for kind, x in line:
+        axes.setdefault(kind, []).append(x)
+    walls: dict[str, list[float | int]] = {}
+    for kind, x in keep.barriers:
+        walls.setdefault(kind, []).append(x)
+    for axis in (*axes.values(), *walls.values()):
+        axis.sort()
+    taken = {x for _, x in line}
+    out = []
+    for value in targets:
+        point = _point(value)
+        if point is None or point in keep.barriers or value in keep:
+            out.append(value)
+            continue
+        kind, x = point
+        axis, wall = axes[kind], walls.get(kind, [])
+        at = bisect.bisect_left(wall, x)
+        low = max(axis[0], wall[at - 1]) if at > 0 else axis[0]
+        high = min(axis[-1], wall[at]) if at < len(wall) else axis[-1]
+        moved = _free(kind, low, high, taken, rng)
+        if moved is None:
+            out.append(value)
+            continue
+        taken.add(moved)
+        if kind == "num":
+            out.append(moved)
+        else:
+            day = date.fromordinal(int(moved))
+            out.append(day.isoformat() if type(value) is str else day)
+    return out
+
+
+_DRAWS = 8
+
+
+def _free(
+    kind: str, low: float | int, high: float | int, taken: set[float | int], rng: random.Random
+) -> float | int | None:
+    """A point strictly between `low` and `high` that is not `taken` (a whole day for a date), or None."""
+    for _ in range(_DRAWS):
+        x: float | int = (
+            rng.uniform(low, high)
+            if kind == "num"
+            else rng.randint(int(low) + 1, int(high) - 1)
+            if high - low >= 2
+            else low
+        )
+        if low < x < high and x not in taken:
+            return x
+    return None
 
 
 def _mark(value: str, keep: Protected, taken: set[str]) -> str:

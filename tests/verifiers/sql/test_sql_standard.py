@@ -1,0 +1,393 @@
+"""The execution-match standard held against hacking (issue 44), on a shop schema the rules never saw.
+
+`test_sql_edges.py` holds the classes on a parent/child schema; this module writes the other side as an
+adversary would: for each generated database, the answers a policy that read the data would return,
+pinning the gold's rows by the values it saw in them (a measure: `price = 84.04`, `price >= 84.04`; a
+date: `day = '2022-12-05'`, `joined IN (...)`; keys and names through every reference), and the
+rewrites an honest policy writes (joins against subqueries, `NOT IN` against `LEFT JOIN ... IS NULL`,
+`strftime` against `LIKE` on dates, a subquery per group against a join that loses emptied groups).
+Only pairs that plain execution match rewards are asserted on (alternates off).
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.settings import Settings, SqlSettings
+from assay.types import Item, Status
+from assay.verifiers.sql import SqlScorer
+from assay.verifiers.sql.compare import Tolerance
+from assay.verifiers.sql.edges import null_or_zero
+from assay.verifiers.sql.engines import QueryResult
+from assay.verifiers.sql.perturb import Protected, TableData, perturb
+
+SEEDS = range(4)
+CITIES = ["Oslo", "Lima", "Pune", "Kyiv", "Accra"]
+FIRST = ["Amara", "Bjorn", "Chidi", "Daria", "Emil", "Fatou", "Goran", "Hana", "Ivo", "Jana", "Kofi", "Lena"]
+STATUS = ["open", "shipped", "returned"]
+CATEGORIES = ["toys", "books", "garden", "tools"]
+
+
+def _day(rng: random.Random, years: range) -> str:
+    return f"{rng.choice(years)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+
+
+def build(path: Path, seed: int) -> None:
+    """customers, products, orders (a NULL amount now and then), items: tens of rows, so copies empty
+    groups and move the extremes."""
+    rng = random.Random(1000 + seed)
+    n_customers = rng.randint(6, 12)
+    ids = rng.sample(range(1, 200), n_customers)
+    customers = [
+        (i, name, rng.choice(CITIES), _day(rng, range(2018, 2023)), rng.choice([1, 2]))
+        for i, name in zip(ids, rng.sample(FIRST, n_customers), strict=True)
+    ]
+    n_products = rng.randint(4, 9)
+    products = [
+        (p, f"{rng.choice(['Red', 'Big', 'Old'])} {rng.choice(['lamp', 'saw', 'kite'])} {p}",
+         rng.choice(CATEGORIES), round(rng.uniform(2, 90), 2))
+        for p in range(1, n_products + 1)
+    ]  # fmt: skip
+    orders = [
+        (500 + k, rng.choice(ids), rng.choice(STATUS), _day(rng, range(2020, 2023)),
+         round(rng.uniform(5, 400), 2) if rng.random() > 0.1 else None)
+        for k in range(rng.randint(10, 30))
+    ]  # fmt: skip
+    items = [
+        (o[0], rng.randint(1, n_products), rng.randint(1, 5))
+        for o in orders
+        for _ in range(rng.randint(1, 3))
+    ]
+    with sqlite3.connect(path) as con:
+        con.executescript(
+            "CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT, joined TEXT, "
+            "tier INT);"
+            "CREATE TABLE products (product_id INTEGER PRIMARY KEY, title TEXT, category TEXT, price REAL);"
+            "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER, status TEXT, day TEXT, "
+            "amount REAL);"
+            "CREATE TABLE items (order_id INTEGER, product_id INTEGER, qty INTEGER);"
+        )
+        con.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?)", customers)
+        con.executemany("INSERT INTO products VALUES (?, ?, ?, ?)", products)
+        con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", orders)
+        con.executemany("INSERT INTO items VALUES (?, ?, ?)", items)
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlScorer]:
+    directory = tmp_path_factory.mktemp("shop")
+    for seed in SEEDS:
+        build(directory / f"shop{seed}.sqlite", seed)
+    made = SqlScorer(Settings(workers=1, sql=SqlSettings(databases=directory, deadline_s=30)))
+    yield made
+    made.close()
+
+
+def run(scorer: SqlScorer, seed: int, prompt: str, gold: str, response: str, **opts: Any) -> Any:
+    item = Item(task="sql", db_id=f"shop{seed}", reference=gold, response=response, prompt=prompt)
+    return scorer.score(item, scorer.parse_options({"alternates": False, **opts}))
+
+
+def plain(scorer: SqlScorer, seed: int, prompt: str, gold: str, response: str) -> bool:
+    return bool(run(scorer, seed, prompt, gold, response, allow_constant=True).reward == 1.0)
+
+
+def rows(scorer: SqlScorer, seed: int, sql: str) -> list[tuple[Any, ...]]:
+    directory = scorer.settings.sql.databases
+    assert directory is not None
+    with sqlite3.connect(directory / f"shop{seed}.sqlite") as con:
+        return con.execute(sql).fetchall()
+
+
+def _lit(value: Any) -> str:
+    return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else repr(value)
+
+
+ORDERS_IN_OSLO = (
+    "SELECT COUNT(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id WHERE c.city = 'Oslo'"
+)
+TOP_SPENDER = (
+    "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.customer_id "
+    "GROUP BY c.customer_id ORDER BY SUM(o.amount) DESC LIMIT 1"
+)
+DEAREST = "SELECT title FROM products WHERE price = (SELECT MAX(price) FROM products)"
+HONEST = [
+    (
+        "How many orders were placed by customers in Oslo?",
+        ORDERS_IN_OSLO,
+        "SELECT COUNT(*) FROM orders WHERE customer_id IN "
+        "(SELECT customer_id FROM customers WHERE city = 'Oslo')",
+    ),
+    (
+        "Which customer spent the most?",
+        TOP_SPENDER,
+        "SELECT name FROM customers WHERE customer_id = "
+        "(SELECT customer_id FROM orders GROUP BY customer_id ORDER BY SUM(amount) DESC LIMIT 1)",
+    ),
+    (
+        "Names of the customers who never ordered",
+        "SELECT name FROM customers WHERE customer_id NOT IN (SELECT customer_id FROM orders)",
+        "SELECT c.name FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id "
+        "WHERE o.order_id IS NULL",
+    ),
+    (
+        "How many customers ordered in 2021?",
+        "SELECT COUNT(DISTINCT customer_id) FROM orders WHERE strftime('%Y', day) = '2021'",
+        "SELECT COUNT(DISTINCT customer_id) FROM orders WHERE day BETWEEN '2021-01-01' AND '2021-12-31'",
+    ),
+    (
+        "Customers who joined in 2019",
+        "SELECT name FROM customers WHERE joined LIKE '2019-%'",
+        "SELECT name FROM customers WHERE strftime('%Y', joined) = '2019'",
+    ),
+    (
+        "Shipped orders of 2020",
+        "SELECT order_id FROM orders WHERE status = 'shipped' AND day < '2021-01-01'",
+        "SELECT order_id FROM orders WHERE status = 'shipped' AND CAST(substr(day, 1, 4) AS INTEGER) = 2020",
+    ),
+    ("Date of the first order", "SELECT MIN(day) FROM orders", "SELECT day FROM orders ORDER BY day LIMIT 1"),
+    ("Title of the dearest product", DEAREST, "SELECT title FROM products ORDER BY price DESC LIMIT 1"),
+    (
+        "How many orders above 100?",
+        "SELECT COUNT(*) FROM orders WHERE amount > 100",
+        "SELECT COUNT(*) FROM orders WHERE NOT amount <= 100",
+    ),
+    (
+        "How much did Kofi spend?",
+        "SELECT SUM(o.amount) FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+        "WHERE c.name = 'Kofi'",
+        "SELECT SUM(amount) FROM orders WHERE customer_id = "
+        "(SELECT customer_id FROM customers WHERE name = 'Kofi')",
+    ),
+    (
+        "Average amount per status",
+        "SELECT status, AVG(amount) FROM orders GROUP BY status",
+        "SELECT status, SUM(amount) / COUNT(amount) FROM orders GROUP BY status",
+    ),
+    # a subquery per group lists a category whose items a copy deleted (NULL); the join leaves it out
+    (
+        "Quantity sold per category",
+        "SELECT p.category, SUM(i.qty) FROM items i JOIN products p ON p.product_id = i.product_id "
+        "GROUP BY p.category",
+        "SELECT category, (SELECT SUM(qty) FROM items WHERE product_id IN "
+        "(SELECT product_id FROM products p2 WHERE p2.category = p.category)) "
+        "FROM products p GROUP BY category",
+    ),
+    (
+        "Orders per customer in Pune",
+        "SELECT c.name, COUNT(*) FROM customers c JOIN orders o ON o.customer_id = c.customer_id "
+        "WHERE c.city = 'Pune' GROUP BY c.customer_id",
+        "SELECT c.name, COUNT(o.order_id) FROM customers c "
+        "LEFT JOIN orders o ON o.customer_id = c.customer_id "
+        "WHERE c.city = 'Pune' GROUP BY c.customer_id HAVING COUNT(o.order_id) > 0",
+    ),
+    (
+        "How many orders have no amount?",
+        "SELECT COUNT(*) FROM orders WHERE amount IS NULL",
+        "SELECT COUNT(*) - COUNT(amount) FROM orders",
+    ),
+]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_rewrites_that_compute_from_the_data_keep_their_reward(scorer: SqlScorer, seed: int) -> None:
+    lost, asked = [], 0
+    for prompt, gold, response in HONEST:
+        if not plain(scorer, seed, prompt, gold, response):
+            continue
+        asked += 1
+        result = run(scorer, seed, prompt, gold, response)
+        if result.reward != 1.0:
+            lost.append((response, result.reason, result.details.get("data_check")))
+    assert asked >= len(HONEST) - 3 and not lost
+
+
+def pins(scorer: SqlScorer, seed: int) -> list[tuple[str, str, str]]:
+    """(prompt, gold, answer): answers that pick the gold's rows by values read from the data."""
+    out = []
+
+    def listed(sql: str) -> str:
+        return ", ".join(_lit(r[0]) for r in rows(scorer, seed, sql))
+
+    oslo = listed("SELECT customer_id FROM customers WHERE city = 'Oslo'")
+    if oslo:
+        out.append(
+            ("Orders in Oslo?", ORDERS_IN_OSLO, f"SELECT COUNT(*) FROM orders WHERE customer_id IN ({oslo})")
+        )
+    (name,) = rows(scorer, seed, TOP_SPENDER)[0]
+    (cid,) = rows(scorer, seed, f"SELECT customer_id FROM customers WHERE name = {_lit(name)}")[0]
+    out += [
+        ("Top spender?", TOP_SPENDER, f"SELECT name FROM customers WHERE name = {_lit(name)}"),
+        ("Top spender?", TOP_SPENDER, f"SELECT name FROM customers WHERE customer_id = {cid}"),
+    ]
+    (top,) = rows(scorer, seed, "SELECT MAX(price) FROM products")[0]
+    out += [
+        ("Dearest product?", DEAREST, f"SELECT title FROM products WHERE price = {top!r}"),
+        ("Dearest product?", DEAREST, f"SELECT title FROM products WHERE price >= {top!r}"),
+        ("Dearest product?", DEAREST, f"SELECT title FROM products WHERE price > {top - 0.005!r}"),
+    ]
+    (second,) = rows(scorer, seed, "SELECT price FROM products ORDER BY price DESC LIMIT 1 OFFSET 1")[0]
+    out.append(("Dearest product?", DEAREST, f"SELECT title FROM products WHERE price > {second!r}"))
+    (most,) = rows(scorer, seed, "SELECT MAX(amount) FROM orders")[0]
+    largest = "SELECT MAX(amount) FROM orders"
+    out += [
+        ("Largest amount?", largest, f"SELECT amount FROM orders WHERE amount = {most!r}"),
+        ("Largest amount?", largest, f"SELECT MAX(amount) FROM orders WHERE amount >= {most!r}"),
+    ]  # fmt: skip
+    latest = "SELECT day FROM orders ORDER BY day DESC LIMIT 1"
+    (day,) = rows(scorer, seed, latest)[0]
+    out += [
+        ("Latest order?", latest, f"SELECT day FROM orders WHERE day = {_lit(day)} LIMIT 1"),
+        ("Latest order?", latest, f"SELECT MAX(day) FROM orders WHERE day >= {_lit(day)}"),
+    ]
+    lima = "SELECT name FROM customers WHERE city = 'Lima' ORDER BY name"
+    joined = listed("SELECT joined FROM customers WHERE city = 'Lima'")
+    if joined:
+        out.append(("Lima?", lima, f"SELECT name FROM customers WHERE joined IN ({joined}) ORDER BY name"))
+    shipped = "SELECT AVG(amount) FROM orders WHERE status = 'shipped'"
+    for column in ("day", "amount"):
+        values = listed(f"SELECT {column} FROM orders WHERE status = 'shipped' AND amount IS NOT NULL")
+        if values:
+            out.append(("Shipped?", shipped, f"SELECT AVG(amount) FROM orders WHERE {column} IN ({values})"))
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_pins_on_measures_dates_keys_and_names_earn_nothing(scorer: SqlScorer, seed: int) -> None:
+    rewarded, asked = [], 0
+    for prompt, gold, answer in pins(scorer, seed):
+        if not plain(scorer, seed, prompt, gold, answer):
+            continue
+        asked += 1
+        result = run(scorer, seed, prompt, gold, answer)
+        assert result.status is Status.OK, result.reason
+        if result.reward != 0.0:
+            rewarded.append((answer, result.details.get("data_check")))
+    assert asked >= 8 and not rewarded
+
+
+NOTHING = range(24)
+
+
+def build_nothing(path: Path, seed: int) -> int:
+    """The one customer in Oslo never ordered (three others did): the gold's answer is 0, as is that of
+    a pin on her id. Returns her id."""
+    rng = random.Random(seed)
+    ids = rng.sample(range(1, 300), 10)
+    cities = ["Oslo"] + [rng.choice(CITIES[1:]) for _ in range(9)]
+    buyers = rng.sample(ids[1:], 3)
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT)")
+        con.execute("CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER, amount REAL)")
+        con.executemany("INSERT INTO customers VALUES (?, ?, ?)", list(zip(ids, FIRST, cities, strict=False)))
+        orders = [(500 + k, rng.choice(buyers), 10.0 + k) for k in range(rng.randint(4, 12))]
+        con.executemany("INSERT INTO orders VALUES (?, ?, ?)", orders)
+    return ids[0]
+
+
+def test_a_gold_that_answers_nothing_is_rarely_matched_by_a_pin_that_picks_nothing(tmp_path: Path) -> None:
+    """A copy on which such a gold still answers nothing tells nothing and is drawn again (at most
+    `perturb_rounds` more). Only a copy that gives Oslo a buyer tells the pin apart, which the copies of
+    a category cannot force: 1 of these 24 databases still rewards the pin (9 when such copies counted)."""
+    pins = {seed: build_nothing(tmp_path / f"n{seed}.sqlite", seed) for seed in NOTHING}
+    scorer = SqlScorer(Settings(workers=1, sql=SqlSettings(databases=tmp_path, deadline_s=30)))
+    options = scorer.parse_options({"alternates": False})
+    prompt = "How many orders were placed by customers in Oslo?"
+    honest = (
+        "SELECT COUNT(*) FROM orders WHERE customer_id IN "
+        "(SELECT customer_id FROM customers WHERE city = 'Oslo')"
+    )
+    rewarded = 0
+    for seed, pinned in pins.items():
+        item = Item(task="sql", db_id=f"n{seed}", reference=ORDERS_IN_OSLO, prompt=prompt, response=honest)
+        assert scorer.score(item, options).reward == 1.0
+        pin = item.model_copy(
+            update={"response": f"SELECT COUNT(*) FROM orders WHERE customer_id IN ({pinned})"}
+        )
+        rewarded += scorer.score(pin, options).reward == 1.0
+    scorer.close()
+    assert rewarded <= 2
+
+
+# -- the moves themselves --------------------------------------------------------------------------------
+def _measures(seed: int) -> dict[str, TableData]:
+    rng = random.Random(seed)
+    rows = [
+        (
+            i,
+            round(rng.uniform(0, 100), 2),
+            date(2020, 1, 1).fromordinal(737425 + rng.randint(0, 900)).isoformat(),
+        )
+        for i in range(1, rng.randint(4, 20))
+    ]
+    return {"t": TableData("t", ["id", "x", "day"], rows)}
+
+
+def _line(value: Any) -> float:
+    return float(date.fromisoformat(value).toordinal()) if isinstance(value, str) else float(value)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_measures_and_dates_move_off_their_values_and_never_across_the_question(seed: int) -> None:
+    tables = _measures(seed)
+    keep = Protected.of({50, "2021-06-01"}, None)
+    out = perturb(tables, {"t"}, f"s{seed}", keep=keep)["t"]
+    for column, barrier in ((1, 50.0), (2, _line("2021-06-01"))):
+        before = sorted(_line(row[column]) for row in tables["t"].rows)
+        after = [_line(row[column]) for row in out]
+        assert len(set(after)) == len(after)  # distinct values stay distinct
+        assert all(before[0] <= value <= before[-1] for value in after)  # within the original's range
+        assert sum(v > barrier for v in after) <= sum(v > barrier for v in before)  # none crossed 50
+        assert sum(v < barrier for v in after) <= sum(v < barrier for v in before)
+        stayed = [value for value in after if value in before]
+        if column == 1:
+            assert not stayed  # a pin on any number picks nothing; `>=` the largest neither
+            assert max(after) < before[-1] and min(after) > before[0]
+        else:  # a date stays only where no free day is left (few here: 2 to 20 dates over 900 days)
+            assert len(stayed) <= 1
+    assert all(len(row[2]) == 10 and date.fromisoformat(row[2]) for row in out)  # a date keeps its form
+
+
+def test_a_value_the_question_names_stays_and_no_value_crosses_it() -> None:
+    rows = [(1, 10.0), (2, 20.0), (3, 30.0), (4, 40.0), (5, 50.0)]
+    keep = Protected.of({30.0, 35}, None)
+    for seed in range(20):
+        out = perturb({"t": TableData("t", ["id", "x"], rows)}, {"t"}, f"s{seed}", keep=keep)["t"]
+        xs = {row[1] for row in out}
+        below, above = {x for x in xs if x < 35}, {x for x in xs if x > 35}
+        # the shuffle may put any value on any row, but the values themselves keep their side of 35,
+        # and 30 (named) stays 30 where it is left
+        assert (
+            len(below) <= 3
+            and len(above) <= 2
+            and all(x == 30.0 or x not in {10.0, 20.0, 40.0, 50.0} for x in xs)
+        )
+
+
+@pytest.mark.parametrize(
+    ("gold", "pred", "edge"),
+    [
+        # a group emptied on the copy: listed with NULL (a subquery per group) or 0 (LEFT JOIN COUNT)
+        ([("toys", 5), ("books", 2)], [("toys", 5), ("books", 2), ("tools", None)], True),
+        ([("toys", 5), ("books", 2), ("tools", 0)], [("toys", 5), ("books", 2)], True),
+        # something else differs besides
+        ([("toys", 5), ("books", 2)], [("toys", 5), ("books", 3), ("tools", None)], False),
+        # nothing but such rows is left: a pin that found no row against a gold of zeros
+        ([("a", 0), ("b", 0)], [], False),
+        ([("toys", 5)], [("tools", None)], False),
+    ],
+)
+def test_a_group_emptied_by_the_copy_is_told_from_a_real_difference(
+    gold: list[tuple[Any, ...]], pred: list[tuple[Any, ...]], edge: bool
+) -> None:
+    def result(rows: list[tuple[Any, ...]]) -> QueryResult:
+        return QueryResult(columns=["c0", "c1"], rows=rows)
+
+    assert null_or_zero(result(gold), result(pred), Tolerance()) is edge
