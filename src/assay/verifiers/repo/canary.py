@@ -32,7 +32,9 @@ stops: tests the policy can read, and the fallback).
 from __future__ import annotations
 
 import ast
+import functools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,17 +173,23 @@ def _targets(node: Def) -> list[ast.Constant]:
 Pool = dict[type, list[tuple[object, str]]]
 
 
-def _pool(tree: ast.Module, text: str) -> Pool:
-    """The module's own constants by type, with their source: what a changed expected value is drawn
-    from, so it reads like the values around it (docstrings and multi-line strings left out)."""
+def _pool(tree: ast.Module, lines: list[str]) -> Pool:
+    """The module's own one-line constants by type, with their source: what a changed expected value
+    is drawn from, so it reads like the values around it (docstrings and multi-line strings left out)."""
     docs = {
         id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
     }
     pool: Pool = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and type(node.value) in _KINDS and id(node) not in docs:
-            source = ast.get_source_segment(text, node)
-            if source and "\n" not in source and not source.lstrip("rRbBuU").startswith(('"""', "'''")):
+        if (
+            isinstance(node, ast.Constant)
+            and type(node.value) in _KINDS
+            and id(node) not in docs
+            and node.lineno == node.end_lineno
+            and node.end_col_offset is not None
+        ):
+            source = lines[node.lineno - 1].encode()[node.col_offset : node.end_col_offset].decode()
+            if not source.lstrip("rRbBuU").startswith(('"""', "'''")):
                 pool.setdefault(type(node.value), []).append((node.value, source))
     return pool
 
@@ -244,7 +252,12 @@ def _splice(source: list[str], first: int, node: ast.Constant, text: str) -> lis
 
 
 def _copy(
-    lines: list[str], node: Def, name: str, rng: random.Random, pool: Pool, real: bool = False
+    lines: list[str],
+    node: Def,
+    name: str,
+    rng: random.Random,
+    pool: Callable[[], Pool],
+    real: bool = False,
 ) -> tuple[list[str], bool]:
     """The function's source under `name`; unless `real`, made to fail whatever the code under test
     does: one expected value of its own checks changed (true: see `_targets`), else an always-false
@@ -260,7 +273,7 @@ def _copy(
     if targets:
         target = rng.choice(targets)
         like = lines[target.lineno - 1].encode()[target.col_offset :].decode()  # where its quotes start
-        return _splice(source, first, target, _changed(target.value, like, pool, rng)), True
+        return _splice(source, first, target, _changed(target.value, like, pool(), rng)), True
     indent = " " * node.body[0].col_offset
     check = f"{indent}{_false_assertion(rng)}\n"
     if _may_return_early(node):
@@ -288,7 +301,7 @@ def _plant_file(
         return {}
     lines = text.split("\n")  # at line ends only, as Python counts them (never at a form feed)
     lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-    pool = _pool(tree, text)
+    pool = functools.cache(lambda: _pool(tree, lines))  # read only where a value is changed
     taken = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, the lines in their place)
     renamed: dict[tuple[tuple[str, ...], str], str] = {}
