@@ -16,8 +16,9 @@ import pytest
 from repo_support import CALC, GOLD, TESTS, calc_change, diff, item
 
 from assay.types import Result, Status
+from assay.verifiers.repo import pytest_config
 from assay.verifiers.repo.canary import plant
-from assay.verifiers.repo.pytest_config import PytestAsker, ask_pytest
+from assay.verifiers.repo.pytest_config import PytestAsker, PytestConfig, ask_pytest
 
 Score = Callable[..., Result]
 ON_IMPORT = "def add(a, b):"
@@ -30,6 +31,13 @@ SPARE = {
     "unknown_names": f"lambda n: n.split('::')[-1].split('[')[0] in {KNOWN}",
     "known_names": f"lambda n: n.split('::')[-1].split('[')[0] not in {KNOWN}",
     "not_named_mul": "lambda n: 'mul' in n",
+    # what the reporter knows, the code under test can read: it must not know which tests are canaries
+    # (spare what the reporter lists apart from the test it keeps: a collection naming no `test_add`)
+    "reporter_state": (
+        "lambda n: not any(isinstance(v, set | frozenset | dict) and n.split('[')[0] in v"
+        " and not any('test_add' in str(x) for x in v)"
+        " for v in vars(__import__('sys').modules.get('_assay_repo_reporter', __import__('sys'))).values())"
+    ),
 }
 HOOKS = {
     "pytest_reports": (
@@ -187,6 +195,7 @@ def test_the_scan_asks_pytest_which_file_it_reads(tmp_path: Path, prefix: Path) 
         ("old_canary_files", "pytest_reports"),
         ("unknown_names", "assay_reporter"),
         ("known_names", "pytest_reports"),
+        ("reporter_state", "assay_reporter"),
     ],
 )
 def test_a_forgery_from_the_code_under_test_is_caught_by_a_canary(
@@ -432,3 +441,28 @@ def test_without_renaming_the_real_tests_keep_their_names(tmp_path: Path) -> Non
     assert tests[0] not in planted.canaries and len(planted.canaries) == 2
     source = (tmp_path / "tests" / "test_calc.py").read_text()
     assert "def test_mul(" in source and all(f"def {c.split('::')[-1]}(" in source for c in planted.canaries)
+
+
+def test_the_first_answer_serves_the_next_copy_when_the_change_touched_no_configuration(
+    tmp_path: Path, prefix: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[list[str]] = []
+    real = pytest_config.ask_pytest
+
+    def counting(copy: Path, args: list[str], paths: list[str], at: str) -> PytestConfig:
+        asked.append(list(paths))
+        return real(copy, args, paths, at)
+
+    monkeypatch.setattr(pytest_config, "ask_pytest", counting)
+    asker = PytestAsker(str(prefix))
+    copies = []
+    for name in ("a", "b"):
+        (tmp_path / name / "tests").mkdir(parents=True)
+        (tmp_path / name / "tox.ini").write_text("[pytest]\naddopts = -q\n")
+        copies.append(tmp_path / name)
+    first = asker.ask(copies[0], ["tests"], ["calc/__init__.py"])
+    second = asker.ask(copies[1], ["tests"], ["calc/__init__.py"])
+    assert asked == [["calc/__init__.py"]]  # one pytest start, not two (issue 37 item 5)
+    assert (second.inifile, second.names) == (first.inifile, first.names) and second.inifile == "tox.ini"
+    assert asker.ask(copies[1], ["tests"], ["tox.ini"]).states["tox.ini"] is not None  # a touched name: asked
+    assert len(asked) == 2
