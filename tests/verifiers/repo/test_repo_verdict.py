@@ -373,7 +373,8 @@ def test_a_parameter_holding_colons_keeps_its_case_on_the_renamed_function(tmp_p
     planted = plant(tmp_path, tests, tests[:1], random.Random(3))
     fresh = planted.run_ids["test_u.py::test_u[a]"].removesuffix("[a]")
     assert fresh != "test_u.py::test_u"
-    assert planted.run_ids["test_u.py::test_u[b::c]"] == fresh + "[b::c]"
+    passing = planted.run_ids["test_u.py::test_u[b::c]"]  # on the unchanged copy of passing cases
+    assert passing.endswith("[b::c]") and passing.removesuffix("[b::c]") not in ("test_u.py::test_u", fresh)
 
 
 def test_a_parametrised_canary_runs_the_cases_the_change_must_turn(tmp_path: Path) -> None:
@@ -466,3 +467,23 @@ def test_the_first_answer_serves_the_next_copy_when_the_change_touched_no_config
     assert (second.inifile, second.names) == (first.inifile, first.names) and second.inifile == "tox.ini"
     assert asker.ask(copies[1], ["tests"], ["tox.ini"]).states["tox.ini"] is not None  # a touched name: asked
     assert len(asked) == 2
+
+
+def test_every_copy_of_a_mixed_function_runs_its_failing_cases_only(tmp_path: Path) -> None:
+    # inflection's test_pluralize_plural: 4 failing cases and 78 passing ones. The real copy ran all 82
+    # and its canaries 4: a forgery counting each copy's collected cases found the real one.
+    source = "import pytest\n\n\n@pytest.mark.parametrize('w', ['a', 'b', 'c', 'd'])\n"
+    source += "def test_w(w):\n    assert w\n"
+    (tmp_path / "test_w.py").write_text(source)
+    f2p = ("test_w.py::test_w[a]", "test_w.py::test_w[b]")
+    p2p = ("test_w.py::test_w[c]", "test_w.py::test_w[d]")
+    planted = plant(tmp_path, f2p + p2p, f2p, random.Random(2))
+    real = {planted.run_ids[n].split("[")[0] for n in f2p}
+    kept = {planted.run_ids[n].split("[")[0] for n in p2p}
+    assert len(real) == len(kept) == 1 and real != kept and not (real | kept) & set(planted.canaries)
+    assert all(planted.cases[c] == ("[a]", "[b]") for c in planted.canaries)  # as many as the real runs
+    module: dict[str, Any] = {}
+    exec(compile((tmp_path / "test_w.py").read_text(), "t", "exec"), module)
+    assert {n for n in module if n.startswith("test_w")} == {
+        n.split("::")[-1] for n in real | kept | set(planted.canaries)
+    }

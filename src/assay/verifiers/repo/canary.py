@@ -290,21 +290,25 @@ def _plant_file(
     rng: random.Random,
     planted: Planted,
     rename: bool = True,
-) -> dict[tuple[tuple[str, ...], str], str]:
-    """Rename each function of `funcs` in `path`, plant its canaries; fresh names by (classes, func).
-    Without `rename`, the real tests keep their names and the first canary takes a fresh one."""
+    mixed: frozenset[tuple[tuple[str, ...], str]] = frozenset(),
+) -> tuple[dict[tuple[tuple[str, ...], str], str], dict[tuple[tuple[str, ...], str], str]]:
+    """Rename each function of `funcs` in `path`, plant its canaries; fresh names by (classes, func),
+    and for the `mixed` ones (with PASS_TO_PASS cases too) the fresh name of an unchanged copy that runs
+    those cases. Without `rename`, the real tests keep their names and the first canary takes a fresh
+    one."""
     target = copy / path
     try:
         text = target.read_text()
         tree = ast.parse(text)
     except (OSError, SyntaxError, UnicodeError, ValueError):
-        return {}
+        return {}, {}
     lines = text.split("\n")  # at line ends only, as Python counts them (never at a form feed)
     lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     pool = functools.cache(lambda: _pool(tree, lines))  # read only where a value is changed
     taken = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, the lines in their place)
     renamed: dict[tuple[tuple[str, ...], str], str] = {}
+    passing: dict[tuple[tuple[str, ...], str], str] = {}
     for classes, names in funcs.items():
         for func in sorted(names):
             node = _find(tree, classes, func)
@@ -317,7 +321,8 @@ def _plant_file(
             fresh = [f"{func}_{s}" for s in _shuffled(rng) if f"{func}_{s}" not in taken]
             real, extra = (fresh[0], fresh[1]) if rename else (func, fresh[0])
             held = func if rename else fresh[1]  # the name the first canary takes
-            taken.update((real, extra, held))
+            kept = fresh[2]  # the unchanged copy running the function's PASS_TO_PASS cases, if any
+            taken.update((real, extra, held, kept))
             prefix = "::".join((path, *classes))
             names_ = [held, extra] if planted.extras < _MOST_EXTRA else [held]
             planted.extras += len(names_) - 1
@@ -328,6 +333,11 @@ def _plant_file(
                 planted.canaries.append(f"{prefix}::{name}")
                 planted.changed += changed
                 planted.copied[f"{prefix}::{name}"] = f"{prefix}::{func}"
+            if (classes, func) in mixed:
+                # The real copy runs the FAIL_TO_PASS cases only, as its canaries do: a copy running
+                # more cases than the others would be the real one to a forgery counting them.
+                blocks.append(_copy(lines, node, kept, rng, pool, real=True)[0])
+                passing[(classes, func)] = kept
             if rename:
                 renamed[(classes, func)] = real
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
@@ -346,7 +356,7 @@ def _plant_file(
     for first, last, edit in sorted(edits, reverse=True):
         lines[first:last] = edit
     target.write_text("".join(lines))
-    return renamed
+    return renamed, passing
 
 
 def plant(
@@ -362,13 +372,24 @@ def plant(
         path, classes, func, _ = _split(node_id)
         if func:
             by_file.setdefault(path, {}).setdefault(classes, set()).add(func)
+    failing_ids = set(fail_to_pass)
+    mixed = set()  # FAIL_TO_PASS functions with PASS_TO_PASS cases too
+    for node_id in tests:
+        path, classes, func, params = _split(node_id)
+        if params and node_id not in failing_ids and func in by_file.get(path, {}).get(classes, ()):
+            mixed.add((path, classes, func))
     renamed: dict[tuple[str, tuple[str, ...], str], str] = {}
+    passing: dict[tuple[str, tuple[str, ...], str], str] = {}
     for path, funcs in by_file.items():
-        for (classes, func), real in _plant_file(copy, path, funcs, rng, planted, rename).items():
-            renamed[(path, classes, func)] = real
+        ours = frozenset((c, f) for p, c, f in mixed if p == path)
+        names, kept = _plant_file(copy, path, funcs, rng, planted, rename, ours)
+        renamed.update({(path, *key): name for key, name in names.items()})
+        passing.update({(path, *key): name for key, name in kept.items()})
     for node_id in tests:
         path, classes, func, params = _split(node_id)
         fresh = renamed.get((path, classes, func))
+        if node_id not in failing_ids:
+            fresh = passing.get((path, classes, func), fresh)
         planted.run_ids[node_id] = "::".join((path, *classes, fresh)) + params if fresh else node_id
     if not planted.canaries:
         planted.canaries.append(_plain_canary(copy, tests[0], rng))
