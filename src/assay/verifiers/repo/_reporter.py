@@ -2,7 +2,7 @@
 
 Stdlib only, never imported by the server: its source is written into the sandbox's private /tmp and
 loaded with `-p` before pytest imports anything of the repository (conftest files and test modules come
-later), so the working copy cannot replace it. It reads a run key and the wanted node ids from stdin,
+later), so the working copy cannot replace it. It reads a run key and the node ids to keep from stdin,
 points fd 0 at /dev/null, and writes one line per finished test to fd 3, the runtime's result pipe (not
 stdout, not a file): `<hmac-sha256 hex> <json>`, the MAC keyed with the run key over `<seq>:<json>`.
 A line the key did not sign, out of sequence, is proof that something else wrote there. What this can
@@ -22,8 +22,10 @@ _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
 os.close(_null)
 _KEY = bytes.fromhex(_SPEC.get("key", ""))
-_WANTED = set(_SPEC.get("wanted", []))
-_PREFIXES = dict(_SPEC.get("prefixes", {}))  # canaries -> the `[param]` cases kept (empty: every case)
+# One set of node ids to keep, the named tests and the canaries' cases alike, unlabelled: the code under
+# test can read anything this module holds, so it must not say which tests are canaries. A bare id (no
+# `[params]`) keeps every case of its function.
+_KEEP = frozenset(_SPEC.get("keep", []))
 _STATE = {"seq": 0}
 _PHASES: dict = {}
 # The repository's directories join sys.path only now, after the prefix: no module of the working copy
@@ -43,19 +45,8 @@ def _emit(record: dict) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Keep only the tests the item names (files were given, so a missing id cannot stop the run) and the
-    canaries' cases; a canary none of whose listed cases was collected keeps all of them."""
-    canary = {}
-    for item in items:
-        head = item.nodeid.split("[")[0]
-        if head in _PREFIXES:
-            canary.setdefault(head, []).append(item)
-    chosen = set()
-    for head, cases in canary.items():
-        listed = set(_PREFIXES[head])
-        some = [item for item in cases if item.nodeid[len(head) :] in listed]
-        chosen.update(id(item) for item in (some or cases))
-    keep = [item.nodeid in _WANTED or id(item) in chosen for item in items]
+    """Keep only the tests the run names (files were given, so a missing id cannot stop the run)."""
+    keep = [item.nodeid in _KEEP or item.nodeid.split("[")[0] in _KEEP for item in items]
     kept = [item for item, wanted in zip(items, keep, strict=True) if wanted]
     config.hook.pytest_deselected(
         items=[item for item, wanted in zip(items, keep, strict=True) if not wanted]

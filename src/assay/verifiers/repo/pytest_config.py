@@ -114,6 +114,10 @@ class PytestAsker:
         if self._names is None or config_named(paths, self._names):
             answer = ask_pytest(copy, args, paths, self.prefix)
             self._names = answer.names
+            if not config_named(paths, answer.names):  # as if asked about no path: the next copy's too
+                self._keep(
+                    (*args, _digest(copy, answer.names)), PytestConfig(answer.inifile, answer.names, {})
+                )
             return answer
         key = (*args, _digest(copy, self._names))
         with self._lock:
@@ -121,11 +125,14 @@ class PytestAsker:
         if known is not None:
             return known
         answer = ask_pytest(copy, args, [], self.prefix)
+        self._keep(key, answer)
+        return answer
+
+    def _keep(self, key: tuple[str, ...], answer: PytestConfig) -> None:
         with self._lock:
             if len(self._answers) >= self._size:
                 self._answers.pop(next(iter(self._answers)))
             self._answers[key] = answer
-        return answer
 
 
 def _digest(copy: Path, names: tuple[str, ...]) -> str:

@@ -126,6 +126,14 @@ def parse_report(data: bytes, key: bytes) -> Report:
     return report
 
 
+def keep_ids(test: TestRun) -> list[str]:
+    """The node ids the reporter keeps: the wanted tests and each canary's listed cases (a bare id: all
+    of them), in one sorted list that does not say which is which (the code under test can read it)."""
+    cases = dict(test.cases)
+    canaries = [p + case for p in test.prefixes for case in (cases.get(p) or ("",))]
+    return sorted({*test.wanted, *canaries})
+
+
 def repo_paths(test: TestRun, env: bool = False) -> list[str]:
     """The working copy's import directories, in order, then the repository's own dependencies (`env`):
     the reporter puts them on sys.path after the package prefix. After the copy, so the code under test
@@ -186,12 +194,7 @@ def run_tests(
         slot.write_files({f"{REPORTER_DIR}/{REPORTER_MODULE}.py": source})
         key = secrets.token_bytes(32)
         argv, env = pytest_argv(test)
-        spec = {
-            "key": key.hex(),
-            "wanted": list(test.wanted),
-            "prefixes": {p: list(dict(test.cases).get(p, ())) for p in test.prefixes},
-            "prefix": runtime.PREFIX_MOUNT,
-        }
+        spec = {"key": key.hex(), "keep": keep_ids(test), "prefix": runtime.PREFIX_MOUNT}
         blob = json.dumps({**spec, "paths": repo_paths(test, dependencies is not None)}).encode()
         request = {"argv": argv, "env": env, "cwd": bwrap.WORKDIR_MOUNT}
         outcome = slot.run(request, blob, limits)
