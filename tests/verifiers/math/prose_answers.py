@@ -72,6 +72,10 @@ def _total(rng: random.Random, label: bool) -> Prose:
                 f"That makes {num} {noun}, not {other}.",  # the rejected value is the other one
                 f"It is not {other}, it is {num}.",
                 f"That is {other} cents, which is ${num}.",  # the apposition restates it in its final form
+                f"Es sind nicht {other}, sondern {num} Stück.",
+                f"Ce n'est pas {other}, c'est {num}.",
+                f"Это не {other}, а {num}.",
+                f"不是 {other}，是 {num}。",
             )
         )
     else:
@@ -86,6 +90,10 @@ def _total(rng: random.Random, label: bool) -> Prose:
                 f"The total is not {num}.",
                 f"It is not {num} or {other}.",
                 f"That is {num} cents, which is ${other}.",
+                f"Es sind nicht {num}, sondern {other} Stück.",
+                f"Es sind nicht {num} oder {other} Stück.",
+                f"Ce n'est pas {num} ni {other}.",
+                f"不是 {num}，是 {other}。",
                 f"We need at least {num} {noun}.",
                 f"Next, we add {num} to the {noun} we already have.",
                 f"Let {num} be the number of {noun}.",

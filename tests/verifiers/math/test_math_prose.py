@@ -182,6 +182,11 @@ def test_a_short_sentence_of_two_words_and_a_number_is_an_answer(
         ("The answer is not 52, it is 53.", "53"),  # after an answer cue too
         ("The answer isn't 52; it's 53.", "53"),
         ("The answer is not 52 but 53.", "53"),
+        ("Es sind nicht 12, sondern 42 Stück.", "42"),  # the negations of the cue table's languages
+        ("Ce n'est pas 12, c'est 42.", "42"),
+        ("Это не 12, а 42.", "42"),
+        ("不是12，是42。", "42"),
+        ("Não são 12, são 42.", "42"),
     ],
 )
 def test_a_rejected_value_or_an_apposition_leaves_the_stated_value(
@@ -208,6 +213,11 @@ def test_a_rejected_value_or_an_apposition_leaves_the_stated_value(
         ("The answer is not 52 but 53.", "52"),
         ("The answer is not 52 or 53.", "53"),
         ("The answer is not 52, it is 53 or 54.", "53"),
+        ("Es sind nicht 12 oder 42 Stück.", "42"),
+        ("Ce n'est pas 12 ni 42.", "42"),
+        ("Это не 12 и не 42.", "42"),
+        ("不是12或42。", "42"),
+        ("Wir brauchen mindestens 42 Stück.", "42"),  # a bound is no rejection: still no answer
     ],
 )
 def test_a_rejection_never_makes_the_rejected_value_the_answer(

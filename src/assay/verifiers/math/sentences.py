@@ -9,6 +9,7 @@ import itertools
 import re
 from functools import cache
 
+from assay.verifiers.math.cue_extras import NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
 
@@ -228,14 +229,25 @@ def _values(text: str) -> str | None:
     return _join([v.group(0) for v in values], gaps)
 
 
-# A value the sentence rejects, with the words between the negation and it ("not 10", "isn't 10", "not
-# it's not 10", "not equal to 10") and the values an "or" / "nor" / "and" joins to it ("not 12 or 13"):
-# in "It is not 12, it is 42." the rejection holds no answer, and the value outside it is the one stated.
-_REJECTED_RE = re.compile(
-    r"(?:\bnot|n['’]t)\s+(?:[a-z]+(?:['’][a-z]+)?\s+){0,2}?"
-    rf"{NUMBER_TOKEN_RE.pattern}(?:\s*(?:,|or|and|nor)\s+{NUMBER_TOKEN_RE.pattern})*",
-    re.IGNORECASE,
-)
+@cache
+def _rejected_re() -> re.Pattern[str]:
+    """A value the sentence rejects, with the words between the negation and it ("not 10", "isn't 10",
+    "not it's not 10", "not equal to 10", "nicht 12", "不是12") and the values an "or" / "nor" / "and" of
+    any language joins to it ("not 12 or 13", "nicht 12 oder 13"): in "It is not 12, it is 42." the
+    rejection holds no answer, and the value outside it is the one stated."""
+    letter = r"[^\W\d_]"
+    words = "|".join(re.escape(w) for w in sorted(set(REJECTING) - {"不是"}, key=len, reverse=True))
+    joining = "|".join(
+        re.escape(w) for w in sorted({"or", "and", *NOR_WORDS, *_or_words(), *and_words()}, key=len)
+    )
+    number = NUMBER_TOKEN_RE.pattern
+    return re.compile(
+        rf"(?:(?<!{letter})(?:{words})(?!{letter})|不是|n['’]t(?!{letter}))\s*(?:{letter}+(?:['’]{letter}+)?\s+){{0,2}}?"
+        rf"{number}(?:\s*(?:,|(?<!{letter})(?:{joining})(?!{letter}))\s*{number})*",
+        re.IGNORECASE,
+    )
+
+
 # A closing apposition that restates the sentence's value in its final form ("so the number is 10 which
 # is 1,000.99m²", "She pays 250 cents, which is $2.50."): the value after it is the answer, with only a
 # unit sign or a short unit after it ("4 squared", "3 dozen" are no apposition of a value).
@@ -251,7 +263,7 @@ _GLUED_POWER_UNIT_RE = re.compile(r"(?<=\d)(?=[a-zA-Z]{1,2}[²³])")
 
 def without_rejections(sentence: str) -> str:
     """The sentence without the values it rejects ("not 10" and its joined values) and their negations."""
-    return _REJECTED_RE.sub(" ", sentence)
+    return _rejected_re().sub(" ", sentence)
 
 
 def _states_no_value(sentence: str) -> bool:
@@ -263,10 +275,11 @@ def _states_no_value(sentence: str) -> bool:
     ):
         return True  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
     # "less than 18", "42 is wrong", "18 so far", "Maybe it's 7.", "vielleicht 7", "不是 7"
+    stated = without_rejections(sentence)
     return bool(
-        BOUND_WORDS_RE.search(without_rejections(sentence))
+        BOUND_WORDS_RE.search(stated)
         or _HEDGE_WORDS_RE.search(sentence)
-        or hedge_or_negation().search(sentence)
+        or hedge_or_negation().search(stated)
     )
 
 
