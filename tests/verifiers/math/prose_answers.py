@@ -5,8 +5,9 @@ states a total with its noun or unit ("We need 2,500 bricks in total."), an answ
 speaker ("Answer: I think 3", "I say: 48"), an interval or several roots stated in a sentence, in several
 languages, with numbers written 2500 / 2,500 / 2 500 / 2.5e3. Each positive has a negative twin drawn
 from the same parts that must earn nothing: a guess ("Maybe it's 48."), a question, a bound or a
-rejection of the gold ("280, not 300" for a gold 300), two different numbers in the closing sentence, a step that is no conclusion, several roots
-for a single-valued gold, or a closing sentence that only restates the prompt.
+rejection of the gold ("280, not 300" for a gold 300; "300, not 280" states 300), two different numbers
+in the closing sentence, a step that is no conclusion, several roots for a single-valued gold, or a
+closing sentence that only restates the prompt.
 """
 
 from __future__ import annotations
