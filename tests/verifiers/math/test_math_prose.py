@@ -274,3 +274,9 @@ def test_two_formula_letters_joined_by_or_are_a_hedge_for_every_letter(
     for first in (f"$\\text{{{gold}}}$", f"$\\textbf{{({gold})}}$", f"${gold}$"):
         response = f"{WORK}The answer is {first}{joining}${other}$."
         assert _correct(scorer, response, gold) is False, response
+
+
+@pytest.mark.parametrize("gold", ["91", "7"])
+def test_a_negated_property_is_no_rejected_value(scorer: MathScorer, gold: str) -> None:
+    """ "not divisible by 7" says what 91 is, it rejects no value 7: the sentence stays a negation."""
+    assert _correct(scorer, WORK + "So 91 is not divisible by 7.", gold) is False

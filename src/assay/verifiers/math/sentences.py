@@ -238,14 +238,24 @@ def _rejected_re() -> re.Pattern[str]:
     letter = r"[^\W\d_]"
     words = "|".join(re.escape(w) for w in sorted(set(REJECTING) - {"不是"}, key=len, reverse=True))
     joining = "|".join(
-        re.escape(w) for w in sorted({"or", "and", *NOR_WORDS, *_or_words(), *and_words()}, key=len)
+        re.escape(w)
+        for w in sorted({"or", "and", *NOR_WORDS, *_or_words(), *and_words()}, key=len, reverse=True)
     )
     number = NUMBER_TOKEN_RE.pattern
+    # Only words that keep the value the thing rejected may stand between: "not divisible by 7" rejects
+    # no value 7 (it says what 91 is), so it stays a negation and the sentence states nothing.
+    between = rf"(?:(?:{_BETWEEN_NEGATION_AND_VALUE})\s+){{0,2}}?"
     return re.compile(
-        rf"(?:(?<!{letter})(?:{words})(?!{letter})|不是|n['’]t(?!{letter}))\s*(?:{letter}+(?:['’]{letter}+)?\s+){{0,2}}?"
+        rf"(?:(?<!{letter})(?:{words})(?!{letter})|不是|n['’]t(?!{letter}))\s*{between}"
         rf"{number}(?:\s*(?:,|(?<!{letter})(?:{joining})(?!{letter}))\s*{number})*",
         re.IGNORECASE,
     )
+
+
+_BETWEEN_NEGATION_AND_VALUE = (
+    r"it['’]s|it|is|are|not|equal|to|exactly|just|quite|really|actually|even"
+    r"|ist|sind|genau|est|sont|são|é|sono|è|jest|son|es"  # the copulas of the other languages: "não são 12"
+)
 
 
 # A closing apposition that restates the sentence's value in its final form ("so the number is 10 which
