@@ -122,6 +122,7 @@ def looks_complete(text: str) -> bool:
     return (bool(tail) and tail[-1] in ".!)]}$*。！？．」』।") or tail.endswith(("\\]", "\\)"))
 
 
+_SHORT_REPLY_MAX_CHARS = 500  # 25 words of 20 characters
 # A response's last word is its value, with a unit sign or a short unit written against it.
 _ENDS_ON_VALUE_RE = re.compile(r"\d(?:[€£¥$%°²³]|[a-zA-Z]{1,3}[²³]?)?$")
 
@@ -131,6 +132,8 @@ def ends_short_on_value(response: str) -> bool:
     `_STATEMENT_MAX_WORDS` words whose last word is a value ("the number is not 10 which is 1,000.99€").
     A token limit cuts long outputs (budgets are hundreds of tokens), not a one-line reply, and a reply
     that stops on "to" or "and" stays cut off."""
+    if len(response) > _SHORT_REPLY_MAX_CHARS:  # a long response is never split into words here
+        return False
     text = response.strip()
     return (
         "\n" not in text
