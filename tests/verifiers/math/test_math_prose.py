@@ -235,6 +235,9 @@ def test_a_rejection_never_makes_the_rejected_value_the_answer(
         ("She makes 18 dollars, and then she has to", "18", False),  # stops mid-sentence: cut off
         ("Total: 42", "42", True),  # a label, a colon and the value
         ("Prix : 2,74 $", "2.74", True),
+        ("Wrong: 42", "42", False),  # a label that judges or bounds the value keeps it unread
+        ("At least: 42", "42", False),
+        ("Maybe: 42", "42", False),
         ("C: 24", "C", True),  # one letter before the colon is an option with its value, not a label
     ],
 )

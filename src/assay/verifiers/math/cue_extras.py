@@ -103,7 +103,7 @@ EXTRA: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[
 # sondern 42." states 42); bounds ("mindestens 12", "至少 12") are not among them and still state nothing.
 REJECTING = (
     "not", "nicht", "kein", "keine", "pas", "не", "não", "non", "niet", "geen", "inte", "nie", "ne",
-    "není", "не", "không", "bukan", "tidak", "不是",
+    "není", "không", "bukan", "tidak", "不是",
 )  # fmt: skip
 # "nor" of those languages: "pas 12 ni 42", "nicht 12 noch 42", "не 12 ни 42" reject both values.
 NOR_WORDS = ("nor", "ni", "noch", "né", "nem", "ни", "ani", "ні", "也不")

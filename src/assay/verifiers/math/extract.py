@@ -368,16 +368,22 @@ def _is_bare(region: str) -> bool:
     return len(_WORDS_RE.findall(stripped)) <= 4
 
 
+_GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
+
+
 def _bare_value(region: str) -> str:
     """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
     (read whole, "It is 3" is the product I*t*i*s*3)."""
     text = _LEAD_WORD_RE.sub("", region.strip())
     text = SPEAKER_LEAD_RE.sub("", text)
     text = _BARE_LEAD_RE.sub("", text)
-    # "Matrix: $M$" -> "$M$", "Total: 42" -> "42" (a label of one letter is an option: "C: 24")
-    text = re.sub(
-        r"^(?:[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)|[A-Za-z]{2}[A-Za-z ]{0,30}:\s*(?=[-+]?\d))", "", text
+    # "Matrix: $M$" -> "$M$", "Total: 42" -> "42" (a label of one letter is an option: "C: 24"; a label
+    # that judges or bounds the value, "Wrong: 42", "At least: 42", is kept and the answer stays unread)
+    label = re.match(
+        r"^(?:[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)|[A-Za-z]{2}[A-Za-z ]{0,30}:\s*(?=[-+]?\d))", text
     )
+    if label and not BOUND_WORDS_RE.search(label.group(0)) and not _GUESS_RE.search(label.group(0)):
+        text = text[label.end() :]
     text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
     return text.lstrip("= ").strip() or region.strip()
 
