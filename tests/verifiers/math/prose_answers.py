@@ -5,8 +5,9 @@ states a total with its noun or unit ("We need 2,500 bricks in total."), an answ
 speaker ("Answer: I think 3", "I say: 48"), an interval or several roots stated in a sentence, in several
 languages, with numbers written 2500 / 2,500 / 2 500 / 2.5e3. Each positive has a negative twin drawn
 from the same parts that must earn nothing: a guess ("Maybe it's 48."), a question, a bound or a
-rejection, two different numbers in the closing sentence, a step that is no conclusion, several roots
-for a single-valued gold, or a closing sentence that only restates the prompt.
+rejection of the gold ("280, not 300" for a gold 300; "300, not 280" states 300), two different numbers
+in the closing sentence, a step that is no conclusion, several roots for a single-valued gold, or a
+closing sentence that only restates the prompt.
 """
 
 from __future__ import annotations
@@ -69,6 +70,13 @@ def _total(rng: random.Random, label: bool) -> Prose:
                 f"En total hay {num} manzanas.",
                 f"Всего нужно {num} кирпичей.",
                 f"所以一共需要 {num} 块砖。",
+                f"That makes {num} {noun}, not {other}.",  # the rejected value is the other one
+                f"It is not {other}, it is {num}.",
+                f"That is {other} cents, which is ${num}.",  # the apposition restates it in its final form
+                f"Es sind nicht {other}, sondern {num} Stück.",
+                f"Ce n'est pas {other}, c'est {num}.",
+                f"Это не {other}, а {num}.",
+                f"不是 {other}，是 {num}。",
             )
         )
     else:
@@ -79,8 +87,14 @@ def _total(rng: random.Random, label: bool) -> Prose:
                 f"It could be {num} or {other}.",
                 f"Is it {num}?",
                 f"We need {num} {noun} and {other} {rng.choice(NOUNS)} in total.",
-                f"That makes {num} {noun}, not {other}.",
+                f"That makes {other} {noun}, not {num}.",
                 f"The total is not {num}.",
+                f"It is not {num} or {other}.",
+                f"That is {num} cents, which is ${other}.",
+                f"Es sind nicht {num}, sondern {other} Stück.",
+                f"Es sind nicht {num} oder {other} Stück.",
+                f"Ce n'est pas {num} ni {other}.",
+                f"不是 {num}，是 {other}。",
                 f"We need at least {num} {noun}.",
                 f"Next, we add {num} to the {noun} we already have.",
                 f"Let {num} be the number of {noun}.",

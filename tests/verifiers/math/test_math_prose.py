@@ -167,3 +167,119 @@ def test_a_short_sentence_of_two_words_and_a_number_is_an_answer(
     scorer: MathScorer, response: str, gold: str
 ) -> None:
     assert _correct(scorer, response, gold) is True
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("It is not 12, it is 42.", "42"),
+        ("It isn't 12, it's 42.", "42"),
+        ("That makes 280 marbles, not 292.", "280"),
+        ("It is not equal to 10 but 12.", "12"),
+        ("So the number is 10, which is 1,000.99€.", "1000.99"),
+        ("She pays 250 cents, which is $2.50.", "2.5"),
+        ("The area is 12cm³.", "12"),
+        ("The answer is not 52, it is 53.", "53"),  # after an answer cue too
+        ("The answer isn't 52; it's 53.", "53"),
+        ("The answer is not 52 but 53.", "53"),
+        ("Es sind nicht 12, sondern 42 Stück.", "42"),  # the negations of the cue table's languages
+        ("Ce n'est pas 12, c'est 42.", "42"),
+        ("Это не 12, а 42.", "42"),
+        ("不是12，是42。", "42"),
+        ("Não são 12, são 42.", "42"),
+    ],
+)
+def test_a_rejected_value_or_an_apposition_leaves_the_stated_value(
+    scorer: MathScorer, closing: str, gold: str
+) -> None:
+    """A value the sentence rejects ("not 12") is no second candidate, and "10, which is 1,000.99€"
+    restates the value in its final form: one value is stated, and only that one is read."""
+    assert _correct(scorer, WORK + closing, gold) is True
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("It is not 42, it is 12.", "42"),  # the gold is the rejected value
+        ("That makes 292 marbles, not 280.", "280"),
+        ("It is not 12 or 42.", "42"),  # both values rejected
+        ("It is not 12 or 42.", "12"),
+        ("The total is not 42.", "42"),
+        ("So the number is 10, which is 1,000.99€.", "10"),  # only the final form is the answer
+        ("So the area is 16, which is 4 squared.", "4"),  # an operation, not an apposition of a value
+        ("It is not 12, it is 42 or 43.", "42"),  # the stated part still hedges
+        ("It is not 12, it is at least 42.", "42"),
+        ("The answer is not 53.", "53"),
+        ("The answer is not 52 but 53.", "52"),
+        ("The answer is not 52 or 53.", "53"),
+        ("The answer is not 52, it is 53 or 54.", "53"),
+        ("Es sind nicht 12 oder 42 Stück.", "42"),
+        ("Ce n'est pas 12 ni 42.", "42"),
+        ("Это не 12 и не 42.", "42"),
+        ("不是12或42。", "42"),
+        ("Wir brauchen mindestens 42 Stück.", "42"),  # a bound is no rejection: still no answer
+    ],
+)
+def test_a_rejection_never_makes_the_rejected_value_the_answer(
+    scorer: MathScorer, closing: str, gold: str
+) -> None:
+    assert _correct(scorer, WORK + closing, gold) is False
+
+
+@pytest.mark.parametrize(
+    ("response", "gold", "label"),
+    [
+        ("the number is not 10 which is 1,000.99€", "1000.99", True),  # ends on its value, no full stop
+        ("so the total is 48 apples, which is 4 dozen", "48", False),  # ends on a word: no short value
+        ("so the area is 1,000.99m²", "1000.99", True),
+        ("She makes 18 dollars, and then she has to", "18", False),  # stops mid-sentence: cut off
+        ("Total: 42", "42", True),  # a label, a colon and the value
+        ("Prix : 2,74 $", "2.74", True),
+        ("Wrong: 42", "42", False),  # a label that judges or bounds the value keeps it unread
+        ("At least: 42", "42", False),
+        ("Maybe: 42", "42", False),
+        ("C: 24", "C", True),  # one letter before the colon is an option with its value, not a label
+    ],
+)
+def test_a_one_line_reply_that_ends_on_its_value(
+    scorer: MathScorer, response: str, gold: str, label: bool
+) -> None:
+    """A token limit cuts long outputs, not a one-line reply: one that ends on its value (and its unit
+    sign) states it without a full stop, while one that stops on a word is still cut off."""
+    assert _correct(scorer, response, gold) is label
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "label"),
+    [
+        ("1,22", "1.22", True),  # the gold's own digits with a point: its decimal reading
+        ("2,74", "$2.74$", True),
+        ("1,22", "1.23", False),
+        ("1,22", "122", False),
+        ("2,5", "2.5", False),  # one digit after the comma: the roots 2 and 5, never the number 2.5
+        ("1,22", "1, 22", True),  # the list reading, as before
+    ],
+)
+def test_a_gold_with_an_ambiguous_comma_and_its_decimal_reading(
+    scorer: MathScorer, gold: str, response: str, label: bool
+) -> None:
+    assert _correct(scorer, response, gold) is label
+
+
+@pytest.mark.parametrize("other", list("ABCDEFGHIJ"))
+@pytest.mark.parametrize("joining", [" or ", " or maybe ", ", or perhaps ", " 或 ", " oder "])
+def test_two_formula_letters_joined_by_or_are_a_hedge_for_every_letter(
+    scorer: MathScorer, other: str, joining: str
+) -> None:
+    """ "$\\text{A}$ or maybe $E$": the words between two formulas are translated, never a formula's own
+    content ("E" and "y" are the Italian and Spanish "and"; read so, the hedge became choice A)."""
+    gold = "A" if other != "A" else "B"
+    for first in (f"$\\text{{{gold}}}$", f"$\\textbf{{({gold})}}$", f"${gold}$"):
+        response = f"{WORK}The answer is {first}{joining}${other}$."
+        assert _correct(scorer, response, gold) is False, response
+
+
+@pytest.mark.parametrize("gold", ["91", "7"])
+def test_a_negated_property_is_no_rejected_value(scorer: MathScorer, gold: str) -> None:
+    """ "not divisible by 7" says what 91 is, it rejects no value 7: the sentence stays a negation."""
+    assert _correct(scorer, WORK + "So 91 is not divisible by 7.", gold) is False

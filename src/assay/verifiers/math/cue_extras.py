@@ -97,3 +97,13 @@ EXTRA: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[
     "fa": (("و",), ("فکر می‌کنم", "به نظرم"), ("شاید",), ("نه", "نیست", "کمتر از", "بیشتر از")),
     "th": (("และ",), ("ฉันคิดว่า", "ผมคิดว่า"), ("อาจจะ",), ("ไม่ใช่", "อย่างน้อย")),
 }
+
+# The negations above (and English "not") that stand right before the value they reject: "nicht 12",
+# "pas 12", "不是12", "не 12". A closing sentence's rejected value is no candidate ("Es sind nicht 12,
+# sondern 42." states 42); bounds ("mindestens 12", "至少 12") are not among them and still state nothing.
+REJECTING = (
+    "not", "nicht", "kein", "keine", "pas", "не", "não", "non", "niet", "geen", "inte", "nie", "ne",
+    "není", "không", "bukan", "tidak", "不是",
+)  # fmt: skip
+# "nor" of those languages: "pas 12 ni 42", "nicht 12 noch 42", "не 12 ни 42" reject both values.
+NOR_WORDS = ("nor", "ni", "noch", "né", "nem", "ни", "ani", "ні", "也不")

@@ -57,11 +57,13 @@ from assay.verifiers.math.sentences import (
     NUMBER_TOKEN_RE,
     SPEAKER_LEAD_RE,
     concluding_number,
+    ends_short_on_value,
     in_english,
     is_connector,
     looks_complete,
     other_values_after,
     paragraphs_of,
+    without_rejections,
     word_predicate,
 )
 
@@ -204,6 +206,12 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
     return _clause(tail[verb.end() :])
 
 
+# An answer after its cue that opens by rejecting a value ("The answer is not 52, it is 53.", "The
+# answer isn't 52; it's 53."): the value stated after the rejection is the answer; nothing after it, none.
+_OPENS_REJECTED_RE = re.compile(r"(?:not|n['’]t)\s", re.IGNORECASE)
+_AFTER_REJECTION_RE = re.compile(r"^[\s,;:]*(?:(?:but|rather|instead)\b[\s,;:]*)?", re.IGNORECASE)
+
+
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
     snippet = unbold(snippet.lstrip(" \t:*=\n"))
@@ -217,6 +225,8 @@ def _answer_after_cue(snippet: str) -> str | None:
     if len(bullets) > 1 and all(_BULLET_RE.match(b) for b in bullets):  # "- $x = 2$\n- $y = 3$"
         line = ", ".join(_BULLET_RE.sub("", b).strip().rstrip(".,;") for b in bullets)
     line = line[:_CUE_MAX_CHARS]
+    if _OPENS_REJECTED_RE.match(line) and re.search(r"\d", rest := without_rejections(line)):
+        line = _AFTER_REJECTION_RE.sub("", rest)  # "The answer is not 52, it is 53." -> "it is 53."
     segments = math_segments(line)
     if not segments:
         clause = _clause(line)
@@ -358,13 +368,22 @@ def _is_bare(region: str) -> bool:
     return len(_WORDS_RE.findall(stripped)) <= 4
 
 
+_GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
+
+
 def _bare_value(region: str) -> str:
     """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
     (read whole, "It is 3" is the product I*t*i*s*3)."""
     text = _LEAD_WORD_RE.sub("", region.strip())
     text = SPEAKER_LEAD_RE.sub("", text)
     text = _BARE_LEAD_RE.sub("", text)
-    text = re.sub(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", "", text)  # "Matrix: $M$" -> "$M$"
+    # "Matrix: $M$" -> "$M$", "Total: 42" -> "42" (a label of one letter is an option: "C: 24"; a label
+    # that judges or bounds the value, "Wrong: 42", "At least: 42", is kept and the answer stays unread)
+    label = re.match(
+        r"^(?:[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)|[A-Za-z]{2}[A-Za-z ]{0,30}:\s*(?=[-+]?\d))", text
+    )
+    if label and not BOUND_WORDS_RE.search(label.group(0)) and not _GUESS_RE.search(label.group(0)):
+        text = text[label.end() :]
     text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
     return text.lstrip("= ").strip() or region.strip()
 
@@ -466,10 +485,12 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
     if cued := cued or _named_answer(region):
         return cued
     region = without_checks(_SIGN_OFF_RE.sub("", region))
+    # A one-line reply that ends on its value without a full stop was not cut off: its sentence is read.
+    closed = region.rstrip() + "." if not looks_complete(region) and ends_short_on_value(response) else region
     if _is_bare(region):
         # "She still has 13 apples." is a short statement of a result; "So x = 3." is an answer.
         prose = len(_WORDS_RE.findall(MATH_SEGMENT_RE.sub(" ", region))) >= 2
-        if prose and (number := concluding_number(region)):
+        if prose and (number := concluding_number(closed)):
             return Extraction((number,), "concluding-sentence")
         bare = _bare_value(region)
         if read_letters(bare) is None and (letters := choosing_sentence(region)):
@@ -477,7 +498,7 @@ def extract(response: str, max_chars: int) -> Extraction | NoAnswer:
         return Extraction((bare,), "bare")
     for rule, find in (  # a last sentence that states one number outranks a formula before it
         ("last-line", _last_line_answer),
-        ("concluding-sentence", concluding_number),
+        ("concluding-sentence", lambda _: concluding_number(closed)),
         ("last-math", _last_paragraph_math),
     ):
         if answer := find(region):

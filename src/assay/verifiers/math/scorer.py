@@ -140,6 +140,22 @@ def _comma_reading(prompt: str | None, found: Extraction | NoAnswer, reference: 
     return reason or "list: 1,22 is read as the list 1, 22 (no prompt or language says decimal comma)"
 
 
+def _same_digits_with_point(reference: str, found: Extraction) -> bool:
+    """ "1.22" for a gold "1,22" that nothing says is a decimal: the gold reads as the list 1, 22 or the
+    number 1.22, and an answer that writes exactly its digits with a point where its comma is took the
+    second reading (a list answer writes its comma). Only that one spelling, so no other number gains,
+    and only two digits after the comma (a price or a measure: "2,74"), never a list of small values
+    written without a space ("2,5" stays the roots 2 and 5: a wrong 2.5 must not match them)."""
+    if len(found.answers) != 1 or not has_ambiguous_comma(reference) or has_ambiguous_comma(found.answers[0]):
+        return False
+    answer = re.sub(r"^\$|\$$", "", found.answers[0].strip()).strip()
+    return (
+        "," in reference
+        and answer == with_decimal_points(reference.strip())
+        and re.fullmatch(r"[-+]?\d{1,3}\.\d{2}", answer) is not None
+    )
+
+
 class MathScorer(Scorer[MathOptions]):
     name: ClassVar[str] = "math"
     description: ClassVar[str] = "Final answer of a chain of thought vs a gold answer (LaTeX or text)."
@@ -227,6 +243,12 @@ class MathScorer(Scorer[MathOptions]):
         worked = reference if gold_answer(reference) != reference else None
         policy = self._policy(options, item.prompt, worked)
         result = self._judge(gold, found, policy)
+        if comma and not result.correct and _same_digits_with_point(reference, found):
+            rule = "decimal comma: the answer writes the gold's own digits with a decimal point"
+            details = {**(result.details or {}), "rule": rule}
+            result = Result.verdict(
+                True, f"equivalent to the reference ({rule})", extracted=found.answers[-1], details=details
+            )
         if comma:
             result = result.model_copy(update={"details": {**(result.details or {}), "decimal_comma": comma}})
         if result.correct and restates_prompt(item.prompt, item.response, found.answers[-1]):

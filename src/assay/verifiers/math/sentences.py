@@ -9,6 +9,7 @@ import itertools
 import re
 from functools import cache
 
+from assay.verifiers.math.cue_extras import NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
 
@@ -101,17 +102,44 @@ def in_english(joined: str) -> str:
     """Formulas joined by another language's "or" / "and" ("$x=5$ 或 $x=6$"), with the word in English so
     the comparer reads the list or the hedge ("$x=5$ or $x=6$")."""
 
-    def word(match: re.Match[str]) -> str:
-        joining = _joining_word(match.group(0))
-        return f" {joining} " if joining else match.group(0)
-
-    return re.sub(r"(?<=\$)[^$]+(?=\$)", word, joined) if "$" in joined else joined
+    segments = math_segments(joined)
+    if len(segments) < 2:
+        return joined
+    # Only the text between two formulas is a joining word: inside one, "$E$" or "$y$" is math (they
+    # are the Italian and the Spanish "and", and read so, "$A$ or $E$" became "$A$ or $ and $": choice A).
+    out = [joined[: segments[0].end()]]
+    for before, after in itertools.pairwise(segments):
+        gap = joined[before.end() : after.start()]
+        joining = _joining_word(gap)
+        out.append(f" {joining} " if joining else gap)
+        out.append(joined[after.start() : after.end()])
+    return "".join(out) + joined[segments[-1].end() :]
 
 
 def looks_complete(text: str) -> bool:
     """A response that was cut off by the token limit usually stops mid-sentence or mid-formula."""
     tail = text.rstrip()
     return (bool(tail) and tail[-1] in ".!)]}$*。！？．」』।") or tail.endswith(("\\]", "\\)"))
+
+
+_SHORT_REPLY_MAX_CHARS = 500  # 25 words of 20 characters
+# A response's last word is its value, with a unit sign or a short unit written against it.
+_ENDS_ON_VALUE_RE = re.compile(r"\d(?:[€£¥$%°²³]|[a-zA-Z]{1,3}[²³]?)?$")
+
+
+def ends_short_on_value(response: str) -> bool:
+    """Whether a response that stops without a full stop still ends its answer: one line of at most
+    `_STATEMENT_MAX_WORDS` words whose last word is a value ("the number is not 10 which is 1,000.99€").
+    A token limit cuts long outputs (budgets are hundreds of tokens), not a one-line reply, and a reply
+    that stops on "to" or "and" stays cut off."""
+    if len(response) > _SHORT_REPLY_MAX_CHARS:  # a long response is never split into words here
+        return False
+    text = response.strip()
+    return (
+        "\n" not in text
+        and len(text.split()) <= _STATEMENT_MAX_WORDS
+        and bool(_ENDS_ON_VALUE_RE.search(text))
+    )
 
 
 def paragraphs_of(region: str) -> list[str]:
@@ -204,6 +232,53 @@ def _values(text: str) -> str | None:
     return _join([v.group(0) for v in values], gaps)
 
 
+@cache
+def _rejected_re() -> re.Pattern[str]:
+    """A value the sentence rejects, with the words between the negation and it ("not 10", "isn't 10",
+    "not it's not 10", "not equal to 10", "nicht 12", "不是12") and the values an "or" / "nor" / "and" of
+    any language joins to it ("not 12 or 13", "nicht 12 oder 13"): in "It is not 12, it is 42." the
+    rejection holds no answer, and the value outside it is the one stated."""
+    letter = r"[^\W\d_]"
+    words = "|".join(re.escape(w) for w in sorted(set(REJECTING) - {"不是"}, key=len, reverse=True))
+    joining = "|".join(
+        re.escape(w)
+        for w in sorted({"or", "and", *NOR_WORDS, *_or_words(), *and_words()}, key=len, reverse=True)
+    )
+    number = NUMBER_TOKEN_RE.pattern
+    # Only words that keep the value the thing rejected may stand between: "not divisible by 7" rejects
+    # no value 7 (it says what 91 is), so it stays a negation and the sentence states nothing.
+    between = rf"(?:(?:{_BETWEEN_NEGATION_AND_VALUE})\s+){{0,2}}?"
+    return re.compile(
+        rf"(?:(?<!{letter})(?:{words})(?!{letter})|不是|n['’]t(?!{letter}))\s*{between}"
+        rf"{number}(?:\s*(?:,|(?<!{letter})(?:{joining})(?!{letter}))\s*{number})*",
+        re.IGNORECASE,
+    )
+
+
+_BETWEEN_NEGATION_AND_VALUE = (
+    r"it['’]s|it|is|are|not|equal|to|exactly|just|quite|really|actually|even"
+    r"|ist|sind|genau|est|sont|são|é|sono|è|jest|son|es"  # the copulas of the other languages: "não são 12"
+)
+
+
+# A closing apposition that restates the sentence's value in its final form ("so the number is 10 which
+# is 1,000.99m²", "She pays 250 cents, which is $2.50."): the value after it is the answer, with only a
+# unit sign or a short unit after it ("4 squared", "3 dozen" are no apposition of a value).
+_APPOSITION_RE = re.compile(
+    rf",?\s+(?:which|that)\s+is\s+(?:\\?\$|[€£¥])?({NUMBER_TOKEN_RE.pattern})"
+    r"\s*(?:[€£¥$°]|[a-zA-Z]{1,3}[²³]?)?\s*[.!]?$"
+)
+
+
+# An area or volume unit written against its number ("1,000.99m²", "12cm³").
+_GLUED_POWER_UNIT_RE = re.compile(r"(?<=\d)(?=[a-zA-Z]{1,2}[²³])")
+
+
+def without_rejections(sentence: str) -> str:
+    """The sentence without the values it rejects ("not 10" and its joined values) and their negations."""
+    return _rejected_re().sub(" ", sentence)
+
+
 def _states_no_value(sentence: str) -> bool:
     """A sentence that is a step or a plan, a bound or a rejection, a guess, or too long to be a result."""
     said = SPEAKER_LEAD_RE.sub("", sentence)  # "I think it's 48 apples." states 48, a value after "I think"
@@ -213,10 +288,11 @@ def _states_no_value(sentence: str) -> bool:
     ):
         return True  # "Janet makes $18 every day." states a result; "Next, we add 18." does not
     # "less than 18", "42 is wrong", "18 so far", "Maybe it's 7.", "vielleicht 7", "不是 7"
+    stated = without_rejections(sentence)
     return bool(
-        BOUND_WORDS_RE.search(sentence)
+        BOUND_WORDS_RE.search(stated)
         or _HEDGE_WORDS_RE.search(sentence)
-        or hedge_or_negation().search(sentence)
+        or hedge_or_negation().search(stated)
     )
 
 
@@ -233,6 +309,8 @@ def concluding_number(region: str) -> str | None:
         return None
     if _states_no_value(sentence) or math_segments(sentence) or _PLAIN_FORMULA_RE.search(sentence):
         return None  # a formula: rule 5 reads those
+    sentence = without_rejections(sentence)  # "It is not 12, it is 42." states 42
+    sentence = _GLUED_POWER_UNIT_RE.sub(" ", sentence)  # "1,000.99m²" is the number 1,000.99 in m²
     times = _TIME_TOKEN_RE.findall(sentence)
     if len(times) == 1 and not NUMBER_TOKEN_RE.findall(_TIME_TOKEN_RE.sub(" ", sentence)):
         return times[0].strip()  # "The meeting ends at 8:34 p.m.": the one time of the sentence
@@ -248,6 +326,8 @@ def concluding_number(region: str) -> str | None:
         one = len(bracketed) == 1 and not NUMBER_TOKEN_RE.findall(_BRACKETED_RE.sub(" ", sentence))
         return bracketed[0] if one else None  # a number beside the group ("{2, -3} has 2 elements"): none
     distinct = set(NUMBER_TOKEN_RE.findall(sentence))
+    if len(distinct) > 1 and (restated := _APPOSITION_RE.search(sentence)):
+        return restated.group(1).strip()  # "10 which is 1,000.99m²": the value in its final form
     return distinct.pop() if len(distinct) == 1 else None
 
 
