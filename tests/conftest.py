@@ -10,8 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from assay.settings import Settings
+
+# Property tests assert behaviour, never speed (benchmarks measure speed): hypothesis's 200 ms deadline
+# and its too-slow health check failed correct code on a loaded 2-core machine.
+hypothesis_settings.register_profile("assay", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("assay")
 
 TESTS = Path(__file__).parent
 # Worker processes import the test plugins by module name; make sure they can (forkserver copies sys.path).
