@@ -28,11 +28,11 @@ between its markers.
 
     PYTHONPATH=src python benchmarks/length_control.py --out /tmp/length-control --docs
 
-The defaults (40 RL steps of 16 prompts a run at lr 2e-4, one seed) are the same for every arm (at lr
-3e-4 plain GRPO drifted down over 30 steps; at 1e-4 no method but RoRecomp shortened in 30:
-docs/length-control.md). On the shared 2-core machine under a load average of 10-65 the SFT alone took
-1458 s (240 steps) and plain GRPO 13-75 s a step. One seed and 500 dev prompts: two runs' accuracies
-differ by about 3 points (one SE) from noise alone.
+The defaults (40 RL steps of 16 prompts a run at lr 2e-4, one seed) are the same for every arm (at lr 3e-4
+plain GRPO drifted down over 30 steps; at 1e-4 no method but RoRecomp shortened in 30:
+docs/length-control.md). One run on the shared 2-core machine took 3988 s, most of it under a load average of
+10-65 (SFT 1458 s; an arm's 40 steps 17-1275 s as the load came and went). One seed and 500 dev prompts: two
+runs' accuracies differ by about 3 points (one SE) from noise alone.
 """
 
 from __future__ import annotations
