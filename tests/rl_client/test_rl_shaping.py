@@ -280,3 +280,78 @@ def test_the_exit_cue_is_forced_and_masked_out_of_the_loss() -> None:
 def test_s_grpo_refuses_options_that_resize_or_resample_a_group() -> None:
     with pytest.raises(ValueError, match="adaptive_group"):
         TrainConfig(shaping=ShapingConfig(method="s_grpo"), control=ControlConfig(adaptive_group=True))
+
+
+class ThinkingPathBackend(StatelessBackend):
+    """The verbose demo's tokens: a path is `ab</think>345` then the end token; an exit answers `345` when
+    it kept some thinking and `999` when it kept none; it keeps every prefix it continued."""
+
+    def __init__(self) -> None:
+        from assay.rl_client.runs.think_demo import ThinkTokenizer
+
+        self.tokenizer = ThinkTokenizer()
+        self.continued: list[list[int]] = []
+
+    def generate_ids(self, prompt_ids: Sequence[list[int]], params: SamplingParams) -> list[Completion]:
+        out = []
+        for prompt in prompt_ids:
+            text = "ab</think>345"
+            if params.max_new_tokens == 4:  # an exit's answer
+                self.continued.append(list(prompt))
+                thought = len(prompt) - len(self.tokenizer.encode("1+2=<think>")) - 1  # less the cue
+                text = "345" if thought > 0 else "999"
+            ids = [*self.tokenizer.encode_plain(text), self.tokenizer.eos_token_id]
+            out.append(Completion(list(prompt), ids, text, [-0.5] * len(ids), False))
+        return out
+
+
+class AnswerIsRight(ShapingServer):
+    """Correct when the answer after the one `</think>` is 345 (the verbose demo's parse)."""
+
+    async def ascore_groups(self, groups: list[dict[str, Any]]) -> list[GroupOutcome]:
+        from assay.rl_client.runs.think_demo import answer_of
+
+        self.sent.extend(groups)
+        out = []
+        for index, group in enumerate(groups):
+            gid, spec, split = shaping_parts(index, group)
+            results = [Result.verdict(answer_of(item["response"]) == "345") for item, _ in split]
+            out.append(group_outcome(gid, spec, split, results, SolveRates(None)))
+        return out
+
+
+def test_thinking_is_the_path_before_its_closing_tag() -> None:
+    from assay.rl_client.serial import thinking_length
+
+    assert thinking_length([5, 6, 7, 8, 9], [7], 5) == 2
+    assert thinking_length([5, 6, 7, 8, 9], [7, 9], 5) == 5  # a tag of two tokens must match whole
+    assert thinking_length([5, 6, 7, 8, 9], [7, 8], 5) == 2
+    assert thinking_length([5, 6, 7, 8, 9], [], 5) == 5  # no tag: the whole body is thinking
+    assert thinking_length([5, 6, 7, 8, 2], [2], 4) == 4  # a tag past the body (the end token) is not one
+
+
+def test_s_grpo_cuts_only_inside_the_thinking_and_pays_the_papers_decay() -> None:
+    # the path a, b, </think>, 3, 4, 5, end: 2 thinking tokens, so 3 cuts at round(2k/4) = 0, 1, 2; spread
+    # over the whole body (6 tokens) they would be 2, 3, 4, two of them inside the answer
+    cfg = TrainConfig(
+        generate=GenerateConfig(group_size=4, max_new_tokens=12),
+        control=ControlConfig(prompts_per_step=1),
+        shaping=ShapingConfig(method="s_grpo", exit_cue="</think>", exit_tokens=4),
+    )
+    server, backend = AnswerIsRight(), ThinkingPathBackend()
+    _, [group] = one_round(backend, server, cfg, [Problem("p", "1+2=<think>", "345")])
+    assert [s.completion.text for s in group.samples] == [
+        "</think>999",
+        "a</think>345",
+        "ab</think>345",
+        "ab</think>345",
+    ]
+    assert group.exit_positions == [0, 1, 2, 7]
+    tok = backend.tokenizer
+    prompt = tok.encode("1+2=<think>")
+    assert backend.continued == [prompt + tok.encode_plain(t + "</think>") for t in ("", "a", "ab")]
+    # Dai et al.: the k-th correct exit in order earns 1/2^(k-1), a wrong one 0: exits at 1, 2 and the
+    # whole path (7) are the 1st, 2nd and 3rd correct, the exit at 0 is wrong
+    assert [s.reward for s in group.samples] == [0.0, 1.0, 0.5, 0.25]
+    [sent] = server.sent
+    assert [i["exit_position"] for i in sent["items"]] == [0, 1, 2, 7]

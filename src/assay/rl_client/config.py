@@ -224,16 +224,16 @@ class ShapingConfig:
     """Length control (issue 40, docs/length-control.md): the server turns each group's verdicts and
     lengths into `shaped_reward` (POST /v1/groups' `shaping`), and the advantages are computed from it.
 
-    "shorter_better" (Yi et al. 2025): alpha x correct - beta x |length - SOL|, SOL the length of the
-    group's shortest correct response (its mean length when none is correct); the length sent is the
-    completion's token count. "s_grpo" (Dai et al. 2025): each group is one path cut at group_size - 1
-    exits (`serial.py`), each exit forced with `exit_cue` and answered in `exit_tokens`; the k-th correct
-    exit earns decay^(k-1), a wrong one 0. "ro_recomp" (Li et al. 2025, `recompose.py`): raw rewards, but
-    each step trains on its short-correct and long-incorrect responses, the rest replayed every
-    `compensation_every` steps. "adapt_think" (Zhang et al. 2025, `adapt_think.py`): `nothinking_ratio` of
-    each group is forced to open with `nothinking_prefix`, the server pays accuracy - the reference
-    accuracy (`reference_accuracy` or a solve-rate file by name) + delta x NoThinking, and the loss
-    importance-samples the first token against the 0.5/0.5 mixture. "none": the raw reward. Dynamic
+    "shorter_better" (Yi et al. 2025): alpha x correct - beta x |length - SOL|, SOL the length of the group's
+    shortest correct response (its mean length when none is correct); the length sent is the completion's
+    token count. "s_grpo" (Dai et al. 2025): each group is one path cut at group_size - 1 exits inside its
+    thinking (`serial.py`; before `thinking_end`), each exit forced with `exit_cue` and answered in
+    `exit_tokens`; the k-th correct exit earns decay^(k-1), a wrong one 0. "ro_recomp" (Li et al. 2025,
+    `recompose.py`): raw rewards, but each step trains on its short-correct and long-incorrect responses, the
+    rest replayed every `compensation_every` steps. "adapt_think" (Zhang et al. 2025, `adapt_think.py`):
+    `nothinking_ratio` of each group is forced to open with `nothinking_prefix`, the server pays accuracy -
+    the reference accuracy (`reference_accuracy` or a solve-rate file by name) + delta x NoThinking, and the
+    loss importance-samples the first token against the 0.5/0.5 mixture. "none": the raw reward. Dynamic
     sampling still filters on raw correctness."""
 
     __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
@@ -246,6 +246,9 @@ class ShapingConfig:
     # exit just answers from the cut (a model without a thinking block, like the demo's)
     exit_cue: str = ""
     exit_tokens: int = 8  # an exit's answer budget
+    # S-GRPO cuts only inside the thinking: the path's tokens before its first `thinking_end` (the whole
+    # path when it has none, or when the tokenizer cannot spell it)
+    thinking_end: str = "</think>"
     priority_fraction: float = 0.5  # RoRecomp: the share of each group's correct (incorrect) responses kept
     compensation_every: int = 4  # RoRecomp: every k-th step adds a compensation batch; 0: never
     delta: float = 0.05  # AdaptThink: the NoThinking bonus (the paper's and released code's)

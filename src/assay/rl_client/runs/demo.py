@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -207,7 +207,9 @@ def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> di
         loss=LossConfig(aggregation=options.aggregation),  # type: ignore[arg-type]
         rollout=options.rollout,  # type: ignore[arg-type]
         tree=options.tree,
-        shaping=options.shaping,
+        # an S-GRPO exit answers in at most the demo's 4 answer tokens: with its prompt (7) and the cut path
+        # (up to 4) a longer budget would run past the model's 16 positions
+        shaping=replace(options.shaping, exit_tokens=min(options.shaping.exit_tokens, 4)),
     )
     rewards = ServiceRewards(AssayClient(url, timeout_s=60.0))
     trainer = Trainer(
