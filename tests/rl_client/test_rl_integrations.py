@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from assay.client import AssayClient
-from assay.integrations import openrlhf, slime, verl
+from assay.integrations import clients, openrlhf, slime, verl
 from assay.integrations.clients import RewardUnavailable, shared_async_client, shared_client
 from assay.integrations.trl import AssayReward
 
@@ -118,6 +118,56 @@ def test_shared_client_is_one_per_url_across_threads() -> None:
     with ThreadPoolExecutor(8) as pool:
         clients = list(pool.map(lambda _: first_call(), range(8)))
     assert all(c is clients[0] for c in clients)
+
+
+class _EnteredLock:
+    """A lock that counts who has come to it, so a test knows every caller is waiting on it."""
+
+    def __init__(self) -> None:
+        self.lock, self.came, self.entered = threading.Lock(), threading.Condition(), 0
+
+    def __enter__(self) -> None:
+        with self.came:
+            self.entered += 1
+            self.came.notify_all()
+        self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+def test_a_servers_task_listing_is_asked_once_while_many_rollouts_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rollouts starting at once (a verifiers or OpenRLHF batch, TRL's environments) ask `GET /v1/tasks`
+    once: the others wait for that answer. A failed ask is not kept: the next caller asks again."""
+    url, callers = "http://listing.test:1", 8
+    asked: list[str] = []
+    answer = threading.Event()
+
+    def ask(asked_url: str) -> dict[str, Any]:
+        asked.append(asked_url)
+        if len(asked) == 1:
+            raise clients.UnreachableError("cannot reach Assay")
+        answer.wait(30)
+        return {"tasks": [{"name": "sql", "tools": ["sql"]}], "tools": []}
+
+    entered = _EnteredLock()
+    monkeypatch.setattr(clients, "_ask_tasks", ask)
+    monkeypatch.setitem(clients._asking, url, entered)
+    monkeypatch.delitem(clients._listings, url, raising=False)
+    with pytest.raises(clients.UnreachableError):
+        clients.listed_tasks(url)
+    with ThreadPoolExecutor(callers) as pool:
+        running = [pool.submit(clients.listed_tasks, url) for _ in range(callers)]
+        with entered.came:  # every caller is at the lock (one of them asking) before the answer comes
+            assert entered.came.wait_for(lambda: entered.entered == 1 + callers, timeout=30)
+        answer.set()
+        listed = [future.result(timeout=30) for future in running]
+    assert asked == [url, url] and all(entry is listed[0] for entry in listed)
+    assert asyncio.run(clients.alisted_tasks(url)) is listed[0]  # kept: no thread, no ask
+    assert clients.session_tools(listed[0], None, "sql") == ["sql"]
+    monkeypatch.delitem(clients._listings, url)
 
 
 def test_slime_reuses_one_client_per_event_loop_and_batches_concurrent_samples(server: Any) -> None:

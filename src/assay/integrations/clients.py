@@ -26,6 +26,7 @@ from assay.types import Result
 __all__ = [
     "RolloutAborted",
     "aclose_loop_clients",
+    "alisted_tasks",
     "assay_url",
     "close_shared_clients",
     "ended_by_server",
@@ -60,6 +61,7 @@ _SERVER_ENDINGS = ("expired", "the server is shutting down", "the session's hold
 _clients: dict[str, AssayClient] = {}
 _http_clients: dict[str, httpx.Client] = {}
 _listings: dict[str, dict[str, Any]] = {}  # GET /v1/tasks, per server URL (`listed_tasks`)
+_asking: dict[str, threading.Lock] = {}  # per URL: one caller asks, the others wait for its answer
 _clients_lock = threading.Lock()
 # Async clients per event loop (an async connection pool belongs to one loop), then per URL; an entry
 # goes with its loop.
@@ -90,23 +92,42 @@ def session_tools(listed: Mapping[str, Any], tools: Sequence[str] | None, task: 
 def listed_tasks(url: str) -> dict[str, Any]:
     """What the server's `GET /v1/tasks` says, asked once per process and URL: trainers build one
     environment per rollout (TRL's 256 asks took 12 s on 2 cores), and a server's tasks and tools are
-    fixed while it runs. An unreachable server raises UnreachableError, an error status ServiceError, as
-    the client's calls do."""
+    fixed while it runs. The first caller asks; callers meanwhile wait for its answer rather than ask
+    too. An unreachable server raises UnreachableError, an error status ServiceError, as the client's
+    calls do (and the next caller asks again)."""
     with _clients_lock:
         listed = _listings.get(url)
-    if listed is None:
-        try:
-            response = shared_http(url).get("/v1/tasks", timeout=60.0)
-        except httpx.TransportError as exc:
-            raise UnreachableError(f"cannot reach Assay at {url}: {exc}") from exc
-        if response.is_error:
-            raise ServiceError(
-                f"GET {url}/v1/tasks answered {response.status_code}: {response.text[:300]}",
-                response.status_code,
-            )
+        asking = _asking.setdefault(url, threading.Lock())
+    if listed is not None:
+        return listed
+    with asking:
         with _clients_lock:
-            listed = _listings.setdefault(url, dict(response.json()))
+            listed = _listings.get(url)
+        if listed is None:
+            listed = _ask_tasks(url)
+            with _clients_lock:
+                _listings[url] = listed
     return listed
+
+
+async def alisted_tasks(url: str) -> dict[str, Any]:
+    """`listed_tasks` from a coroutine: at once when already asked, else on a thread (the ask is sync)."""
+    with _clients_lock:
+        listed = _listings.get(url)
+    return listed if listed is not None else await asyncio.to_thread(listed_tasks, url)
+
+
+def _ask_tasks(url: str) -> dict[str, Any]:
+    try:
+        response = shared_http(url).get("/v1/tasks", timeout=60.0)
+    except httpx.TransportError as exc:
+        raise UnreachableError(f"cannot reach Assay at {url}: {exc}") from exc
+    if response.is_error:
+        raise ServiceError(
+            f"GET {url}/v1/tasks answered {response.status_code}: {response.text[:300]}",
+            response.status_code,
+        )
+    return dict(response.json())
 
 
 class RolloutAborted(BaseException):

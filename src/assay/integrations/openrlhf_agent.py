@@ -35,8 +35,8 @@ from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 from assay.client import AssayClient
 from assay.errors import ClientError, ServiceError
 from assay.integrations.clients import (
+    alisted_tasks,
     assay_url,
-    listed_tasks,
     reward_or_raise,
     session_tools,
     shared_session_client,
@@ -101,7 +101,7 @@ class AgentInstance(AgentInstanceBase):
     async def _reader(self) -> ActionCalls:
         """How this trajectory's turns are read: over its session's tools (`tools`, else `task_tools`)."""
         if self._calls is None:
-            listed = await asyncio.to_thread(listed_tasks, assay_url())
+            listed = await alisted_tasks(assay_url())
             self._tools = session_tools(listed, self.tools, self.item["task"])
             offered = {schema["function"]["name"]: schema for schema in listed["tools"]}
             self._calls = ActionCalls([offered[name] for name in self._tools if name in offered])

@@ -25,7 +25,6 @@ environment: it pins mcp==2.0.0 and openai>=2.54); `import assay` never imports 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import inspect
 import json
@@ -40,7 +39,7 @@ from assay.client.sessions import SessionStep
 from assay.errors import ClientError, ServiceError, SessionGoneError
 from assay.integrations.clients import (
     aclose_loop_clients,
-    listed_tasks,
+    alisted_tasks,
     reward_or_raise,
     session_tools,
     shared_session_client,
@@ -89,7 +88,7 @@ class AssayTask(vf.Task[AssayData, AssayState, AssayTaskConfig]):
     """An Assay item as a verifiers task: a session per rollout, Assay's verdict as the reward."""
 
     async def setup(self, trace: vf.Trace) -> None:
-        listed = await asyncio.to_thread(listed_tasks, self.config.url)
+        listed = await alisted_tasks(self.config.url)
         tools = session_tools(listed, self.config.tools, self.data.item.get("task"))
         client = shared_session_client(self.config.url)
         opened = await client.aopen_session(self.data.item, tools, self.config.limits)
