@@ -126,7 +126,7 @@ def main() -> None:
     from session_testing import session_settings
 
     live = LiveServer(session_settings(max_open=args.max_open, ttl_s=3600))
-    live.start()
+    live.keep_connections_as_served().start()
     try:
         directory = Path(tempfile.mkdtemp())
         tok = V.tokenizer(directory)

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
-from assay_testing import LiveServer
-from session_testing import live_sessions
+from assay_testing import LiveServer, bwrap_works
+from session_testing import session_settings
 
 from assay.integrations import clients
 from assay.integrations.clients import aclose_loop_clients
@@ -28,7 +28,12 @@ MAX_OPEN = 16  # fewer than the trajectories: most wait for a free session
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    yield from live_sessions(max_open=MAX_OPEN)
+    if not bwrap_works():
+        pytest.skip("bubblewrap cannot run here")
+    live = LiveServer(session_settings(max_open=MAX_OPEN)).keep_connections_as_served()
+    live.start()
+    yield live
+    live.stop()
 
 
 @pytest.fixture(scope="module")

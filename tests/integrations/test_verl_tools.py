@@ -39,7 +39,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
     live = LiveServer(sql_session_settings(tmp_path_factory.mktemp("verl_tools_sql"), max_open=MAX_OPEN))
-    live.start()
+    live.keep_connections_as_served().start()
     with httpx.Client(base_url=live.url) as client:  # the python tool's helpers start with its first session
         opened = client.post("/v1/sessions", json={"item": {"task": "math"}, "tools": ["python"]}).json()
         client.delete(f"/v1/sessions/{opened['session_id']}")
