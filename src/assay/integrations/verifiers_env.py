@@ -31,7 +31,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import verifiers.v1 as vf
 from pydantic import Field
 
@@ -114,8 +113,7 @@ class AssayToolset(vf.Toolset[AssayToolsetConfig, AssayState]):
     TOOL_PREFIX = "assay"
 
     async def setup(self) -> None:
-        async with httpx.AsyncClient(base_url=self.config.assay_url, timeout=60.0) as http:
-            listed = (await http.get("/v1/tasks")).raise_for_status().json()
+        listed = await alisted_tasks(self.config.assay_url)
         offered = {schema["function"]["name"]: schema["function"] for schema in listed["tools"]}
         names = self.config.tools
         if names is None:  # every tool a session of the taskset's tasks holds, once
