@@ -147,7 +147,7 @@ class DemoOptions:
     seed: int = 0
     # A step count, so the same command gives the same result on a busy machine (issue 43: the old 165 s
     # budget cut RL to 72 steps on a busy machine, 0.44 -> 0.59, where an idle one ran 178, -> 0.76).
-    # Seed 0 on 2 shared cores: 0.410 -> 0.796 (docs/training.md, held to the README's run by a test).
+    # Seed 0: 0.410 -> 0.796 on an AVX-512 CPU (docs/training.md's table by CPU, held to the README's run).
     steps: int = 180
     lr: float = 3e-4  # the top of the range that worked here (1e-4..3e-4); 1e-3 collapsed
     group_size: int = 8
@@ -245,6 +245,8 @@ def _train_demo(out: Path, options: DemoOptions, url: str, started: float) -> di
         "response_length": _tail_mean([r["response_length"] for r in trainer.history]),
         "server": options.server or "in-process",
         "torch_threads": torch.get_num_threads(),
+        # the vector unit torch computes with: float32 rounding, and so the run, differs between them
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "config": cfg.as_dict(),
     }
 

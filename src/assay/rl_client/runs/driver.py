@@ -235,6 +235,8 @@ def summary_of(
         "backend": cfg.backend.kind,
         "seed": cfg.train.seed,
         "torch_threads": torch.get_num_threads(),
+        # the vector unit torch computes with: float32 rounding, and so the run, differs between them
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
 
 

@@ -366,5 +366,7 @@ def run_think_demo(out: Path, options: Any, started: float) -> dict[str, Any]:
         "nothinking_after": run.after.nothinking,
         "server": "in-process",
         "torch_threads": torch.get_num_threads(),
+        # the vector unit torch computes with: float32 rounding, and so the run, differs between them
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "config": cfg.as_dict(),
     }
