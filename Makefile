@@ -12,12 +12,13 @@ TEST_EXTRAS := dev,bench,sql,docker,prm,train,trl,ray,validate,reasoning-gym
 # It prints its time and test count, and runs on CHECK_WORKERS processes (pytest-xdist; none of its
 # tests starts a process, so they share nothing). `make test` runs those the same way, then everything else
 # in one process (those start servers and time things: they do not share a 2-core machine), with the 25
-# slowest durations, except the verifiers' (PARALLEL_SLOW): sandboxed programs, SQL engines and pytest runs
-# that each use one core and start their own databases, so two share the machine (725 tests: 345 s of test
-# time in 186 s on 2 processes here).
+# slowest durations, except PARALLEL_SLOW's: the verifiers' (sandboxed programs, SQL engines and pytest runs
+# that each use one core and start their own databases: 345 s of test time in 186 s on 2 processes here)
+# and the API, client and sandbox tests (each server on its own port: 629 s in about 330 s). They passed
+# on 2 processes at a load average of 12; tests/engine did not (its worker-pool timeouts are tight).
 FAST_TESTS := -m "not integration and not slow"
 CHECK_WORKERS ?= 2
-PARALLEL_SLOW := tests/verifiers
+PARALLEL_SLOW := tests/verifiers tests/api tests/client tests/sandbox
 
 .PHONY: serve test test-environments test-environments-chain check lint typecheck dist system-deps vllm-env sandbox-runtime trainer-clients clean
 
@@ -77,7 +78,7 @@ trainer-clients: $(VENV)/.test
 # theirs); the others are one chain in this order (sandbox-runtime and trainer-clients install into $(VENV)).
 test: test-environments
 	@$(VENV)/bin/pytest -q -p no:cacheprovider -n $(CHECK_WORKERS) $(FAST_TESTS); fast=$$?; \
-	$(VENV)/bin/pytest --durations=25 -m "integration or slow" --ignore=$(PARALLEL_SLOW); rest=$$?; \
+	$(VENV)/bin/pytest --durations=25 -m "integration or slow" $(PARALLEL_SLOW:%=--ignore=%); rest=$$?; \
 	$(VENV)/bin/pytest -q -p no:cacheprovider -n $(CHECK_WORKERS) --durations=10 -m "integration or slow" $(PARALLEL_SLOW); \
 	two=$$?; echo "make test: fast tier exit $$fast, the rest exit $$rest, $(PARALLEL_SLOW) exit $$two"; \
 	[ $$fast -eq 0 ] && [ $$rest -eq 0 ] && [ $$two -eq 0 ]
