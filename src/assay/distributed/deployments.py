@@ -58,7 +58,35 @@ class Ingress:
         from assay.distributed.engine import RayEngine
 
         handles, bindings = self._handles, self._bindings
-        return create_app(self._settings, engine_factory=lambda s, m: RayEngine(s, m, handles, bindings))
+        app = create_app(self._settings, engine_factory=lambda s, m: RayEngine(s, m, handles, bindings))
+        app.add_middleware(ReplicaHeader)
+        return app
+
+
+class ReplicaHeader:
+    """`X-Assay-Replica: <Serve's replica id>` on every answer: which ingress replica answered (Serve's
+    proxy picks one per request), for an operator following a trajectory, and for the tests."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.replica: bytes | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.replica is None:
+            from ray import serve
+
+            self.replica = serve.get_replica_context().replica_id.unique_id.encode()
+        replica = self.replica
+
+        async def named(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"x-assay-replica", replica)]}
+            await send(message)
+
+        await self.app(scope, receive, named)
 
 
 def deployment_options(section: RayDeploymentSettings) -> dict[str, Any]:
