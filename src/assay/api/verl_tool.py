@@ -15,7 +15,8 @@ turns; `finish: true` ends the trajectory's session (done, valid). An action wit
 (empty observation, not done); so is a call that cannot be run (a `<tool_call>` that is not a JSON object
 with a name, code that names no tool), whose observation says why. A session that ended (its interpreter
 lost, its TTL or step limit) answers done with the reason as the observation. The trajectory -> session
-map is a bounded table of handles on the app; the state itself is in the sessions' sandboxes.
+map is the engine's `bindings` (`assay.sessions.bindings`: in this process, or under `assay serve --ray`
+one table every ingress replica reads); the state itself is in the sessions' sandboxes.
 
 One trajectory, one session (issue 38): calls for a trajectory whose session is still being opened wait
 for that open instead of opening another, and a `finish` that arrives meanwhile closes it once it is
