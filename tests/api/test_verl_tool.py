@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +12,7 @@ from assay_testing import bwrap_works
 from fastapi.testclient import TestClient
 from session_testing import SQL, sql_session_settings
 
+import assay.api.verl_tool as verl_tool
 from assay.api import create_app
 
 
@@ -104,4 +106,5 @@ def test_code_that_names_no_tool_runs_in_the_tasks_one_tool_else_asks_to_name_on
     refused = client.post("/get_observation", json=several).json()
     assert refused["valids"] == [False] and refused["dones"] == [False]
     assert "several tools (sql, python)" in refused["observations"][0]
-    assert "m" not in client.app.state.tool_server_sessions.sessions  # no session opened for it
+    bound = asyncio.run(client.app.state.engine.bindings.snapshot(verl_tool.SPACE))
+    assert "m" not in bound  # no session opened for it

@@ -51,6 +51,11 @@ async def _trajectory(client: httpx.AsyncClient, t: int) -> list[str]:
     return [*(f["observations"][0] for f in first), second["observations"][0]]
 
 
+def _bound(server: LiveServer) -> dict[str, str]:
+    """The trajectories the server holds or is opening a session for."""
+    return asyncio.run(server.engine.bindings.snapshot(verl_tool.SPACE))
+
+
 def _run(server: LiveServer, trajectories: int) -> None:
     async def main() -> list[list[str]]:
         limits = httpx.Limits(max_connections=trajectories * 2)
@@ -61,8 +66,7 @@ def _run(server: LiveServer, trajectories: int) -> None:
     wrong = [(t, s) for t, s in enumerate(seen) if s != ["", "", f"{t} {t + 1}\n"]]
     assert not wrong, wrong[:3]
     assert server.engine.sessions.open_count == 0
-    table = server.app.state.tool_server_sessions
-    assert not table.sessions and not table.opening
+    assert _bound(server) == {}
 
 
 def test_each_trajectory_keeps_one_session_and_waits_for_a_free_one(server: LiveServer) -> None:
@@ -93,7 +97,7 @@ def test_a_server_full_for_too_long_refuses_the_request_not_the_policy(
             for opened in held:
                 client.delete(f"/v1/sessions/{opened.json()['session_id']}")
     assert server.engine.sessions.open_count == 0
-    assert not server.app.state.tool_server_sessions.opening
+    assert _bound(server) == {}
 
 
 def test_a_finish_sent_while_the_first_turn_waits_closes_the_session_once_open(server: LiveServer) -> None:
@@ -108,7 +112,7 @@ def test_a_finish_sent_while_the_first_turn_waits_closes_the_session_once_open(s
                 for _ in range(MAX_OPEN)
             ]
             first = asyncio.create_task(_post(client, "late", "<python>print(7)</python>"))
-            while "late" not in server.app.state.tool_server_sessions.opening:
+            while "late" not in await server.engine.bindings.snapshot(verl_tool.SPACE):
                 await asyncio.sleep(0)  # the first turn is waiting for a session
             ended = asyncio.create_task(_post(client, "late", "", finish=True))
             await client.delete(f"/v1/sessions/{full[0]['session_id']}")

@@ -29,9 +29,8 @@ Not served: NeMo Gym's MCP exposure (`/mcp`), `/aggregate_metrics` and the typed
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, FastAPI, Request, Response
@@ -59,6 +58,7 @@ from assay.items import parse_item
 from assay.registry import Registry
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits, ToolRegistry
+from assay.sessions.bindings import ABSENT, CLOSED, HELD, OPENING, YOURS, Claim
 from assay.sessions.service import SessionInfo
 from assay.settings import Settings
 from assay.types import Item, Result, Status
@@ -67,7 +67,6 @@ router = APIRouter(tags=["nemo_gym"], route_class=BoundedRoute)
 COOKIE = "assay_nemo_gym_session"
 # NeMo Gym's own endpoints (its RESERVED_MCP_TOOL_NAMES): never a tool route.
 RESERVED = frozenset({"seed_session", "verify", "close_session", "aggregate_metrics", "mcp"})
-_KEPT = 100_000  # Environment Server ids remembered (bound and closed)
 ERRORS = error_responses(
     Refusal.BAD_REQUEST,
     Refusal.SESSION_UNKNOWN,
@@ -94,26 +93,7 @@ class _Bound:
     episode_id: EpisodeId
 
 
-@dataclass
-class _Seeded:
-    """The Environment Server ids of the app: bound to a session, being opened, or closed."""
-
-    bound: OrderedDict[str, _Bound] = field(default_factory=OrderedDict)
-    opening: dict[str, asyncio.Future[_Bound]] = field(default_factory=dict)
-    closed: OrderedDict[str, None] = field(default_factory=OrderedDict)
-
-
-def _seeded(request: Request) -> _Seeded:
-    table: _Seeded | None = getattr(request.app.state, "nemo_gym_seeded", None)
-    if table is None:
-        table = request.app.state.nemo_gym_seeded = _Seeded()
-    return table
-
-
-def _remember(table: OrderedDict[str, Any], key: str, value: Any) -> None:
-    table[key] = value
-    while len(table) > _KEPT:
-        table.popitem(last=False)
+SPACE = "nemo_gym"  # Environment Server ids in the engine's bindings table (bound, opening, closed)
 
 
 def session_of_row(
@@ -188,26 +168,26 @@ async def seed_session(
 
 async def _bind(request: Request, seed: ResourcesSeedSessionRequest) -> _Bound:
     """The session of an Environment Server's id: the one already bound or being opened, or a new one."""
-    table, key = _seeded(request), seed.resources_session_id
-    if key in table.closed:
-        raise refuse(Refusal.EPISODE_DONE, f"resources session {key!r} is closed")
-    if key in table.opening:
-        bound = await asyncio.shield(table.opening[key])
-    elif key in table.bound:
-        bound = table.bound[key]
+    bindings, key = engine_of(request).bindings, seed.resources_session_id
+    (claim,) = await bindings.claim(SPACE, [key])
+    while claim.state not in (HELD, YOURS):
+        if claim.state == CLOSED:
+            raise refuse(Refusal.EPISODE_DONE, f"resources session {key!r} is closed")
+        if claim.state == OPENING:  # another seed of this id opens it: its session, once open
+            claim = await bindings.wait(SPACE, key)
+        else:  # absent again (an open abandoned meanwhile)
+            (claim,) = await bindings.claim(SPACE, [key])
+    if claim.state == HELD:
+        bound: _Bound = claim.value
     else:
-        opened: asyncio.Future[_Bound] = asyncio.get_running_loop().create_future()
-        table.opening[key] = opened
         try:
             bound = _Bound((await _open(request, seed.task_data)).session_id, seed.episode_id)
         except BaseException as exc:
-            opened.set_exception(exc)
-            opened.exception()  # retrieved: no one else may be waiting on it
+            await asyncio.shield(bindings.abandon(SPACE, key, claim.value, exc))
             raise
-        finally:
-            del table.opening[key]
-        opened.set_result(bound)
-        _remember(table.bound, key, bound)
+        if not await bindings.settle(SPACE, key, claim.value, bound):  # given up meanwhile
+            await engine_of(request).close_session(bound.session_id)
+            raise refuse(Refusal.UNAVAILABLE, f"resources session {key!r}: its open was given up; seed again")
     if bound.episode_id != seed.episode_id:
         raise refuse(Refusal.EPISODE_DONE, f"resources session {key!r} is bound to another episode")
     return bound
@@ -301,15 +281,15 @@ async def close_session(
         return ResourcesCloseSessionResponse(resources_session_id=session_id)
     if body.episode_id is None:
         raise refuse(Refusal.INVALID, "episode_id: required with resources_session_id")
-    table = _seeded(request)
-    if key in table.opening:
-        await asyncio.gather(asyncio.shield(table.opening[key]), return_exceptions=True)
-    bound = table.bound.get(key)
-    if bound is not None and bound.episode_id != body.episode_id:
+    try:  # after an open in flight; one that failed bound nothing
+        claim = await engine.bindings.wait(SPACE, key)
+    except Exception:
+        claim = Claim(ABSENT)
+    if claim.state == HELD and claim.value.episode_id != body.episode_id:
         raise refuse(Refusal.EPISODE_DONE, "episode_id does not match the seeded resources session")
-    _remember(table.closed, key, None)  # a seed arriving after the close must not open it again
+    # closed: a seed arriving after the close must not open it again
+    bound = await engine.bindings.release(SPACE, key, close=True)
     if bound is not None:
-        del table.bound[key]
         await engine.close_session(bound.session_id)
     return ResourcesCloseSessionResponse(resources_session_id=key)
 

@@ -15,7 +15,8 @@ turns; `finish: true` ends the trajectory's session (done, valid). An action wit
 (empty observation, not done); so is a call that cannot be run (a `<tool_call>` that is not a JSON object
 with a name, code that names no tool), whose observation says why. A session that ended (its interpreter
 lost, its TTL or step limit) answers done with the reason as the observation. The trajectory -> session
-map is a bounded table of handles on the app; the state itself is in the sessions' sandboxes.
+map is the engine's `bindings` (`assay.sessions.bindings`: in this process, or under `assay serve --ray`
+one table every ingress replica reads); the state itself is in the sessions' sandboxes.
 
 One trajectory, one session (issue 38): calls for a trajectory whose session is still being opened wait
 for that open instead of opening another, and a `finish` that arrives meanwhile closes it once it is
@@ -27,8 +28,7 @@ free session (up to `OPEN_WAIT_S`, then 429 `sessions_full`, which verl-tool fai
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -45,12 +45,12 @@ from assay.registry import Registry
 from assay.rl_client.tool_calls import ActionCalls, BadCall, Call
 from assay.sandbox import SandboxError
 from assay.sessions import SessionGone, SessionLimits
+from assay.sessions.bindings import HELD, OPENING, YOURS, Claim
 from assay.sessions.service import StepCall
 from assay.sessions.tools import task_tools
 from assay.types import Item
 
 router = APIRouter(tags=["trainers"], route_class=BoundedRoute)
-_KEPT = 100_000
 
 
 class ObservationRequest(BaseModel):
@@ -94,53 +94,42 @@ def _plan(extra: dict[str, Any], registry: Registry, schemas: list[dict[str, Any
 OPEN_WAIT_S = SESSION_OPEN_WAIT_S
 
 
-@dataclass
-class _Trajectories:
-    """The trajectory -> session table of the app, and the opens in flight (one per trajectory)."""
-
-    sessions: OrderedDict[str, tuple[str, ActionCalls]] = field(default_factory=OrderedDict)
-    opening: dict[str, asyncio.Future[tuple[str, ActionCalls]]] = field(default_factory=dict)
-
-
-def _trajectories(request: Request) -> _Trajectories:
-    table: _Trajectories | None = getattr(request.app.state, "tool_server_sessions", None)
-    if table is None:
-        table = request.app.state.tool_server_sessions = _Trajectories()
-    return table
+SPACE = "verl_tool"  # this route's keys in the engine's bindings table
 
 
 async def _call(
-    request: Request, trajectory: str, action: str, extra: dict[str, Any]
+    request: Request, trajectory: str, action: str, extra: dict[str, Any], claim: Claim
 ) -> StepCall | str | None:
     """The action's step call in the trajectory's session (its own, the one being opened for it, or a
-    new one, opened only for an action with a call); a BadCall's reason; None when it has no call."""
-    table = _trajectories(request)
-    if trajectory in table.sessions:
-        return _step(table.sessions[trajectory], action)
-    if trajectory in table.opening:
-        return _step(await asyncio.shield(table.opening[trajectory]), action)
+    new one, opened only for an action with a call); a BadCall's reason; None when it has no call.
+    `claim` is the trajectory's state as the request found it (`Bindings.claim`)."""
     engine = engine_of(request)
-    planned = _plan(extra, engine.registry, engine.session_tools())
-    call = planned.calls.parse(action)
-    if call is None or isinstance(call, BadCall):
-        return None if call is None else call.reason
-    opened: asyncio.Future[tuple[str, ActionCalls]] = asyncio.get_running_loop().create_future()
-    table.opening[trajectory] = opened
-    try:
-        limits = SessionLimits(**extra.get("limits", {}))
-        info = await open_when_free(engine, planned.item, planned.tools, limits, OPEN_WAIT_S)
-    except BaseException as exc:
-        opened.set_exception(exc)
-        opened.exception()  # retrieved: a trajectory no one else waits on must not warn
-        raise
-    finally:
-        del table.opening[trajectory]
-    held = (info.session_id, planned.calls)
-    opened.set_result(held)
-    table.sessions[trajectory] = held
-    while len(table.sessions) > _KEPT:
-        table.sessions.popitem(last=False)
-    return StepCall(info.session_id, *call)
+    bindings = engine.bindings
+    while True:
+        if claim.state == HELD:
+            return _step(claim.value, action)
+        if claim.state == OPENING:  # another call of this trajectory opens its session: wait for it
+            claim = await bindings.wait(SPACE, trajectory)
+            continue
+        if claim.state != YOURS:  # absent again (an open abandoned meanwhile): claim it
+            (claim,) = await bindings.claim(SPACE, [trajectory])
+            continue
+        token = claim.value
+        try:
+            planned = _plan(extra, engine.registry, engine.session_tools())
+            call = planned.calls.parse(action)
+            if call is None or isinstance(call, BadCall):
+                await bindings.abandon(SPACE, trajectory, token)
+                return None if call is None else call.reason
+            limits = SessionLimits(**extra.get("limits", {}))
+            info = await open_when_free(engine, planned.item, planned.tools, limits, OPEN_WAIT_S)
+        except BaseException as exc:
+            await asyncio.shield(bindings.abandon(SPACE, trajectory, token, exc))
+            raise
+        if await bindings.settle(SPACE, trajectory, token, (info.session_id, planned.calls)):
+            return StepCall(info.session_id, *call)
+        await engine.close_session(info.session_id)  # its open was given up meanwhile: not the one
+        (claim,) = await bindings.claim(SPACE, [trajectory])
 
 
 def _step(held: tuple[str, ActionCalls], action: str) -> StepCall | str | None:
@@ -153,15 +142,10 @@ def _step(held: tuple[str, ActionCalls], action: str) -> StepCall | str | None:
 
 async def _finish(request: Request, trajectory: str) -> None:
     """End the trajectory's session, once it is open if its open is in flight."""
-    table = _trajectories(request)
-    if trajectory in table.opening:
-        try:
-            await asyncio.shield(table.opening[trajectory])
-        except Exception:  # the open failed: nothing to close
-            return
-    held = table.sessions.pop(trajectory, None)
+    engine = engine_of(request)
+    held = await engine.bindings.release(SPACE, trajectory)
     if held is not None:
-        await engine_of(request).close_session(held[0])
+        await engine.close_session(held[0])
 
 
 @router.post("/get_observation", response_model=ObservationResponse, responses=SESSION_ERRORS)
@@ -174,7 +158,11 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
         raise refuse(
             Refusal.INVALID, "trajectory_ids, actions, finish and extra_fields must have one entry each"
         )
-    engine, table = engine_of(request), _trajectories(request).sessions
+    engine = engine_of(request)
+    going = [body.trajectory_ids[index] for index in range(count) if not finish[index]]
+    claims = iter(await engine.bindings.claim(SPACE, going))  # one round trip for the whole request
+    claimed: list[Claim | None] = [None if finish[index] else next(claims) for index in range(count)]
+    started: set[int] = set()  # entries whose own claim is being handled (see the finally below)
     observations, dones, valids = [""] * count, [False] * count, [False] * count
 
     async def prepare(index: int) -> StepCall | None:
@@ -185,7 +173,10 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
             dones[index] = valids[index] = True
             return None
         try:
-            call = await _call(request, trajectory, body.actions[index], extras[index] or {})
+            claim = claimed[index]
+            assert claim is not None
+            started.add(index)
+            call = await _call(request, trajectory, body.actions[index], extras[index] or {}, claim)
         except (ItemError, ValidationError, TypeError, AttributeError) as exc:  # a bad item or limits
             raise refuse(Refusal.INVALID, f"extra_fields[{index}]: {exc}") from None
         except SandboxError as exc:
@@ -196,7 +187,12 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
         return call
 
     # all at once: a trajectory waiting for a free session does not hold up the others' opens
-    prepared = await asyncio.gather(*(prepare(index) for index in range(count)), return_exceptions=True)
+    try:
+        prepared = await asyncio.gather(*(prepare(i) for i in range(count)), return_exceptions=True)
+    finally:  # cancelled before an entry began: an open claimed for it must not stay in flight
+        for index, claim in enumerate(claimed):
+            if claim is not None and claim.state == YOURS and index not in started:
+                await asyncio.shield(engine.bindings.abandon(SPACE, body.trajectory_ids[index], claim.value))
     failed = next((p for p in prepared if isinstance(p, BaseException)), None)
     if failed is not None:
         raise failed
@@ -206,7 +202,7 @@ async def get_observation(body: ObservationRequest, request: Request) -> Observa
         valids[index] = True
         if isinstance(result, SessionGone):
             observations[index], dones[index] = f"[session ended: {result.reason}]", True
-            table.pop(body.trajectory_ids[index], None)
+            await engine.bindings.drop(SPACE, body.trajectory_ids[index])
         else:
             observations[index] = result.observation
             dones[index] = result.status == "session_ended"

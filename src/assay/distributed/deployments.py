@@ -5,7 +5,9 @@ ingress that serves `create_app`'s routes from them.
       ├── scorers   math, sql, plugins: CPU-bound, a killable process pool per replica
       ├── code      sandbox slots
       ├── judge     OpenAI-compatible judge clients (latency-bound)
-      └── prm       the process reward model (`num_gpus` per replica)
+      ├── prm       the process reward model (`num_gpus` per replica)
+      └── bindings  trajectory -> session for the trainer routes, with several ingress replicas
+                    (one replica: `assay.distributed.bindings`)
 
 Each deployment takes its replica count, autoscaling and resources from `Settings.ray.<kind>`.
 """
@@ -14,9 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay.distributed.bindings import BindingsReplica
 from assay.distributed.dispatch import deployed_kinds
 from assay.distributed.faults import require_ray
 from assay.settings import RayDeploymentSettings, Settings
+
+_BINDING_CALLS = 100_000  # calls the bindings replica takes at once (a wait for an open is one)
 
 
 class ScorerReplica:
@@ -43,16 +48,45 @@ class ScorerReplica:
 class Ingress:
     """Holds the handles of the per-kind deployments; Serve builds the FastAPI app after `__init__`."""
 
-    def __init__(self, settings: Settings, handles: dict[str, Any]) -> None:
+    def __init__(self, settings: Settings, handles: dict[str, Any], bindings: Any = None) -> None:
         self._settings = settings
         self._handles = handles
+        self._bindings = bindings  # the `bindings` deployment's handle, with several ingress replicas
 
     def __serve_build_asgi_app__(self) -> Any:
         from assay.api import create_app
         from assay.distributed.engine import RayEngine
 
-        handles = self._handles
-        return create_app(self._settings, engine_factory=lambda s, m: RayEngine(s, m, handles))
+        handles, bindings = self._handles, self._bindings
+        app = create_app(self._settings, engine_factory=lambda s, m: RayEngine(s, m, handles, bindings))
+        app.add_middleware(ReplicaHeader)
+        return app
+
+
+class ReplicaHeader:
+    """`X-Assay-Replica: <Serve's replica id>` on every answer: which ingress replica answered (Serve's
+    proxy picks one per request), for an operator following a trajectory, and for the tests."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.replica: bytes | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.replica is None:
+            from ray import serve
+
+            self.replica = serve.get_replica_context().replica_id.unique_id.encode()
+        replica = self.replica
+
+        async def named(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"x-assay-replica", replica)]}
+            await send(message)
+
+        await self.app(scope, receive, named)
 
 
 def deployment_options(section: RayDeploymentSettings) -> dict[str, Any]:
@@ -93,6 +127,15 @@ def build_app(settings: Settings) -> Any:
         )
         for kind in deployed_kinds(settings)
     }
+    bindings = None
+    if settings.ray.ingress_replicas > 1:  # trajectory -> session, read by every ingress replica
+        table: Any = serve.deployment(BindingsReplica, name="bindings")
+        bindings = table.options(
+            num_replicas=1,  # one table: a claim is atomic on its one event loop
+            max_ongoing_requests=_BINDING_CALLS,  # a call waiting for another's open holds one
+            max_queued_requests=-1,
+            ray_actor_options={"num_cpus": 0, "resources": dict(settings.ray.ingress_resources)},
+        ).bind()
     ingress: Any = serve.deployment(serve.ingress()(Ingress), name="ingress")
     ingress = ingress.options(
         num_replicas=settings.ray.ingress_replicas,
@@ -101,7 +144,7 @@ def build_app(settings: Settings) -> Any:
         max_queued_requests=-1,
         ray_actor_options={"num_cpus": 0, "resources": dict(settings.ray.ingress_resources)},
     )
-    return ingress.bind(settings, kinds)
+    return ingress.bind(settings, kinds, bindings)
 
 
 def deploy(settings: Settings, http: bool = True) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assay import items as item_io
+from assay.distributed.bindings import RayBindings
 from assay.distributed.dispatch import Dispatcher
 from assay.distributed.sessions import RaySessions
 from assay.engine.admission import Admission
@@ -26,6 +27,7 @@ from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.sandbox import Execution, Program, SandboxError
 from assay.sessions import SessionGone, SessionLimits, StepResult
+from assay.sessions.bindings import Bindings, KeyedSessions
 from assay.sessions.service import SessionInfo, StepCall, with_trace
 from assay.settings import Settings
 from assay.types import Item, Result
@@ -41,11 +43,16 @@ class RayEngine:
     """Admission, registry and metrics as in `Engine`; scoring by the deployments behind `handles`;
     sessions on this replica's session-holder actors (started on the first session)."""
 
-    def __init__(self, settings: Settings, metrics: Metrics, handles: Mapping[str, Any]) -> None:
+    def __init__(
+        self, settings: Settings, metrics: Metrics, handles: Mapping[str, Any], bindings: Any = None
+    ) -> None:
         self.settings = settings
         self.metrics = metrics
         self.registry = Registry.from_settings(settings)
         self._sessions = RaySessions(settings, metrics)
+        # trajectory -> session: on the `bindings` deployment when there is one (several ingress
+        # replicas), else in this replica
+        self.bindings: KeyedSessions = RayBindings(bindings) if bindings is not None else Bindings()
         self._handles = dict(handles)
         self.dispatcher = Dispatcher.on_serve(self._call, settings, kinds=self._handles)
         self._admission = Admission(settings, metrics)

@@ -105,6 +105,10 @@ class SessionHolder:
         self.host.close_now(session_id)
         return self.host.open_count
 
+    def count(self) -> int:
+        """Sessions open here now."""
+        return self.host.open_count
+
     def where(self) -> tuple[int, str]:
         """This holder's process id and Ray node id (what a test kills or removes)."""
         import ray

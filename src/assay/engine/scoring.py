@@ -35,6 +35,7 @@ from assay.metrics import Metrics
 from assay.registry import Registry, Scorer
 from assay.sandbox import Execution, Program, SandboxError
 from assay.sessions import SessionGone, SessionLimits, StepResult
+from assay.sessions.bindings import Bindings, KeyedSessions
 from assay.sessions.service import SessionHost, SessionInfo, StepCall, with_trace
 from assay.settings import Settings
 from assay.types import Item, Result
@@ -56,6 +57,7 @@ class Engine:
         self.metrics = metrics if metrics is not None else Metrics()
         self.registry = Registry.from_settings(self.settings)
         self.sessions = SessionHost(self.settings, self.metrics)  # a Ray session holder has one too
+        self.bindings: KeyedSessions = Bindings()
         self._scorers = Scorers(self.settings)
         pool = None
         if any(cls.runs_in == "process" for cls in self.registry.values()):

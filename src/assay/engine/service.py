@@ -21,7 +21,9 @@ The surface, by concern:
   verdict path), `close_session`. A session lost with its holder ends as `SessionGone`. `Engine`
   has a `assay.sessions.service.SessionHost` (sessions in this process); `RayEngine` sends each call to
   the session-holder actor named in the id, which has a `SessionHost` of its own
-  (`assay.distributed.sessions`).
+  (`assay.distributed.sessions`). `bindings` keys sessions by a trainer's trajectory id
+  (`assay.sessions.bindings`): a table in this process for `Engine`, one shared by every ingress replica
+  for `RayEngine`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from assay.metrics import Metrics
 from assay.registry import Registry
 from assay.sandbox import Execution, Program
 from assay.sessions import SessionGone, SessionLimits, StepResult
+from assay.sessions.bindings import KeyedSessions
 from assay.sessions.service import SessionInfo, StepCall
 from assay.settings import Settings
 from assay.types import Item, Result
@@ -46,6 +49,7 @@ class Service(Protocol):
     settings: Settings
     metrics: Metrics
     registry: Registry
+    bindings: KeyedSessions  # trajectory key -> session, for the routes that name a trajectory
 
     # -- admission ------------------------------------------------------------------------------
     @property
