@@ -1,6 +1,7 @@
 """What answer clusters cost a group (issue 42): clustering time against the group's scoring time.
 
     .venv/bin/python benchmarks/group_clusters.py [--sizes 8 16 64] [--groups 6] [--workers 2] [--sql]
+        [--engines sqlite duckdb postgres] [--math [numbers mixed distinct]]
 
 Groups of G math responses are scored through `Engine.score_groups` (the same path as POST /v1/groups);
 `stats.clusters_ms` is the clustering's own time (a worker round trip included); the group's scoring time
@@ -13,8 +14,10 @@ Three shapes of group, from cheap to costly for the clustering:
 - `distinct`: G different polynomials, the worst case: no key merges anything and every pair of
   representatives goes to the comparer (G(G-1)/2 mutual comparisons, 2,016 at G = 64).
 - `sql` (with `--sql`, on the dev `school` database): five queries, three of them one answer (a join, a
-  subquery, the subquery with a semicolon), whose equivalence is two scorings per pair of distinct texts;
-  each group asks about its own course, so each has its own gold (and its own perturbed copies).
+  subquery, the subquery with a semicolon), whose equivalence is result equality on the group's
+  databases and perturbed copies; each group asks about its own course, so each has its own gold (and
+  its own perturbed copies). `--engines` names the engines to run it on (`sql` is SQLite, `sql/duckdb`
+  and `sql/postgres` the others; PostgreSQL runs on a throwaway server, scripts/pg_tmp.sh).
 
 Target: clustering a small share of the group's scoring time (the printed `share`). The groups repeat
 answers, so the workers' caches make their scoring cheap: the share is an upper bound for real groups,
@@ -31,11 +34,13 @@ each answer scored as the gold are the floor.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from assay.engine.scoring import Engine
 from assay.settings import Settings, SqlSettings
@@ -55,14 +60,21 @@ def _item(answer: str, reference: str) -> dict[str, str]:
     return {"task": "math", "response": f"so the answer is \\boxed{{{answer}}}", "reference": reference}
 
 
-def _group(shape: str, size: int, rng: random.Random, salt: int) -> list[dict[str, str]]:
+def _group(shape: str, size: int, rng: random.Random, salt: int) -> list[dict[str, Any]]:
     p, q = salt + 2, salt + 3
-    if shape == "sql":
+    if shape.startswith("sql"):
         course = salt // 10 % 10 + 1  # each group its own course: its own gold, as a new prompt has
         gold = _SQL[0].format(c=course)
         picks = (rng.choice(_SQL).format(c=course) for _ in range(size))
+        engine = shape.partition("/")[2] or "sqlite"
         return [
-            {"task": "sql", "db_id": "school", "response": f"```sql\n{q}\n```", "reference": gold}
+            {
+                "task": "sql",
+                "db_id": "school",
+                "response": f"```sql\n{q}\n```",
+                "reference": gold,
+                "options": {"engine": engine},
+            }
             for q in picks
         ]
     if shape == "numbers":
@@ -80,17 +92,29 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=6)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sql", action="store_true", help="also a sql group on the dev databases")
+    parser.add_argument(
+        "--math", nargs="*", default=["numbers", "mixed", "distinct"], help="math shapes (none: sql only)"
+    )
+    parser.add_argument("--engines", nargs="+", default=["sqlite"], choices=["sqlite", "duckdb", "postgres"])
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as databases:
+    with tempfile.TemporaryDirectory() as databases, contextlib.ExitStack() as stack:
         devdata.build(Path(databases))
-        settings = Settings(workers=args.workers, sql=SqlSettings(databases=Path(databases)))
-        shapes = ("numbers", "mixed", "distinct") + (("sql",) if args.sql else ())
+        dsns: dict[str, str] = {}
+        if args.sql and "postgres" in args.engines:
+            from sql_hacks import postgres_server  # a sibling script: the one throwaway server helper
+
+            dsns = devdata.create_postgres(stack.enter_context(postgres_server()))
+        sql = SqlSettings(databases=Path(databases), postgres_dsn=dsns)
+        settings = Settings(workers=args.workers, sql=sql)
+        engines = [e for e in ("sqlite", "duckdb", "postgres") if e in args.engines] if args.sql else []
+        sql_shapes = ("sql" if e == "sqlite" else f"sql/{e}" for e in engines)
+        shapes = (*(s for s in ("numbers", "mixed", "distinct") if s in args.math), *sql_shapes)
         _run(settings, shapes, args.sizes, args.groups)
 
 
 def _run(settings: Settings, shapes: tuple[str, ...], sizes: list[int], groups: int) -> None:
     rng = random.Random(0)
-    print(f"{'shape':>9} {'G':>3} {'scoring ms':>10} {'clusters ms':>11} {'share':>6} {'clusters':>8}")
+    print(f"{'shape':>12} {'G':>3} {'scoring ms':>10} {'clusters ms':>11} {'share':>6} {'clusters':>8}")
     with Engine(settings) as engine:
         engine.score_groups([[_item("1", "1"), _item("2", "1")]])  # start and warm the workers
         for shape in shapes:
@@ -108,7 +132,7 @@ def _run(settings: Settings, shapes: tuple[str, ...], sizes: list[int], groups: 
                 cost = statistics.median(costs)
                 wall = statistics.median(w - c for w, c in zip(walls, costs, strict=True))
                 print(
-                    f"{shape:>9} {size:>3} {wall:>10.1f} {cost:>11.1f} {cost / wall:>6.1%} "
+                    f"{shape:>12} {size:>3} {wall:>10.1f} {cost:>11.1f} {cost / wall:>6.1%} "
                     f"{statistics.median(counts):>8.0f}"
                 )
 

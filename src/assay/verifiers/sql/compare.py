@@ -73,6 +73,35 @@ def canon(value: Any) -> Any:
     return ("other", type(value).__name__, str(value))
 
 
+def exact(value: Any) -> Any:
+    """`canon` without rounding floats: equal keys mean equal values under every tolerance."""
+    if isinstance(value, float | Decimal) and math.isfinite(number := float(value)):
+        return ("num", number)
+    return canon(value)
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A result's values, exactly, in order (`rows`) and as a multiset (`bag`): results with equal
+    `rows` are equal by `compare` in every mode, with equal `bag`s wherever order does not count. Unequal
+    fingerprints decide nothing (columns in another order, floats within tolerance): compare then."""
+
+    width: int
+    rows: tuple[tuple[Any, ...], ...]
+    bag: frozenset[tuple[tuple[Any, ...], int]]
+
+    @classmethod
+    def of(cls, width: int, rows: Sequence[Row]) -> Fingerprint:
+        keyed = tuple(tuple(exact(v) for v in row) for row in rows)
+        return cls(width, keyed, frozenset(Counter(keyed).items()))
+
+    def decides_equal(self, other: Fingerprint, ordered: bool) -> bool:
+        """Whether the two results are equal by `compare` with `ordered`, from the fingerprints alone."""
+        if self.width != other.width:
+            return False
+        return self.rows == other.rows or (not ordered and self.bag == other.bag)
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
 

@@ -16,11 +16,17 @@ from one run to the next (`random()`, the clock) gets its first result every tim
 
 Databases are told apart by the engine object: a perturbed copy rebuilt after its cache evicted it is
 another object, and the queries run on it again.
+
+`Recorded` keeps what the worker's scoring ran (every query, on every database and copy), so a group's
+clustering, formed in the worker that just scored its items, reads the members' results instead of
+running them again: what is kept and what is not follows the memo's rules, within a row budget per worker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from cachetools import LRUCache
 
 from assay.verifiers.sql.engines import (
     OUT_OF_MEMORY,
@@ -38,18 +44,59 @@ _MAX_ROWS = 10_000  # as the scorer's gold cache: longer results run again
 _ROW_BUDGET = 200_000
 
 
-class QueryMemo:
-    """Query outcomes per (database, query text) and sqlglot readings per query, for one clustering call."""
+Outcome = QueryResult | QueryError
+
+
+def _kept(exc: QueryError) -> bool:
+    """An error the query causes itself (kept), not one of the moment (a timeout, memory: not kept)."""
+    return exc.kind != TIMEOUT and exc.message != OUT_OF_MEMORY
+
+
+class Recorded:
+    """What one worker's scoring ran, per (database, query text), least recently used dropped first past
+    `row_budget` rows. Scoring runs every query afresh and only writes here; a clustering call reads."""
 
     def __init__(self, max_rows: int = _MAX_ROWS, row_budget: int = _ROW_BUDGET) -> None:
-        self._outcomes: dict[tuple[SqlEngine, str], QueryResult | QueryError] = {}
-        self._readings: dict[tuple[str, str, str | None], Analysis] = {}
-        self._max_rows, self._rows_left = max_rows, row_budget
+        self._max_rows = max_rows
+        self._outcomes: LRUCache[tuple[SqlEngine, str], Outcome] = LRUCache(
+            maxsize=row_budget, getsizeof=lambda o: len(o.rows) + 1 if isinstance(o, QueryResult) else 1
+        )
 
     def run(self, engine: SqlEngine, sql: str, limits: QueryLimits) -> QueryResult:
-        """`engine.run(sql, limits)`, or what it gave the first time in this call."""
+        """`engine.run(sql, limits)`, its outcome recorded."""
+        try:
+            result = engine.run(sql, limits)
+        except QueryError as exc:
+            if _kept(exc):
+                self._outcomes[(engine, sql)] = exc
+            raise
+        if len(result.rows) <= self._max_rows:
+            self._outcomes[(engine, sql)] = result
+        return result
+
+    def get(self, engine: SqlEngine, sql: str) -> Outcome | None:
+        return self._outcomes.get((engine, sql))
+
+
+class QueryMemo:
+    """Query outcomes per (database, query text) and sqlglot readings per query, for one clustering call;
+    `recorded`: the worker's scoring's outcomes, read before running a query."""
+
+    def __init__(
+        self, max_rows: int = _MAX_ROWS, row_budget: int = _ROW_BUDGET, recorded: Recorded | None = None
+    ) -> None:
+        self._outcomes: dict[tuple[SqlEngine, str], Outcome] = {}
+        self._readings: dict[tuple[str, str, str | None], Analysis] = {}
+        self._max_rows, self._rows_left = max_rows, row_budget
+        self._recorded = recorded
+
+    def run(self, engine: SqlEngine, sql: str, limits: QueryLimits) -> QueryResult:
+        """`engine.run(sql, limits)`, or what it gave the first time in this call (or in the worker's
+        scoring, when recorded)."""
         key = (engine, sql)
         kept = self._outcomes.get(key)
+        if kept is None and self._recorded is not None:
+            kept = self._recorded.get(engine, sql)
         if isinstance(kept, QueryError):
             raise kept
         if kept is not None:
@@ -57,7 +104,7 @@ class QueryMemo:
         try:
             result = engine.run(sql, limits)
         except QueryError as exc:
-            if exc.kind != TIMEOUT and exc.message != OUT_OF_MEMORY:
+            if _kept(exc):
                 self._outcomes[key] = exc
             raise
         if len(result.rows) <= min(self._max_rows, self._rows_left):

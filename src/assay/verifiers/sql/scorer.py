@@ -56,7 +56,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
-from assay.verifiers.sql.memo import QueryMemo, Run, plain_run
+from assay.verifiers.sql.memo import QueryMemo, Recorded, Run
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
@@ -65,12 +65,12 @@ from assay.verifiers.sql.statement import (
     keyed_query,
     known_dialect,
     order_key_columns,
-    referenced_tables,
 )
 
 _DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres"}
 _MAX_ENGINES = 32  # open databases kept per worker
 _MAX_CACHED_ROWS = 10_000
+_RECORDED_ROWS = 100_000  # query results the worker's scoring keeps for the group's clustering
 
 
 class SqlOptions(TaskOptions):
@@ -100,7 +100,7 @@ class _Budget:
     """The item's deadline split into query timeouts, so the engine stops a query before the pool kills;
     `run` runs each query (through a clustering call's memo, memo.py, when there is one)."""
 
-    def __init__(self, deadline_s: float, query_timeout_s: float, run: Run = plain_run) -> None:
+    def __init__(self, deadline_s: float, query_timeout_s: float, run: Run) -> None:
         self.end = time.monotonic() + deadline_s - min(0.5, deadline_s * 0.1)
         self.query_timeout_s = query_timeout_s
         self.run = run
@@ -170,7 +170,11 @@ class SqlScorer(Scorer[SqlOptions]):
         self._engines = _EngineCache(maxsize=_MAX_ENGINES)
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
+        self._pred_parsed: LRUCache[tuple[str, str, str | None], Analysis] = LRUCache(maxsize=256)
         self._data_check = DataCheck(settings.sql)
+        # What scoring ran, for the group's clustering in this worker (equivalence.py); never read back by
+        # scoring, which runs every query afresh.
+        self.recorded = Recorded(_MAX_CACHED_ROWS, _RECORDED_ROWS)
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: SqlOptions) -> float:
@@ -209,7 +213,7 @@ class SqlScorer(Scorer[SqlOptions]):
             instances = self._instances(item.db_id, options)
         except catalog.UnknownDatabase as exc:  # an ItemError: `invalid`
             return Result.of_error(exc)
-        run = memo.run if memo is not None else plain_run
+        run = memo.run if memo is not None else self.recorded.run
         budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, run)
         dialect = _DIALECTS[instances[0].engine]
         gold = self._read_gold(item.reference.strip().rstrip(";").strip(), dialect, memo)
@@ -229,9 +233,9 @@ class SqlScorer(Scorer[SqlOptions]):
             )
             return _reward(False, False, options, f"no SQL found in {where}", details=details)
         if memo is not None:
-            pred = memo.reading(sql, dialect, item.dialect, analyse)
+            pred = memo.reading(sql, dialect, item.dialect, self.read_prediction)
         else:
-            pred = analyse(sql, dialect, item.dialect)
+            pred = self.read_prediction(sql, dialect, item.dialect)
         details["notes"] = [*pred.notes] + ([f"sqlglot: {pred.parse_error}"] if pred.parse_error else [])
         if pred.refusal is not None:
             reason = f"rejected before execution: {pred.refusal}"
@@ -240,7 +244,7 @@ class SqlScorer(Scorer[SqlOptions]):
             details["warnings"] = [
                 "the prediction reads no table (a constant answer): possibly a hard-coded result"
             ]
-            if not options.allow_constant and referenced_tables(gold.parsed) != set():
+            if not options.allow_constant and gold.tables != frozenset():
                 reason = "the prediction reads no table while the reference does: a constant answer"
                 return _reward(False, False, options, reason, extracted=pred.sql, details=details)
         ordered = {"strict": True, "ignore": False}.get(options.order, gold.ordered)
@@ -355,6 +359,15 @@ class SqlScorer(Scorer[SqlOptions]):
         ):
             outcome = Comparison(True, "same rows in the required order, up to ties cut by the LIMIT")
         return outcome
+
+    def read_prediction(self, sql: str, dialect: str, source: str | None) -> Analysis:
+        """sqlglot's reading of a prediction, cached: a group repeats answers, and its clustering reads
+        them again (an Analysis is never modified)."""
+        key = (sql, dialect, source)
+        cached = self._pred_parsed.get(key)
+        if cached is None:
+            cached = self._pred_parsed[key] = analyse(sql, dialect, source)
+        return cached
 
     def _gold_analysis(self, sql: str, dialect: str) -> Analysis:
         """sqlglot's reading of the gold, cached: parsing costs about a millisecond a statement."""
