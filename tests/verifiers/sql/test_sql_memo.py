@@ -23,7 +23,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
-from assay.verifiers.sql.memo import QueryMemo
+from assay.verifiers.sql.memo import QueryMemo, Recorded
 
 JOIN = (
     "SELECT DISTINCT s.id, s.name FROM students s JOIN enrollments e ON e.student_id = s.id"
@@ -209,3 +209,26 @@ def test_mutual_verdicts_still_take_a_scorer_as_plugins_pass_it() -> None:
     by_function = MutualVerdicts(Exact().score, item, None, lambda answer: None)
     for verdicts in (by_scorer, by_function):
         assert verdicts.equivalent("a", "a") and not verdicts.equivalent("a", "b")
+
+
+def test_a_clustering_memo_reads_what_scoring_recorded_and_runs_the_rest() -> None:
+    engine = _Scripted([QueryResult(["n"], [(1,)]), QueryError(FAILED, "no such column")])
+    recorded = Recorded()
+    recorded.run(engine, "SELECT n FROM t", LIMITS)
+    with pytest.raises(QueryError):
+        recorded.run(engine, "SELECT nope FROM t", LIMITS)
+    memo = QueryMemo(recorded=recorded)
+    assert memo.run(engine, "SELECT n FROM t", LIMITS).rows == [(1,)]
+    with pytest.raises(QueryError, match="no such column"):
+        memo.run(engine, "SELECT nope FROM t", LIMITS)
+    assert engine.runs == 2  # scoring's two runs, none for the clustering
+
+
+def test_recording_keeps_neither_a_timeout_nor_a_result_past_its_size() -> None:
+    big = QueryResult(["s"], [("x" * 600,), ("y" * 600,)])
+    engine = _Scripted([QueryError(TIMEOUT, "interrupted"), big])
+    recorded = Recorded(max_bytes=1_000)
+    with pytest.raises(QueryError):
+        recorded.run(engine, "SELECT slow", LIMITS)
+    recorded.run(engine, "SELECT big", LIMITS)
+    assert recorded.get(engine, "SELECT slow") is None and recorded.get(engine, "SELECT big") is None

@@ -19,7 +19,8 @@ another object, and the queries run on it again.
 
 `Recorded` keeps what the worker's scoring ran (every query, on every database and copy), so a group's
 clustering, formed in the worker that just scored its items, reads the members' results instead of
-running them again: what is kept and what is not follows the memo's rules, within a row budget per worker.
+running them again: what is kept and what is not follows the memo's rules, within a byte budget per
+worker (results of up to 1 MiB, 32 MiB in all).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from assay.verifiers.sql.engines import (
     QueryLimits,
     QueryResult,
     SqlEngine,
+    value_size,
 )
 from assay.verifiers.sql.statement import Analysis
 
@@ -53,13 +55,14 @@ def _kept(exc: QueryError) -> bool:
 
 
 class Recorded:
-    """What one worker's scoring ran, per (database, query text), least recently used dropped first past
-    `row_budget` rows. Scoring runs every query afresh and only writes here; a clustering call reads."""
+    """What one worker's scoring ran, per (database, query text): results of at most `max_bytes` (about:
+    engines.value_size), least recently used dropped first past `byte_budget` in all. Scoring runs every
+    query afresh and only writes here; a clustering call reads."""
 
-    def __init__(self, max_rows: int = _MAX_ROWS, row_budget: int = _ROW_BUDGET) -> None:
-        self._max_rows = max_rows
-        self._outcomes: LRUCache[tuple[SqlEngine, str], Outcome] = LRUCache(
-            maxsize=row_budget, getsizeof=lambda o: len(o.rows) + 1 if isinstance(o, QueryResult) else 1
+    def __init__(self, max_bytes: int = 1 << 20, byte_budget: int = 32 << 20) -> None:
+        self._max_bytes = max_bytes
+        self._outcomes: LRUCache[tuple[SqlEngine, str], tuple[Outcome, int]] = LRUCache(
+            maxsize=byte_budget, getsizeof=lambda kept: kept[1]
         )
 
     def run(self, engine: SqlEngine, sql: str, limits: QueryLimits) -> QueryResult:
@@ -68,14 +71,16 @@ class Recorded:
             result = engine.run(sql, limits)
         except QueryError as exc:
             if _kept(exc):
-                self._outcomes[(engine, sql)] = exc
+                self._outcomes[(engine, sql)] = (exc, 256)
             raise
-        if len(result.rows) <= self._max_rows:
-            self._outcomes[(engine, sql)] = result
+        size = 256 + sum(8 + sum(value_size(v) for v in row) for row in result.rows)
+        if size <= self._max_bytes:
+            self._outcomes[(engine, sql)] = (result, size)
         return result
 
     def get(self, engine: SqlEngine, sql: str) -> Outcome | None:
-        return self._outcomes.get((engine, sql))
+        kept = self._outcomes.get((engine, sql))
+        return kept[0] if kept is not None else None
 
 
 class QueryMemo:

@@ -70,7 +70,6 @@ from assay.verifiers.sql.statement import (
 _DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres"}
 _MAX_ENGINES = 32  # open databases kept per worker
 _MAX_CACHED_ROWS = 10_000
-_RECORDED_ROWS = 100_000  # query results the worker's scoring keeps for the group's clustering
 
 
 class SqlOptions(TaskOptions):
@@ -174,7 +173,7 @@ class SqlScorer(Scorer[SqlOptions]):
         self._data_check = DataCheck(settings.sql)
         # What scoring ran, for the group's clustering in this worker (equivalence.py); never read back by
         # scoring, which runs every query afresh.
-        self.recorded = Recorded(_MAX_CACHED_ROWS, _RECORDED_ROWS)
+        self.recorded = Recorded()
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: SqlOptions) -> float:
