@@ -1,5 +1,8 @@
-"""The sql equivalence's query memo (verifiers/sql/memo.py): one clustering call runs each distinct query
-once per database, and its verdicts are those of scoring every pair one by one without it."""
+"""The sql equivalence's query memo (verifiers/sql/memo.py) and result equality (equivalence.py): one
+clustering call runs each distinct query once per database, and on these hand-built groups its verdicts are
+those of scoring every pair both ways (the definition before issue 42's cost work; the two may differ
+through which perturbed copies are drawn, the reference's for every pair against each answer's own, and
+in how an answer is read: once, as a prediction)."""
 
 from __future__ import annotations
 
@@ -86,11 +89,12 @@ def _item() -> Item:
 
 
 def _memoised(scorer: SqlScorer, options: SqlOptions) -> Equivalence:
+    """The equivalence as served: result equality with the call's memo."""
     return SqlEquivalence().within(scorer, _item(), options)
 
 
 def _pairwise(scorer: SqlScorer, options: SqlOptions) -> Equivalence:
-    """The path before the memo: every pair scored both ways from scratch."""
+    """The definition before: every pair scored both ways, each answer as the other's gold."""
     return MutualVerdicts(scorer.score, _item(), options, SqlEquivalence().key)
 
 

@@ -149,7 +149,7 @@ class ResultEquality(Equivalence):
         sql = extract_sql(answer[-self._scorer.settings.sql.max_response_chars :])
         if sql is None or not self._instances:
             return _Answer(None, alone=True)
-        query = self._memo.reading(sql, self._dialect, self._item.dialect, self._scorer.read_prediction)
+        query = self._scorer.read_prediction(sql, self._dialect, self._item.dialect)
         if query.refusal is not None:
             return _Answer(query, alone=True)  # never run, as scoring never runs it
         try:
@@ -318,7 +318,7 @@ class ResultEquality(Equivalence):
             return self._pivot
         reference = self._item.reference
         if reference and reference.strip():
-            gold = self._scorer._read_gold(reference.strip().rstrip(";").strip(), self._dialect, self._memo)
+            gold = self._scorer.read_gold(reference.strip().rstrip(";").strip(), self._dialect)
             if gold.refusal is None:
                 try:
                     result = self._scorer._run_gold(

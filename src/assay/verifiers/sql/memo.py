@@ -1,26 +1,23 @@
-"""What one clustering call's queries gave, so each distinct query runs once per database (issue 42).
+"""What a group's queries gave, so each distinct query runs at most once per database (issue 42).
 
-The sql task's answer equivalence scores each pair of distinct queries twice, each as the other's gold
-(`MutualVerdicts`). Scored one pair at a time, a query met in several pairs ran again on the same
-database every time (as the prediction on the group's database and its alternates, as the gold there,
-the gold's tie-recovering rewrites), and sqlglot read it again. Within one call a query's outcome on one
-database is a fact: the databases are read-only and a perturbed copy, once built, does not change. So the
-scorer, given a memo, asks it instead of the engine, and compares what it returns with its own code: the
-verdicts are those of scoring the pairs one by one.
+The sql task's answer equivalence (equivalence.py) compares the results of a group's queries on the same
+databases: the group's instance, its alternates, the perturbed copies. Within one clustering call a
+query's outcome on one database is a fact (the databases are read-only and a perturbed copy, once built,
+does not change), so the call's `QueryMemo` runs each (database, query) once, and first asks `Recorded`:
+what the worker's own scoring ran. Clusters form in the worker task that just scored the group's items,
+so there the members' results on the database and on the reference's copies are all recorded, and the
+clustering runs nothing.
 
 What is kept: results, and the errors that come from the query itself (it failed, was refused, or passed
 the row or size cap). Not a timeout or running out of memory, which depend on the moment: that query
-runs again, as it did before. A result of more than `max_rows` rows, or past `row_budget` rows kept in
-all, is not kept either (it runs again), so a call's memory stays bounded. A query whose result changes
-from one run to the next (`random()`, the clock) gets its first result every time.
+runs again. The memo keeps no result of more than `max_rows` rows, nor past `row_budget` rows in all (it
+runs again), so a call's memory stays bounded; `Recorded` keeps results of up to 1 MiB (about:
+engines.value_size), 32 MiB a worker, least recently used dropped first. Scoring never reads what it
+recorded: it runs every query afresh, so a query whose result changes from one run to the next
+(`random()`, the clock) is scored as before, and clustered by the result scoring saw.
 
 Databases are told apart by the engine object: a perturbed copy rebuilt after its cache evicted it is
 another object, and the queries run on it again.
-
-`Recorded` keeps what the worker's scoring ran (every query, on every database and copy), so a group's
-clustering, formed in the worker that just scored its items, reads the members' results instead of
-running them again: what is kept and what is not follows the memo's rules, within a byte budget per
-worker (results of up to 1 MiB, 32 MiB in all).
 """
 
 from __future__ import annotations
@@ -38,7 +35,6 @@ from assay.verifiers.sql.engines import (
     SqlEngine,
     value_size,
 )
-from assay.verifiers.sql.statement import Analysis
 
 Run = Callable[[SqlEngine, str, QueryLimits], QueryResult]  # how the scorer runs a query on a database
 
@@ -84,14 +80,13 @@ class Recorded:
 
 
 class QueryMemo:
-    """Query outcomes per (database, query text) and sqlglot readings per query, for one clustering call;
-    `recorded`: the worker's scoring's outcomes, read before running a query."""
+    """Query outcomes per (database, query text), for one clustering call; `recorded`: the worker's
+    scoring's outcomes, read before running a query."""
 
     def __init__(
         self, max_rows: int = _MAX_ROWS, row_budget: int = _ROW_BUDGET, recorded: Recorded | None = None
     ) -> None:
         self._outcomes: dict[tuple[SqlEngine, str], Outcome] = {}
-        self._readings: dict[tuple[str, str, str | None], Analysis] = {}
         self._max_rows, self._rows_left = max_rows, row_budget
         self._recorded = recorded
 
@@ -116,16 +111,6 @@ class QueryMemo:
             self._rows_left -= len(result.rows)
             self._outcomes[key] = result
         return result
-
-    def reading(
-        self, sql: str, dialect: str, source: str | None, analyse: Callable[[str, str, str | None], Analysis]
-    ) -> Analysis:
-        """`analyse(sql, dialect, source)`, read once per call (an Analysis is never modified)."""
-        key = (sql, dialect, source)
-        kept = self._readings.get(key)
-        if kept is None:
-            kept = self._readings[key] = analyse(sql, dialect, source)
-        return kept
 
 
 def plain_run(engine: SqlEngine, sql: str, limits: QueryLimits) -> QueryResult:

@@ -56,7 +56,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
-from assay.verifiers.sql.memo import QueryMemo, Recorded, Run
+from assay.verifiers.sql.memo import Recorded, Run
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
@@ -201,9 +201,8 @@ class SqlScorer(Scorer[SqlOptions]):
         return QueryLimits(timeout_s=timeout_s, max_rows=cfg.max_rows, max_bytes=cfg.max_result_mb << 20)
 
     # -- scoring -----------------------------------------------------------------------------------
-    def score(self, item: Item, options: SqlOptions, memo: QueryMemo | None = None) -> Result:
-        """The item's result. `memo`: a clustering call's (equivalence.py), which runs each distinct query
-        once per database and reads it once; the verdict is the same without it."""
+    def score(self, item: Item, options: SqlOptions) -> Result:
+        """The item's result. What it runs is recorded for the group's clustering (equivalence.py)."""
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
@@ -212,10 +211,9 @@ class SqlScorer(Scorer[SqlOptions]):
             instances = self._instances(item.db_id, options)
         except catalog.UnknownDatabase as exc:  # an ItemError: `invalid`
             return Result.of_error(exc)
-        run = memo.run if memo is not None else self.recorded.run
-        budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, run)
+        budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, self.recorded.run)
         dialect = _DIALECTS[instances[0].engine]
-        gold = self._read_gold(item.reference.strip().rstrip(";").strip(), dialect, memo)
+        gold = self.read_gold(item.reference.strip().rstrip(";").strip(), dialect)
         if gold.refusal is not None:
             return Result.invalid(f"the reference is not one read-only query: {gold.refusal}")
         details: dict[str, Any] = {"db_id": item.db_id, "engine": instances[0].engine}
@@ -231,10 +229,7 @@ class SqlScorer(Scorer[SqlOptions]):
                 else "the response"
             )
             return _reward(False, False, options, f"no SQL found in {where}", details=details)
-        if memo is not None:
-            pred = memo.reading(sql, dialect, item.dialect, self.read_prediction)
-        else:
-            pred = self.read_prediction(sql, dialect, item.dialect)
+        pred = self.read_prediction(sql, dialect, item.dialect)
         details["notes"] = [*pred.notes] + ([f"sqlglot: {pred.parse_error}"] if pred.parse_error else [])
         if pred.refusal is not None:
             reason = f"rejected before execution: {pred.refusal}"
@@ -368,19 +363,13 @@ class SqlScorer(Scorer[SqlOptions]):
             cached = self._pred_parsed[key] = analyse(sql, dialect, source)
         return cached
 
-    def _gold_analysis(self, sql: str, dialect: str) -> Analysis:
+    def read_gold(self, sql: str, dialect: str) -> Analysis:
         """sqlglot's reading of the gold, cached: parsing costs about a millisecond a statement."""
         key = (sql, dialect)
         cached = self._gold_parsed.get(key)
         if cached is None:
             cached = self._gold_parsed[key] = analyse(sql, dialect)
         return cached
-
-    def _read_gold(self, sql: str, dialect: str, memo: QueryMemo | None) -> Analysis:
-        """The gold's reading; within a clustering call shared with the same text read as a prediction."""
-        if memo is None:
-            return self._gold_analysis(sql, dialect)
-        return memo.reading(sql, dialect, None, lambda text, engine, _: self._gold_analysis(text, engine))
 
     def _run_gold(
         self, engine: SqlEngine, instance: catalog.Instance, sql: str, timeout_s: float, run: Run
