@@ -18,6 +18,9 @@ Three shapes of group, from cheap to costly for the clustering:
   databases and perturbed copies; each group asks about its own course, so each has its own gold (and
   its own perturbed copies). `--engines` names the engines to run it on (`sql` is SQLite, `sql/duckdb`
   and `sql/postgres` the others; PostgreSQL runs on a throwaway server, scripts/pg_tmp.sh).
+- `sql-alike` (with `--sql`): the sql worst case, G/2 queries whose results have one shape but differ
+  (`WHERE id != k`) and a rewrite of each with its columns swapped: every pair of the same shape is
+  compared, and each rewrite is checked on the copies, where scoring ran none of these wrong answers.
 
 Target: clustering a small share of the group's scoring time (the printed `share`). The groups repeat
 answers, so the workers' caches make their scoring cheap: the share is an upper bound for real groups,
@@ -58,27 +61,30 @@ _SQL = [
 ]
 
 
+# `sql-alike`: G/2 answers of one shape (39 rows of two columns) whose rows differ, and as many rewrites of
+# them with the columns swapped: G/2 clusters of two, each pair equal on every database and copy.
+_ALIKE = [
+    "SELECT id, name FROM students WHERE id != {k}",
+    "SELECT name, id FROM students WHERE id + 0 != {k}",
+]
+
+
 def _item(answer: str, reference: str) -> dict[str, str]:
     return {"task": "math", "response": f"so the answer is \\boxed{{{answer}}}", "reference": reference}
 
 
 def _group(shape: str, size: int, rng: random.Random, salt: int) -> list[dict[str, Any]]:
     p, q = salt + 2, salt + 3
+    if shape.startswith("sql-alike"):  # one shape, different rows: nothing tells them apart but compare
+        half = size // 2
+        picks = [_ALIKE[0].format(k=k + 1) for k in range(half)]
+        picks += [_ALIKE[1].format(k=k + 1) for k in range(size - half)]
+        return _sql_items(shape, rng.sample(picks, len(picks)), _ALIKE[0].format(k=salt % half + 1))
     if shape.startswith("sql"):
         course = salt // 10 % 10 + 1  # each group its own course: its own gold, as a new prompt has
         gold = _SQL[0].format(c=course)
         picks = (rng.choice(_SQL).format(c=course) for _ in range(size))
-        engine = shape.partition("/")[2] or "sqlite"
-        return [
-            {
-                "task": "sql",
-                "db_id": "school",
-                "response": f"```sql\n{q}\n```",
-                "reference": gold,
-                "options": {"engine": engine},
-            }
-            for q in picks
-        ]
+        return _sql_items(shape, list(picks), gold)
     if shape == "numbers":
         forms = [f"{p}/{q}", f"\\frac{{{p}}}{{{q}}}", f"{2 * p}/{2 * q}", str(p + 1), str(q)]
         return [_item(rng.choice(forms), f"{p}/{q}") for _ in range(size)]
@@ -86,6 +92,20 @@ def _group(shape: str, size: int, rng: random.Random, salt: int) -> list[dict[st
         forms = [f"x+{p}", f"{p}+x", f"x^2+{q}", f"{q}+x^2", f"{p}/{q}", f"{2 * p}/{2 * q}", str(q)]
         return [_item(rng.choice(forms), f"x+{p}") for _ in range(size)]
     return [_item(f"{i + 1}x^{i % 5 + 2}+{salt + i}", f"x+{p}") for i in range(size)]
+
+
+def _sql_items(shape: str, queries: list[str], gold: str) -> list[dict[str, Any]]:
+    engine = shape.partition("/")[2] or "sqlite"
+    return [
+        {
+            "task": "sql",
+            "db_id": "school",
+            "response": f"```sql\n{q}\n```",
+            "reference": gold,
+            "options": {"engine": engine},
+        }
+        for q in queries
+    ]
 
 
 def main() -> None:
@@ -109,7 +129,7 @@ def main() -> None:
         sql = SqlSettings(databases=Path(databases), postgres_dsn=dsns)
         settings = Settings(workers=args.workers, sql=sql)
         engines = [e for e in ("sqlite", "duckdb", "postgres") if e in args.engines] if args.sql else []
-        sql_shapes = ("sql" if e == "sqlite" else f"sql/{e}" for e in engines)
+        sql_shapes = (f"{kind}/{e}".removesuffix("/sqlite") for kind in ("sql", "sql-alike") for e in engines)
         shapes = (*(s for s in ("numbers", "mixed", "distinct") if s in args.math), *sql_shapes)
         _run(settings, shapes, args.sizes, args.groups)
 
