@@ -14,9 +14,12 @@ on a copy are not told apart by it, one that fails where the other runs is.
 
 Cost: each distinct query is read once and runs once per database, and in the worker that just scored
 the group not even that: the scorer recorded what it ran (memo.py), and the copies are the ones it built
-(dependence.py keeps them). A query runs on the copies only when it equals another on the instances.
-What is left is comparing results in memory, pair by pair, where the shapes (columns and rows on each
-instance) agree.
+(dependence.py keeps them). A query runs on an alternate or a copy only once it equals another on the
+databases before. What is left is comparing results in memory, pair by pair where the shapes (columns,
+rows on the instance) agree: `compare.Fingerprint` settles the pairs of equal values and the pairs that
+cannot match as multisets without compare()'s search. The worst case is a group of many answers of one
+shape, equal in pairs on the data but written differently and wrong: each pair is then checked on every
+copy, where scoring, finding them wrong on the instance, ran none of them (docs/voting.md measures it).
 
 Before this, each pair was scored both ways (each query as the other's gold), which built copies seeded
 by every answer that matched another on the instance: the share of clustering in a group's scoring time
