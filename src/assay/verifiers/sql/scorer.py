@@ -97,7 +97,7 @@ class SqlOptions(TaskOptions):
 
 class _Budget:
     """The item's deadline split into query timeouts, so the engine stops a query before the pool kills;
-    `run` runs each query (through a clustering call's memo, memo.py, when there is one)."""
+    `run` runs each query (scoring's records what it ran; a clustering call's reads that first: memo.py)."""
 
     def __init__(self, deadline_s: float, query_timeout_s: float, run: Run) -> None:
         self.end = time.monotonic() + deadline_s - min(0.5, deadline_s * 0.1)
