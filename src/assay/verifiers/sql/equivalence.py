@@ -40,6 +40,7 @@ from assay.verifiers.sql.compare import Comparison, Fingerprint
 from assay.verifiers.sql.dependence import Check, CutShort
 from assay.verifiers.sql.edges import why_edge
 from assay.verifiers.sql.engines import (
+    DIALECTS,
     TIMEOUT,
     EngineUnavailable,
     QueryError,
@@ -47,7 +48,7 @@ from assay.verifiers.sql.engines import (
     QueryResult,
     SqlEngine,
 )
-from assay.verifiers.sql.memo import QueryMemo
+from assay.verifiers.sql.memo import Budget, QueryMemo
 from assay.verifiers.sql.statement import Analysis, constant_answer, extract_sql
 
 MAX_RESPONSE_CHARS = 100_000  # settings.sql.max_response_chars' default: responses are cut to their tail
@@ -97,12 +98,10 @@ class ResultEquality(Equivalence):
     available: ClassVar[bool] = True
 
     def __init__(self, scorer: Any, item: Item, options: Any) -> None:
-        from assay.verifiers.sql.scorer import _DIALECTS, _Budget  # the scorer imports this module
-
         self._scorer, self._item, self._options = scorer, item, options
         self._memo = QueryMemo(recorded=scorer.recorded)
         cfg = scorer.settings.sql
-        self._budget = _Budget(cfg.deadline_s, cfg.query_timeout_s, self._memo.run)
+        self._budget = Budget(cfg.deadline_s, cfg.query_timeout_s, self._memo.run)
         self._answers: dict[str, _Answer] = {}
         self._copies: dict[frozenset[str] | None, list[tuple[SqlEngine, QueryResult | QueryError]]] = {}
         self._pivot: tuple[Analysis, QueryResult] | None = None
@@ -111,7 +110,7 @@ class ResultEquality(Equivalence):
             self._instances = scorer._instances(item.db_id, options) if item.db_id else []
         except Exception:  # an unknown database: every answer stands alone, as scoring finds it invalid
             self._instances = []
-        self._dialect = _DIALECTS[self._instances[0].engine] if self._instances else "sqlite"
+        self._dialect = DIALECTS[self._instances[0].engine] if self._instances else "sqlite"
 
     def key(self, answer: str) -> Hashable | None:
         return text_key(answer)

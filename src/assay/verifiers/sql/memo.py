@@ -22,6 +22,7 @@ another object, and the queries run on it again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from cachetools import LRUCache
@@ -111,6 +112,21 @@ class QueryMemo:
             self._rows_left -= len(result.rows)
             self._outcomes[key] = result
         return result
+
+
+class Budget:
+    """The item's deadline split into query timeouts, so the engine stops a query before the pool kills;
+    `run` runs each query (scoring's records what it ran; a clustering call's reads that first: memo.py)."""
+
+    def __init__(self, deadline_s: float, query_timeout_s: float, run: Run) -> None:
+        self.end = time.monotonic() + deadline_s - min(0.5, deadline_s * 0.1)
+        self.query_timeout_s = query_timeout_s
+        self.run = run
+
+    def timeout(self) -> tuple[float, bool]:
+        """(seconds for the next query, whether the item deadline cut it below query_timeout_s)."""
+        remaining = self.end - time.monotonic()
+        return max(0.01, min(self.query_timeout_s, remaining)), remaining < self.query_timeout_s
 
 
 def plain_run(engine: SqlEngine, sql: str, limits: QueryLimits) -> QueryResult:

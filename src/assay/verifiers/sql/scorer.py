@@ -19,7 +19,6 @@ stays the raw verdict in both modes, so a trainer can filter on it rather than o
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,6 +45,7 @@ from assay.verifiers.sql.compare import (
 )
 from assay.verifiers.sql.dependence import Check, DataCheck, Outcome
 from assay.verifiers.sql.engines import (
+    DIALECTS,
     TIMEOUT,
     DuckdbEngine,
     EngineUnavailable,
@@ -56,7 +56,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
-from assay.verifiers.sql.memo import Recorded, Run
+from assay.verifiers.sql.memo import Budget, Recorded, Run
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
@@ -67,7 +67,6 @@ from assay.verifiers.sql.statement import (
     order_key_columns,
 )
 
-_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres"}
 _MAX_ENGINES = 32  # open databases kept per worker
 _MAX_CACHED_ROWS = 10_000
 
@@ -95,21 +94,6 @@ class SqlOptions(TaskOptions):
     )
 
 
-class _Budget:
-    """The item's deadline split into query timeouts, so the engine stops a query before the pool kills;
-    `run` runs each query (scoring's records what it ran; a clustering call's reads that first: memo.py)."""
-
-    def __init__(self, deadline_s: float, query_timeout_s: float, run: Run) -> None:
-        self.end = time.monotonic() + deadline_s - min(0.5, deadline_s * 0.1)
-        self.query_timeout_s = query_timeout_s
-        self.run = run
-
-    def timeout(self) -> tuple[float, bool]:
-        """(seconds for the next query, whether the item deadline cut it below query_timeout_s)."""
-        remaining = self.end - time.monotonic()
-        return max(0.01, min(self.query_timeout_s, remaining)), remaining < self.query_timeout_s
-
-
 @dataclass
 class _Compared:
     """One item's reference and prediction as they are compared, instance after instance: whether order
@@ -119,7 +103,7 @@ class _Compared:
     pred: Analysis
     ordered: bool
     options: SqlOptions
-    budget: _Budget
+    budget: Budget
     seen: dict[str, QueryResult] = field(default_factory=dict)
 
 
@@ -211,8 +195,8 @@ class SqlScorer(Scorer[SqlOptions]):
             instances = self._instances(item.db_id, options)
         except catalog.UnknownDatabase as exc:  # an ItemError: `invalid`
             return Result.of_error(exc)
-        budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, self.recorded.run)
-        dialect = _DIALECTS[instances[0].engine]
+        budget = Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, self.recorded.run)
+        dialect = DIALECTS[instances[0].engine]
         gold = self.read_gold(item.reference.strip().rstrip(";").strip(), dialect)
         if gold.refusal is not None:
             return Result.invalid(f"the reference is not one read-only query: {gold.refusal}")
@@ -334,7 +318,7 @@ class SqlScorer(Scorer[SqlOptions]):
         pred_result: QueryResult,
         ordered: bool,
         tol: Tolerance,
-        budget: _Budget,
+        budget: Budget,
     ) -> Comparison:
         """compare(), with the gold's ties and LIMIT cuts recovered on `engine` where order matters."""
         outcome = compare(
@@ -385,7 +369,7 @@ class SqlScorer(Scorer[SqlOptions]):
         return result
 
     def _tie_blocks(
-        self, engine: SqlEngine, gold: Analysis, gold_result: QueryResult, budget: _Budget
+        self, engine: SqlEngine, gold: Analysis, gold_result: QueryResult, budget: Budget
     ) -> Blocks | None:
         """Ranges of gold rows tied on the sort key, or None when the key cannot be recovered."""
         keys = order_key_columns(gold.parsed)
@@ -403,7 +387,7 @@ class SqlScorer(Scorer[SqlOptions]):
             return None  # the rewrite changed the result; do not trust its keys
         return tie_blocks([row[-width:] for row in result.rows])
 
-    def _rewrite_result(self, engine: SqlEngine, sql: str, budget: _Budget) -> QueryResult | None:
+    def _rewrite_result(self, engine: SqlEngine, sql: str, budget: Budget) -> QueryResult | None:
         """The result of a rewrite of the gold (its keys made visible) within the budget; None when it
         fails, and the rewrite cannot help."""
         try:
@@ -418,7 +402,7 @@ class SqlScorer(Scorer[SqlOptions]):
         gold_result: QueryResult,
         pred_result: QueryResult,
         tol: Tolerance,
-        budget: _Budget,
+        budget: Budget,
     ) -> bool:
         """Whether the prediction differs only in which tied rows the gold's LIMIT kept."""
         keyed = keyed_query(gold.parsed, engine.dialect, unlimited=True)
