@@ -111,7 +111,7 @@ class Fingerprint:
     - unequal, decided where rows are matched as a multiset (`may_equal_as_multisets`): `columns`, each
       column's values other than numbers and how many numbers it holds, as a multiset of columns, must be
       equal whatever the tolerance, and where no float is held `row_values`, each row's values as a
-      multiset, as a multiset of rows.
+      multiset, as a multiset of rows (None where not known).
 
     Anything else (floats within tolerance, ties, a LIMIT cut inside a tie) is left to `compare`."""
 
@@ -146,7 +146,12 @@ class Fingerprint:
 
     @cached_property
     def row_values(self) -> Counted | None:
-        return _counted(_counted(row) for row in self.rows) if self._exact_only else None
+        if not self._exact_only:
+            return None
+        try:  # a row's values as a multiset: sorted (keys of one kind compare; kinds compare by name)
+            return _counted(tuple(sorted(row)) for row in self.rows)
+        except TypeError:  # keys that do not compare: no such fact, rather than one of another form
+            return None
 
     @cached_property
     def canonical_rows(self) -> tuple[tuple[Any, ...], ...] | None:
