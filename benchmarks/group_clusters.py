@@ -32,8 +32,8 @@ worker round trip made the math groups 16-75% and sql 17-119% before. With a que
 call (each distinct query once per database) and a gold per group, sql is 6-11 ms: 7-11% at G = 64
 (16-23% before), 29-36% at G = 16 (35-58%), 20-41% at G = 8 (21-45%), where the perturbed copies of
 each answer scored as the gold are the floor. With result equality on the reference's copies and the
-results scoring recorded (verifiers/sql/equivalence.py), sql is 0.9-1.9 ms, 0.1-2.9% at G = 8 and 64 on
-SQLite, DuckDB and PostgreSQL, and `sql-alike` 17-186% (293-962% before, or past the deadline);
+results scoring recorded (verifiers/sql/equivalence.py), sql is 0.7-1.1 ms, 0.1-2.4% at G = 8 and 64 on
+SQLite, DuckDB and PostgreSQL, and `sql-alike` 21-146% (293-962% before, or past the deadline);
 docs/voting.md has one run each, before and after.
 """
 
