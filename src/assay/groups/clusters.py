@@ -70,6 +70,8 @@ def _safe_key(equivalence: Equivalence, answer: str) -> Hashable:
 def _safe_signature(equivalence: Equivalence, answer: str) -> Hashable | None:
     try:
         return equivalence.signature(answer)
+    except ClusteringTimeout:  # the task's own deadline: the clusters are unavailable, not wrong
+        raise
     except Exception:  # no signature: compared with every answer
         return None
 
@@ -82,6 +84,8 @@ def _apart(a: Hashable | None, b: Hashable | None) -> bool:
 def _safe_equivalent(equivalence: Equivalence, a: str, b: str) -> bool:
     try:
         return bool(equivalence.equivalent(a, b))
+    except ClusteringTimeout:
+        raise
     except Exception:  # a comparison that fails merges nothing
         return False
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.verifiers.sql.compare import Comparison, Tolerance, compare, tie_blocks, valid_limit_cut
+from assay.verifiers.sql.compare import (
+    Comparison,
+    Fingerprint,
+    Tolerance,
+    compare,
+    tie_blocks,
+    valid_limit_cut,
+)
 
 TOL = Tolerance()
 
@@ -154,3 +162,58 @@ def test_valid_limit_cut() -> None:
     assert not valid_limit_cut([("a", 1), ("e", 3)], full, keys, TOL)  # a row past the tie
     assert not valid_limit_cut([("b", 2), ("a", 1)], full, keys, TOL)  # order before the cut still holds
     assert not valid_limit_cut([("a", 1)], full, keys, TOL)  # the cut is not inside a tie
+
+
+# Values that fingerprints could confuse: True and 1, 1 and 1.0, -0.0 and 0.0, NaN, NULL and "".
+TRICKY = st.one_of(
+    st.sampled_from([None, True, False, 0, 1, 1.0, -0.0, 0.0, math.nan, "", "1", Decimal("1.00")]),
+    st.integers(-3, 3),
+    st.floats(width=16),
+)
+ROWS = st.integers(1, 3).flatmap(
+    lambda width: st.tuples(st.just(width), st.lists(st.tuples(*[TRICKY] * width), max_size=5))
+)
+
+
+def lookalike(value: Any) -> Any:
+    """A value that looks like `value`: equal by the rules (1 and 1.0, 0.0 and -0.0, floats within the
+    tolerance) or not (True and 1, NULL and "")."""
+    if value is None or value == "":
+        return "" if value is None else None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return value * (1 + 1e-9) if value else -value  # within the tolerance; 0.0 and -0.0
+    return value
+
+
+@given(ROWS, st.data(), st.booleans())
+def test_a_fingerprint_decides_only_what_compare_would(
+    table: tuple[int, list[tuple[Any, ...]]], data: st.DataObject, ordered: bool
+) -> None:
+    """The sql equivalence skips compare() where fingerprints decide (issue 42): equal only where compare
+    finds them equal both ways, and never unequal as multisets where compare finds them equal."""
+    width, a = table
+    swaps = data.draw(st.lists(st.booleans(), min_size=width, max_size=width))  # per column
+    b = [tuple(lookalike(v) if swap else v for v, swap in zip(row, swaps, strict=True)) for row in a]
+    b = data.draw(st.permutations(b)) if data.draw(st.booleans()) else b
+    columns = data.draw(st.permutations(range(width)))
+    b = [tuple(row[j] for j in columns) for row in b]
+    verdicts = [
+        compare(gold, pred, gold_width=width, pred_width=width, ordered=ordered, tol=Tolerance()).equal
+        for gold, pred in ((a, b), (b, a))
+    ]
+    first, second = Fingerprint.of(width, a), Fingerprint.of(width, b)
+    if first.decides_equal(second, ordered):
+        assert verdicts == [True, True]
+    if not ordered and any(verdicts):
+        assert first.may_equal_as_multisets(second) and second.may_equal_as_multisets(first)
+
+
+def test_a_fingerprint_keeps_booleans_apart_from_numbers_and_order_where_it_counts() -> None:
+    one, true = Fingerprint.of(1, [(1,), (2,)]), Fingerprint.of(1, [(True,), (2,)])
+    assert not one.decides_equal(true, ordered=False)
+    swapped = Fingerprint.of(1, [(2,), (1,)])
+    assert one.decides_equal(swapped, ordered=False) and not one.decides_equal(swapped, ordered=True)

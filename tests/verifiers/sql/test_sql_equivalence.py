@@ -3,12 +3,19 @@ group's database, judged by the scorer itself in both directions."""
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
 from assay.engine.scoring import Engine
-from assay.groups import cluster_indices
+from assay.groups import ClusteringTimeout, answer_clusters, cluster_indices, majority
 from assay.registry import Equivalence
-from assay.settings import Settings
+from assay.settings import Settings, SqlSettings
 from assay.types import Item
 from assay.verifiers.sql import SqlOptions, SqlScorer
+from assay.verifiers.sql import scratch as scratch_module
+from assay.verifiers.sql.engines import QueryLimits, QueryResult, SqliteEngine
 from assay.verifiers.sql.equivalence import SqlEquivalence
 
 JOIN = (
@@ -56,3 +63,135 @@ def test_a_groups_sql_clusters_form_in_the_worker(sql_settings: Settings) -> Non
     clusters = outcome.stats.answer_clusters or []
     assert [(c.size, c.correct, c.members) for c in clusters] == [(3, True, [1, 3, 4]), (2, False, [0, 2])]
     assert outcome.stats.majority_correct is True, outcome.stats.clusters_unavailable
+
+
+# -- result equality on the group's databases, its hand-built groups (issue 42 item 1) -------------------
+EXISTS = (
+    "SELECT name, id FROM students s WHERE EXISTS "
+    "(SELECT 1 FROM enrollments e WHERE e.student_id = s.id AND e.course_id = 3)"
+)
+CITIES = "SELECT id, city FROM students"  # city has NULLs
+
+
+def _clusters(scorer: SqlScorer, answers: list[str], **options: object) -> list[list[int]]:
+    item = Item(task="sql", db_id="school", response="", reference=JOIN)
+    return cluster_indices(answers, SqlEquivalence().within(scorer, item, SqlOptions(**options)))
+
+
+def test_an_order_by_binds_the_others_rows_on_every_database(sql_scorer: SqlScorer) -> None:
+    """One order written two ways is one answer; the same rows unordered are another: unordered `ALL`
+    comes in id order on the database, not on a perturbed copy, so not even `ORDER BY id` takes it in."""
+    answers = [ALL, f"{ALL} ORDER BY id", f"{ALL} ORDER BY name, id", f"{ALL} ORDER BY name ASC, id"]
+    assert _clusters(sql_scorer, answers) == [[0], [1], [2, 3]]
+    assert _clusters(sql_scorer, answers, order="ignore") == [[0, 1, 2, 3]]
+
+
+def test_floats_within_the_tolerance_are_one_answer(sql_scorer: SqlScorer) -> None:
+    answers = [
+        "SELECT AVG(gpa) FROM students",
+        "SELECT AVG(gpa) + 1e-9 FROM students",  # not the same float: compared within the tolerance
+        "SELECT AVG(gpa) + 0.01 FROM students",
+    ]
+    assert _clusters(sql_scorer, answers) == [[0, 1], [2]]
+    assert _clusters(sql_scorer, answers, rel_tol=0.01) == [[0, 1, 2]]
+
+
+def test_null_equals_null_and_nothing_else(sql_scorer: SqlScorer) -> None:
+    answers = [
+        CITIES,
+        "SELECT id, CASE WHEN city IS NULL THEN NULL ELSE city END FROM students",
+        "SELECT id, COALESCE(city, '') FROM students",
+        "SELECT id, COALESCE(city, 'NULL') FROM students",
+    ]
+    assert _clusters(sql_scorer, answers) == [[0, 1], [2], [3]]
+
+
+@pytest.mark.parametrize("engine", ["sqlite", pytest.param("duckdb", marks=pytest.mark.slow)])  # copies: ~1 s
+def test_columns_in_another_order_are_one_answer(sql_scorer: SqlScorer, engine: str) -> None:
+    answers = [SUBQUERY, ALL, EXISTS, JOIN, "SELECT id, name FROM students WHERE id < 3"]
+    assert _clusters(sql_scorer, answers, engine=engine) == [[0, 2, 3], [1], [4]]
+
+
+def test_a_member_that_errors_or_is_unsafe_stands_alone_and_unsafe_sql_never_runs(
+    sql_scorer: SqlScorer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unsafe = ["DELETE FROM students", "SELECT 1; DROP TABLE students", "ATTACH DATABASE '/tmp/x' AS x"]
+    answers = [JOIN, "SELECT nope FROM nowhere", *unsafe, SUBQUERY, "SELECT nope FROM nowhere"]
+    ran: list[str] = []
+    run = SqliteEngine.run
+
+    def recorded(engine: SqliteEngine, sql: str, limits: QueryLimits) -> QueryResult:
+        ran.append(sql)
+        return run(engine, sql, limits)
+
+    monkeypatch.setattr(SqliteEngine, "run", recorded)
+    assert _clusters(sql_scorer, answers) == [[0, 5], [1, 6], [2], [3], [4]]
+    assert not any("DELETE" in sql or "DROP" in sql or "ATTACH" in sql for sql in ran)
+
+
+def test_a_constant_is_never_one_answer_with_a_query_that_reads_the_table(sql_scorer: SqlScorer) -> None:
+    answers = ["SELECT COUNT(*) FROM students", "SELECT 40", "SELECT 39 + 1"]
+    assert _clusters(sql_scorer, answers) == [[0], [1, 2]]
+    assert _clusters(sql_scorer, answers, allow_constant=True) == [[0, 1, 2]]
+
+
+def test_the_string_majority_is_wrong_where_the_equivalence_majority_is_right(sql_scorer: SqlScorer) -> None:
+    """Two identical wrong strings against three spellings of the right answer (the engine's path, with
+    a worker, is `test_a_groups_sql_clusters_form_in_the_worker`)."""
+    items = [
+        Item(task="sql", db_id="school", response=f"```sql\n{sql}\n```", reference=JOIN)
+        for sql in (ALL, JOIN, ALL, SUBQUERY, EXISTS)
+    ]
+    results = [sql_scorer.score(item, SqlOptions()) for item in items]
+    answers = [r.extracted for r in results]
+    assert Counter(answers).most_common(1) == [(ALL, 2)]  # the vote over strings: wrong
+    equivalence = SqlEquivalence().within(sql_scorer, items[0], SqlOptions())
+    clusters = answer_clusters(cluster_indices(answers, equivalence), answers, [r.correct for r in results])
+    assert [(c.size, c.correct, c.members) for c in clusters] == [(3, True, [1, 3, 4]), (2, False, [0, 2])]
+    top = majority(clusters)
+    assert top is not None and top.correct is True and top.representative == JOIN
+
+
+def test_clusters_after_scoring_run_no_query_again_and_build_no_copy(
+    sql_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the worker that scored the group: the members' results and the copies are scoring's."""
+    responses = [JOIN, ALL, SUBQUERY, EXISTS, "SELECT id, name FROM students WHERE id < 3", JOIN]
+    scorer = SqlScorer(sql_settings)
+    try:
+        items = [Item(task="sql", db_id="school", response=r, reference=JOIN) for r in responses]
+        results = [scorer.score(item, SqlOptions()) for item in items]
+        ran: list[str] = []
+        built: list[object] = []
+        run, build = SqliteEngine.run, scratch_module._ScratchSqlite.build
+
+        def counted_run(engine: SqliteEngine, sql: str, limits: QueryLimits) -> QueryResult:
+            ran.append(sql)
+            return run(engine, sql, limits)
+
+        def counted_build(engine: object) -> None:
+            built.append(engine)
+            build(engine)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(SqliteEngine, "run", counted_run)
+        monkeypatch.setattr(scratch_module._ScratchSqlite, "build", counted_build)
+        equivalence = SqlEquivalence().within(scorer, items[0], SqlOptions())
+        clusters = cluster_indices([r.extracted for r in results], equivalence)
+    finally:
+        scorer.close()
+    assert clusters == [[0, 2, 3, 5], [1], [4]]
+    assert ran == [] and built == []
+
+
+def test_a_query_the_deadline_cuts_short_makes_the_clusters_unavailable(sql_dir: Path) -> None:
+    """Not two answers split for want of time: the clustering stops (the group reports why)."""
+    settings = Settings(sql=SqlSettings(databases=sql_dir, query_timeout_s=5.0, deadline_s=0.6))
+    endless = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT COUNT(*) FROM n, students"
+    )
+    scorer = SqlScorer(settings)
+    try:
+        with pytest.raises(ClusteringTimeout):
+            _clusters(scorer, [JOIN, endless])
+    finally:
+        scorer.close()

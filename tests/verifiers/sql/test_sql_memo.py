@@ -1,5 +1,8 @@
-"""The sql equivalence's query memo (verifiers/sql/memo.py): one clustering call runs each distinct query
-once per database, and its verdicts are those of scoring every pair one by one without it."""
+"""The sql equivalence's query memo (verifiers/sql/memo.py) and result equality (equivalence.py): one
+clustering call runs each distinct query once per database, and on these hand-built groups its verdicts are
+those of scoring every pair both ways (the definition before issue 42's cost work; the two may differ
+through which perturbed copies are drawn, the reference's for every pair against each answer's own, and
+in how an answer is read: once, as a prediction)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
-from assay.verifiers.sql.memo import QueryMemo
+from assay.verifiers.sql.memo import QueryMemo, Recorded
 
 JOIN = (
     "SELECT DISTINCT s.id, s.name FROM students s JOIN enrollments e ON e.student_id = s.id"
@@ -86,11 +89,12 @@ def _item() -> Item:
 
 
 def _memoised(scorer: SqlScorer, options: SqlOptions) -> Equivalence:
+    """The equivalence as served: result equality with the call's memo."""
     return SqlEquivalence().within(scorer, _item(), options)
 
 
 def _pairwise(scorer: SqlScorer, options: SqlOptions) -> Equivalence:
-    """The path before the memo: every pair scored both ways from scratch."""
+    """The definition before: every pair scored both ways, each answer as the other's gold."""
     return MutualVerdicts(scorer.score, _item(), options, SqlEquivalence().key)
 
 
@@ -209,3 +213,26 @@ def test_mutual_verdicts_still_take_a_scorer_as_plugins_pass_it() -> None:
     by_function = MutualVerdicts(Exact().score, item, None, lambda answer: None)
     for verdicts in (by_scorer, by_function):
         assert verdicts.equivalent("a", "a") and not verdicts.equivalent("a", "b")
+
+
+def test_a_clustering_memo_reads_what_scoring_recorded_and_runs_the_rest() -> None:
+    engine = _Scripted([QueryResult(["n"], [(1,)]), QueryError(FAILED, "no such column")])
+    recorded = Recorded()
+    recorded.run(engine, "SELECT n FROM t", LIMITS)
+    with pytest.raises(QueryError):
+        recorded.run(engine, "SELECT nope FROM t", LIMITS)
+    memo = QueryMemo(recorded=recorded)
+    assert memo.run(engine, "SELECT n FROM t", LIMITS).rows == [(1,)]
+    with pytest.raises(QueryError, match="no such column"):
+        memo.run(engine, "SELECT nope FROM t", LIMITS)
+    assert engine.runs == 2  # scoring's two runs, none for the clustering
+
+
+def test_recording_keeps_neither_a_timeout_nor_a_result_past_its_size() -> None:
+    big = QueryResult(["s"], [("x" * 600,), ("y" * 600,)])
+    engine = _Scripted([QueryError(TIMEOUT, "interrupted"), big])
+    recorded = Recorded(max_bytes=1_000)
+    with pytest.raises(QueryError):
+        recorded.run(engine, "SELECT slow", LIMITS)
+    recorded.run(engine, "SELECT big", LIMITS)
+    assert recorded.get(engine, "SELECT slow") is None and recorded.get(engine, "SELECT big") is None

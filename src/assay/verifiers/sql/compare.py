@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 Row = tuple[Any, ...]
@@ -71,6 +72,125 @@ def canon(value: Any) -> Any:
     if isinstance(value, dict):
         return ("dict", tuple(sorted((str(k), canon(v)) for k, v in value.items())))
     return ("other", type(value).__name__, str(value))
+
+
+def exact(value: Any) -> Any:
+    """`canon` without rounding floats: equal keys mean equal values under every tolerance."""
+    if isinstance(value, float | Decimal) and math.isfinite(number := float(value)):
+        return ("num", number)
+    return canon(value)
+
+
+Counted = frozenset[tuple[Any, int]]  # a multiset, hashable
+_NUMERIC = ("num", "nan")  # the keys of numbers (`exact`, `canon`): tolerance may match them
+# `exact` by the value's type for the common ones (an isinstance chain per value dominated the cost)
+_EXACT_BY_TYPE: dict[type, Callable[[Any], Any]] = {
+    int: lambda v: ("num", v),
+    str: lambda v: ("str", v),
+    type(None): lambda v: ("null",),
+}
+
+
+def _exact_fast(value: Any) -> Any:
+    by_type = _EXACT_BY_TYPE.get(type(value))
+    return by_type(value) if by_type is not None else exact(value)
+
+
+def _counted(values: Iterable[Any]) -> Counted:
+    return frozenset(Counter(values).items())
+
+
+class Fingerprint:
+    """What one result's values tell about `compare` against another's, without its search: the sql
+    equivalence compares a group's results pair by pair (issue 42). Two kinds of facts:
+
+    - equal, decided: the same values exactly (floats unrounded) in the same order (`rows`), or as a
+      multiset where order does not count (`bag`); where no float is held and no two columns hold the
+      same multiset of values, also with the columns put in one canonical order (`canonical_rows`,
+      `canonical_bag`), since `compare` then has exactly one order of the columns to try;
+    - unequal, decided where rows are matched as a multiset (`may_equal_as_multisets`): `columns`, each
+      column's values other than numbers and how many numbers it holds, as a multiset of columns, must be
+      equal whatever the tolerance, and where no float is held `row_values`, each row's values as a
+      multiset, as a multiset of rows (None where not known).
+
+    Anything else (floats within tolerance, ties, a LIMIT cut inside a tie) is left to `compare`."""
+
+    def __init__(self, width: int, rows: Sequence[Row]) -> None:
+        self.width, self._rows, self.count = width, rows, len(rows)
+
+    @classmethod
+    def of(cls, width: int, rows: Sequence[Row]) -> Fingerprint:
+        """Each part is worked out on first need (a pair told apart by `columns` needs nothing else)."""
+        return cls(width, rows)
+
+    @cached_property
+    def rows(self) -> tuple[tuple[Any, ...], ...]:
+        return tuple(tuple(_exact_fast(v) for v in row) for row in self._rows)
+
+    @cached_property
+    def bag(self) -> Counted:
+        return _counted(self.rows)
+
+    @cached_property
+    def columns(self) -> Counted:
+        sketches = []
+        for j in range(self.width):
+            column = [row[j] for row in self.rows]  # keyed: a number's key is ("num", x) or ("nan",)
+            others = [key for key in column if key[0] not in _NUMERIC]
+            sketches.append((len(column) - len(others), _counted(others)))
+        return _counted(sketches)
+
+    @cached_property
+    def _exact_only(self) -> bool:
+        return not _inexact(self._rows)
+
+    @cached_property
+    def row_values(self) -> Counted | None:
+        if not self._exact_only:
+            return None
+        try:  # a row's values as a multiset: sorted (keys of one kind compare; kinds compare by name)
+            return _counted(tuple(sorted(row)) for row in self.rows)
+        except TypeError:  # keys that do not compare: no such fact, rather than one of another form
+            return None
+
+    @cached_property
+    def canonical_rows(self) -> tuple[tuple[Any, ...], ...] | None:
+        if not self._exact_only:
+            return None
+        order = _canonical_order([_counted(row[j] for row in self.rows) for j in range(self.width)])
+        return None if order is None else tuple(tuple(row[j] for j in order) for row in self.rows)
+
+    @cached_property
+    def canonical_bag(self) -> Counted | None:
+        return None if self.canonical_rows is None else _counted(self.canonical_rows)
+
+    def decides_equal(self, other: Fingerprint, ordered: bool) -> bool:
+        """Whether the two results are equal by `compare` with `ordered`, from the fingerprints alone."""
+        if self.width != other.width or self.count != other.count:
+            return False
+        if self.rows == other.rows or (not ordered and self.bag == other.bag):
+            return True
+        if self.canonical_rows is None or other.canonical_rows is None:
+            return False
+        if ordered:
+            return self.canonical_rows == other.canonical_rows
+        return self.canonical_bag == other.canonical_bag
+
+    def may_equal_as_multisets(self, other: Fingerprint) -> bool:
+        """False where `compare` without order (or without the LIMIT-tie rule) cannot find them equal."""
+        if self.width != other.width or self.count != other.count or self.columns != other.columns:
+            return False
+        exact = self.row_values is not None and other.row_values is not None
+        return not exact or self.row_values == other.row_values
+
+
+def _canonical_order(columns: list[Counted]) -> list[int] | None:
+    """Column positions ordered by their values' multiset (through its hash, fixed within a process);
+    None when two columns cannot be told apart so."""
+    hashes = [hash(column) for column in columns]
+    if len(set(hashes)) < len(hashes):
+        return None
+    return sorted(range(len(columns)), key=hashes.__getitem__)
 
 
 def _is_number(value: Any) -> bool:

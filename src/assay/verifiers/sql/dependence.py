@@ -47,7 +47,7 @@ from assay.verifiers.sql.engines import (
 from assay.verifiers.sql.memo import Run, plain_run
 from assay.verifiers.sql.perturb import Protected, Snapshot, perturb, references
 from assay.verifiers.sql.scratch import CopyTooLarge, scratch_engine, snapshot
-from assay.verifiers.sql.statement import Analysis, literals, referenced_tables
+from assay.verifiers.sql.statement import Analysis, literals
 
 # (engine to run on, gold result there) -> the verdict on it, with ties and LIMIT cuts as on the original
 Matcher = Callable[[SqlEngine, QueryResult, QueryResult], Comparison]
@@ -95,7 +95,7 @@ class Check:
 
 
 class CutShort(Exception):
-    """The item deadline cut the prediction short on a copy."""
+    """The item deadline cut the prediction short on a copy (or, for `copies`, the building of one)."""
 
 
 class DataCheck:
@@ -109,10 +109,10 @@ class DataCheck:
         self._copies = _Copies(maxsize=max(1, 4 * settings.perturb_rounds))
 
     def run(self, check: Check) -> Outcome:
-        gold_tables = referenced_tables(check.gold.parsed)
+        gold_tables = _tables(check.gold)
         if gold_tables is not None and not gold_tables:
             return Outcome("skipped", "the reference reads no table")
-        pred_tables = referenced_tables(check.pred.parsed)
+        pred_tables = _tables(check.pred)
         try:
             snap, snap_key = self._snapshot(check, gold_tables, pred_tables)
         except CopyTooLarge as exc:
@@ -123,6 +123,43 @@ class DataCheck:
         if gold_tables is None or len(targets) < len(gold_tables):  # not parsed, or it reads a view
             targets = set(snap.tables)
         return self._rounds(check, snap, snap_key, targets)
+
+    def copies(
+        self, check: Check, tables: set[str] | None
+    ) -> list[tuple[SqlEngine, QueryResult | QueryError]]:
+        """The copies `run` draws for `check.gold` against a prediction that matches it everywhere, with
+        the gold's result (or failure) on each: the sql equivalence compares a group's answers on them.
+        `tables`: the tables the answers read (None: not known, every table); they are perturbed with the
+        gold's. Where they are among the gold's own, these are the copies scoring built. Empty when the
+        check does not apply (the gold reads no table, the copy is too large, an engine is lost);
+        CutShort when the item deadline left no time to build one."""
+        gold_tables = _tables(check.gold)
+        if gold_tables is not None and not gold_tables:
+            return []
+        try:
+            snap, snap_key = self._snapshot(check, gold_tables, tables)
+        except (CopyTooLarge, QueryError):
+            return []
+        wanted = None if gold_tables is None or tables is None else gold_tables | tables
+        targets = snap.resolve(wanted or set())
+        if wanted is None or len(targets) < len(wanted):  # not parsed, or a view is read
+            targets = set(snap.tables)
+        drawn: list[tuple[SqlEngine, QueryResult | QueryError]] = []
+        counted, index = 0, 0
+        while counted < self.settings.perturb_rounds and index < 2 * self.settings.perturb_rounds:
+            seed = f"{check.seed}:{index}"
+            index += 1
+            if _copy_key(check, snap_key, seed, targets) not in self._copies and check.limits()[1]:
+                raise CutShort("the item deadline left no time for a perturbed copy")
+            try:
+                copy, gold_result = self._copy(check, snap, snap_key, targets, seed)
+            except EngineUnavailable:
+                return drawn
+            except QueryError as exc:
+                raise CutShort("the item deadline cut the reference short on a copy") from exc
+            drawn.append((copy, gold_result))
+            counted += _counts(check.originals[0], gold_result, check.tol)
+        return drawn
 
     def _snapshot(
         self, check: Check, gold_tables: set[str] | None, pred_tables: set[str] | None
@@ -143,7 +180,7 @@ class DataCheck:
         self, check: Check, snap: Snapshot, key: Any, targets: set[str], seed: str
     ) -> tuple[SqlEngine, QueryResult | QueryError]:
         """Round `seed`'s scratch engine and the gold's result (or failure) on it, built once."""
-        cached = self._copies.get(_copy_key(check, key, seed))
+        cached = self._copies.get(_copy_key(check, key, seed, targets))
         if cached is not None:
             return cached
         if snap.links is None:
@@ -161,7 +198,7 @@ class DataCheck:
                 copy.close()
                 raise
             gold_result = exc
-        self._copies[_copy_key(check, key, seed)] = (copy, gold_result)
+        self._copies[_copy_key(check, key, seed, targets)] = (copy, gold_result)
         return copy, gold_result
 
     def _predict(
@@ -185,7 +222,7 @@ class DataCheck:
                     raise CutShort from exc
                 raise
             except EngineUnavailable as exc:
-                self._drop(_copy_key(check, key, seed))
+                self._drop(_copy_key(check, key, seed, targets))
                 lost = exc
         why = f"the connection to the perturbed copy was lost twice while the prediction ran ({lost})"
         raise QueryError(FAILED, why)
@@ -209,7 +246,7 @@ class DataCheck:
             index += 1
             # Building a copy is not interruptible: start one only while a whole query timeout is left,
             # so that the pool's kill at the item deadline (which loses every copy kept) is not reached.
-            if _copy_key(check, key, seed) not in self._copies and check.limits()[1]:
+            if _copy_key(check, key, seed, targets) not in self._copies and check.limits()[1]:
                 return self._cut(told, "the copies", info)
             try:
                 copy, gold_result = self._copy(check, snap, key, targets, seed)
@@ -308,9 +345,23 @@ def _judge(
     return changed
 
 
-def _copy_key(check: Check, key: Any, seed: str) -> Any:
-    """A copy depends on the gold (its seed, its literals) and on the values the prompt names."""
-    return (key, seed, check.gold.sql, check.protected.prompt)
+def _tables(query: Analysis) -> set[str] | None:
+    return None if query.tables is None else set(query.tables)
+
+
+def _counts(original: QueryResult, gold: QueryResult | QueryError, tol: Tolerance) -> bool:
+    """Whether `_rounds` counts a copy on which the gold gave `gold` and a prediction matched it: the
+    gold failed there, or its result moved without emptying."""
+    if isinstance(gold, QueryError):
+        return True
+    moved = not _same(original, gold, tol)
+    return moved and not (empty_like(gold.rows) and not empty_like(original.rows))
+
+
+def _copy_key(check: Check, key: Any, seed: str, targets: set[str]) -> Any:
+    """A copy depends on the gold (its seed, its literals), the tables it perturbs and the values the
+    prompt names."""
+    return (key, seed, frozenset(targets), check.gold.sql, check.protected.prompt)
 
 
 def _note_views(copy: SqlEngine, info: dict[str, Any]) -> None:

@@ -40,6 +40,9 @@ TOO_LARGE = "too_large"  # its result passed the row or size cap
 OUT_OF_MEMORY = "the worker ran out of memory (its address-space limit) running the query"
 
 
+DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres"}  # engine kind -> sqlglot's name
+
+
 class QueryError(AssayError):
     """A query did not produce a usable result; `kind` says why (one of the constants above). The scorer
     decides what that means: the reference's failure is `invalid`/`timeout`, the prediction's a wrong

@@ -19,7 +19,6 @@ stays the raw verdict in both modes, so a trainer can filter on it rather than o
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,6 +45,7 @@ from assay.verifiers.sql.compare import (
 )
 from assay.verifiers.sql.dependence import Check, DataCheck, Outcome
 from assay.verifiers.sql.engines import (
+    DIALECTS,
     TIMEOUT,
     DuckdbEngine,
     EngineUnavailable,
@@ -56,7 +56,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
-from assay.verifiers.sql.memo import QueryMemo, Run, plain_run
+from assay.verifiers.sql.memo import Budget, Recorded, Run
 from assay.verifiers.sql.statement import (
     Analysis,
     analyse,
@@ -65,10 +65,8 @@ from assay.verifiers.sql.statement import (
     keyed_query,
     known_dialect,
     order_key_columns,
-    referenced_tables,
 )
 
-_DIALECTS = {"sqlite": "sqlite", "duckdb": "duckdb", "postgres": "postgres"}
 _MAX_ENGINES = 32  # open databases kept per worker
 _MAX_CACHED_ROWS = 10_000
 
@@ -96,21 +94,6 @@ class SqlOptions(TaskOptions):
     )
 
 
-class _Budget:
-    """The item's deadline split into query timeouts, so the engine stops a query before the pool kills;
-    `run` runs each query (through a clustering call's memo, memo.py, when there is one)."""
-
-    def __init__(self, deadline_s: float, query_timeout_s: float, run: Run = plain_run) -> None:
-        self.end = time.monotonic() + deadline_s - min(0.5, deadline_s * 0.1)
-        self.query_timeout_s = query_timeout_s
-        self.run = run
-
-    def timeout(self) -> tuple[float, bool]:
-        """(seconds for the next query, whether the item deadline cut it below query_timeout_s)."""
-        remaining = self.end - time.monotonic()
-        return max(0.01, min(self.query_timeout_s, remaining)), remaining < self.query_timeout_s
-
-
 @dataclass
 class _Compared:
     """One item's reference and prediction as they are compared, instance after instance: whether order
@@ -120,7 +103,7 @@ class _Compared:
     pred: Analysis
     ordered: bool
     options: SqlOptions
-    budget: _Budget
+    budget: Budget
     seen: dict[str, QueryResult] = field(default_factory=dict)
 
 
@@ -170,7 +153,11 @@ class SqlScorer(Scorer[SqlOptions]):
         self._engines = _EngineCache(maxsize=_MAX_ENGINES)
         self._gold: LRUCache[tuple[str, str, str], QueryResult] | None = LRUCache(size) if size else None
         self._gold_parsed: LRUCache[tuple[str, str], Analysis] = LRUCache(maxsize=max(1, size))
+        self._pred_parsed: LRUCache[tuple[str, str, str | None], Analysis] = LRUCache(maxsize=256)
         self._data_check = DataCheck(settings.sql)
+        # What scoring ran, for the group's clustering in this worker (equivalence.py); never read back by
+        # scoring, which runs every query afresh.
+        self.recorded = Recorded()
 
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: SqlOptions) -> float:
@@ -198,9 +185,8 @@ class SqlScorer(Scorer[SqlOptions]):
         return QueryLimits(timeout_s=timeout_s, max_rows=cfg.max_rows, max_bytes=cfg.max_result_mb << 20)
 
     # -- scoring -----------------------------------------------------------------------------------
-    def score(self, item: Item, options: SqlOptions, memo: QueryMemo | None = None) -> Result:
-        """The item's result. `memo`: a clustering call's (equivalence.py), which runs each distinct query
-        once per database and reads it once; the verdict is the same without it."""
+    def score(self, item: Item, options: SqlOptions) -> Result:
+        """The item's result. What it runs is recorded for the group's clustering (equivalence.py)."""
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
@@ -209,10 +195,9 @@ class SqlScorer(Scorer[SqlOptions]):
             instances = self._instances(item.db_id, options)
         except catalog.UnknownDatabase as exc:  # an ItemError: `invalid`
             return Result.of_error(exc)
-        run = memo.run if memo is not None else plain_run
-        budget = _Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, run)
-        dialect = _DIALECTS[instances[0].engine]
-        gold = self._read_gold(item.reference.strip().rstrip(";").strip(), dialect, memo)
+        budget = Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, self.recorded.run)
+        dialect = DIALECTS[instances[0].engine]
+        gold = self.read_gold(item.reference.strip().rstrip(";").strip(), dialect)
         if gold.refusal is not None:
             return Result.invalid(f"the reference is not one read-only query: {gold.refusal}")
         details: dict[str, Any] = {"db_id": item.db_id, "engine": instances[0].engine}
@@ -228,10 +213,7 @@ class SqlScorer(Scorer[SqlOptions]):
                 else "the response"
             )
             return _reward(False, False, options, f"no SQL found in {where}", details=details)
-        if memo is not None:
-            pred = memo.reading(sql, dialect, item.dialect, analyse)
-        else:
-            pred = analyse(sql, dialect, item.dialect)
+        pred = self.read_prediction(sql, dialect, item.dialect)
         details["notes"] = [*pred.notes] + ([f"sqlglot: {pred.parse_error}"] if pred.parse_error else [])
         if pred.refusal is not None:
             reason = f"rejected before execution: {pred.refusal}"
@@ -240,7 +222,7 @@ class SqlScorer(Scorer[SqlOptions]):
             details["warnings"] = [
                 "the prediction reads no table (a constant answer): possibly a hard-coded result"
             ]
-            if not options.allow_constant and referenced_tables(gold.parsed) != set():
+            if not options.allow_constant and gold.tables != frozenset():
                 reason = "the prediction reads no table while the reference does: a constant answer"
                 return _reward(False, False, options, reason, extracted=pred.sql, details=details)
         ordered = {"strict": True, "ignore": False}.get(options.order, gold.ordered)
@@ -336,7 +318,7 @@ class SqlScorer(Scorer[SqlOptions]):
         pred_result: QueryResult,
         ordered: bool,
         tol: Tolerance,
-        budget: _Budget,
+        budget: Budget,
     ) -> Comparison:
         """compare(), with the gold's ties and LIMIT cuts recovered on `engine` where order matters."""
         outcome = compare(
@@ -356,19 +338,22 @@ class SqlScorer(Scorer[SqlOptions]):
             outcome = Comparison(True, "same rows in the required order, up to ties cut by the LIMIT")
         return outcome
 
-    def _gold_analysis(self, sql: str, dialect: str) -> Analysis:
+    def read_prediction(self, sql: str, dialect: str, source: str | None) -> Analysis:
+        """sqlglot's reading of a prediction, cached: a group repeats answers, and its clustering reads
+        them again (an Analysis is never modified)."""
+        key = (sql, dialect, source)
+        cached = self._pred_parsed.get(key)
+        if cached is None:
+            cached = self._pred_parsed[key] = analyse(sql, dialect, source)
+        return cached
+
+    def read_gold(self, sql: str, dialect: str) -> Analysis:
         """sqlglot's reading of the gold, cached: parsing costs about a millisecond a statement."""
         key = (sql, dialect)
         cached = self._gold_parsed.get(key)
         if cached is None:
             cached = self._gold_parsed[key] = analyse(sql, dialect)
         return cached
-
-    def _read_gold(self, sql: str, dialect: str, memo: QueryMemo | None) -> Analysis:
-        """The gold's reading; within a clustering call shared with the same text read as a prediction."""
-        if memo is None:
-            return self._gold_analysis(sql, dialect)
-        return memo.reading(sql, dialect, None, lambda text, engine, _: self._gold_analysis(text, engine))
 
     def _run_gold(
         self, engine: SqlEngine, instance: catalog.Instance, sql: str, timeout_s: float, run: Run
@@ -384,7 +369,7 @@ class SqlScorer(Scorer[SqlOptions]):
         return result
 
     def _tie_blocks(
-        self, engine: SqlEngine, gold: Analysis, gold_result: QueryResult, budget: _Budget
+        self, engine: SqlEngine, gold: Analysis, gold_result: QueryResult, budget: Budget
     ) -> Blocks | None:
         """Ranges of gold rows tied on the sort key, or None when the key cannot be recovered."""
         keys = order_key_columns(gold.parsed)
@@ -402,7 +387,7 @@ class SqlScorer(Scorer[SqlOptions]):
             return None  # the rewrite changed the result; do not trust its keys
         return tie_blocks([row[-width:] for row in result.rows])
 
-    def _rewrite_result(self, engine: SqlEngine, sql: str, budget: _Budget) -> QueryResult | None:
+    def _rewrite_result(self, engine: SqlEngine, sql: str, budget: Budget) -> QueryResult | None:
         """The result of a rewrite of the gold (its keys made visible) within the budget; None when it
         fails, and the rewrite cannot help."""
         try:
@@ -417,7 +402,7 @@ class SqlScorer(Scorer[SqlOptions]):
         gold_result: QueryResult,
         pred_result: QueryResult,
         tol: Tolerance,
-        budget: _Budget,
+        budget: Budget,
     ) -> bool:
         """Whether the prediction differs only in which tied rows the gold's LIMIT kept."""
         keyed = keyed_query(gold.parsed, engine.dialect, unlimited=True)

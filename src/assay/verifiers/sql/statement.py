@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 import sqlglot
@@ -136,6 +137,13 @@ class Analysis:
         if node is None:
             return _top_level_order_by(self.sql)
         return node.args.get("order") is not None
+
+    @cached_property
+    def tables(self) -> frozenset[str] | None:
+        """`referenced_tables`, walked once: an Analysis is shared through the scorer's caches (scoring
+        and the group's clustering read the same query's)."""
+        found = referenced_tables(self.parsed)
+        return None if found is None else frozenset(found)
 
 
 def analyse(sql: str, engine_dialect: str, source_dialect: str | None = None) -> Analysis:
