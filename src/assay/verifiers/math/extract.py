@@ -56,6 +56,7 @@ from assay.verifiers.math.sentences import (
     CJK_RE,
     NUMBER_TOKEN_RE,
     SPEAKER_LEAD_RE,
+    after_rejection,
     concluding_number,
     ends_short_on_value,
     in_english,
@@ -64,6 +65,7 @@ from assay.verifiers.math.sentences import (
     other_values_after,
     paragraphs_of,
     without_rejections,
+    without_trailing_rejection,
     word_predicate,
 )
 
@@ -206,12 +208,6 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
     return _clause(tail[verb.end() :])
 
 
-# An answer after its cue that opens by rejecting a value ("The answer is not 52, it is 53.", "The
-# answer isn't 52; it's 53."): the value stated after the rejection is the answer; nothing after it, none.
-_OPENS_REJECTED_RE = re.compile(r"(?:not|n['’]t)\s", re.IGNORECASE)
-_AFTER_REJECTION_RE = re.compile(r"^[\s,;:]*(?:(?:but|rather|instead)\b[\s,;:]*)?", re.IGNORECASE)
-
-
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
     snippet = unbold(snippet.lstrip(" \t:*=\n"))
@@ -225,8 +221,10 @@ def _answer_after_cue(snippet: str) -> str | None:
     if len(bullets) > 1 and all(_BULLET_RE.match(b) for b in bullets):  # "- $x = 2$\n- $y = 3$"
         line = ", ".join(_BULLET_RE.sub("", b).strip().rstrip(".,;") for b in bullets)
     line = line[:_CUE_MAX_CHARS]
-    if _OPENS_REJECTED_RE.match(line) and re.search(r"\d", rest := without_rejections(line)):
-        line = _AFTER_REJECTION_RE.sub("", rest)  # "The answer is not 52, it is 53." -> "it is 53."
+    # an answer after its cue that opens by rejecting a value states the value after the rejection ("The
+    # answer is not 52, it is 53.", "The answer isn't 52; it's 53."); nothing after it, none
+    if (rest := after_rejection(line)) is not None:
+        line = rest
     segments = math_segments(line)
     if not segments:
         clause = _clause(line)
@@ -260,7 +258,10 @@ def _cue_answer(region: str) -> Extraction | NoAnswer | None:
     )
     for end, rule, language in reversed(cues):
         if language is not None:  # "答案是 42。", "Die Antwort ist 42, weil ...", "Ответ: 42"
-            answer = _answer_after_cue(localised_answer(region[end:], language))
+            # "Die Antwort ist nicht 52, sondern 53.", "Ответ: 53, а не 52": the value not rejected
+            snippet = region[end:]
+            snippet = after_rejection(snippet.lstrip(" \t:：*=—–-")) or snippet
+            answer = _answer_after_cue(without_trailing_rejection(localised_answer(snippet, language)))
         else:
             answer = _answer_after_cue(region[end:])
         if answer and _taken_back(answer, region[end:]):

@@ -9,7 +9,7 @@ import itertools
 import re
 from functools import cache
 
-from assay.verifiers.math.cue_extras import NOR_WORDS, REJECTING
+from assay.verifiers.math.cue_extras import CONTRASTING, NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
 
@@ -277,6 +277,51 @@ _GLUED_POWER_UNIT_RE = re.compile(r"(?<=\d)(?=[a-zA-Z]{1,2}[²³])")
 def without_rejections(sentence: str) -> str:
     """The sentence without the values it rejects ("not 10" and its joined values) and their negations."""
     return _rejected_re().sub(" ", sentence)
+
+
+@cache
+def _contrast_re() -> re.Pattern[str]:
+    words = "|".join(re.escape(w) for w in sorted(CONTRASTING, key=len, reverse=True))
+    return re.compile(rf"^[\s,;:，；：、—–-]*(?:(?:{words})(?![^\W\d_])[\s,;:，；：]*)?", re.IGNORECASE)
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[.!?。！？]\s|[.!?。！？]$|\n")
+
+
+def after_rejection(text: str) -> str | None:
+    """What an answer that opens by rejecting a value states instead, in any language of the cue table:
+    "not 52, it is 53." -> "53.", "nicht 52, sondern 53." -> "53.", "не 52, а 53" -> "53", "不是52，而是53"
+    -> "53". None when the text does not open with a rejection, or when its first sentence states no
+    value after it, or guesses or bounds the one it states ("nicht 52, sondern vielleicht 53"): the
+    answer is then left as written, and a rejection is never read as a value."""
+    opening = _rejected_re().match(text.lstrip())
+    if opening is None:
+        return None
+    rest = _contrast_re().sub("", text.lstrip()[opening.end() :], count=1)
+    end = _CLAUSE_BREAK_RE.search(rest)
+    stated = rest[: end.start()] if end else rest
+    if not re.search(r"\d", stated) or _doubted(stated):
+        return None
+    return rest
+
+
+def _doubted(text: str) -> bool:
+    """A guess or a bound in the text ("vielleicht 53", "at least 53", "mindestens 53")."""
+    stated = without_rejections(text)
+    return bool(BOUND_WORDS_RE.search(stated) or _HEDGE_WORDS_RE.search(text) or hedge_or_negation().search(stated))
+
+
+def without_trailing_rejection(answer: str) -> str:
+    """An answer that ends by rejecting another value ("53, а не 52", "53, not 52"): the value stated
+    before the rejection ("53"); the answer unchanged when there is none."""
+    last = None
+    for last in _rejected_re().finditer(answer):
+        pass
+    if last is None or answer[last.end() :].strip(" .!。！"):
+        return answer
+    head = answer[: last.start()]
+    head = re.sub(r"(?:[\s,;，；]|(?<![^\W\d_])(?:a|а|and|и|but|aber|mais|pero|ma|mas|maar|men))*$", "", head, flags=re.I)
+    return head if re.search(r"\d", head) else answer
 
 
 def _states_no_value(sentence: str) -> bool:
