@@ -40,7 +40,14 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
-from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer, speaker_lead
+from assay.verifiers.math.cues import (
+    Language,
+    find_cues,
+    hedge_or_negation,
+    language_of,
+    localised_answer,
+    speaker_lead,
+)
 from assay.verifiers.math.formulas import (
     BOX_RE,
     MATH_SEGMENT_RE,
@@ -291,6 +298,45 @@ def _named_answer(region: str) -> Extraction | None:
     return None
 
 
+# A label before a value ("Total: 42", "Final: 52", "Gesamt: 52", "合计：52"): one to four words of letters
+# in any script (a label of one Latin letter is an option: "C: 24"), a colon, then the value.
+_LABEL_RE = re.compile(r"^[*_]*((?:[^\W\d_][^\W\d_'’.-]*[ \t]*){1,4}?)[*_]*[ \t]*[:：][*_ \t]*(?=[-+$\\\d])")
+# A label that judges, bounds, guesses or sets up its value rather than stating it as the result:
+# "Wrong: 42", "At least: 42", "Maybe: 42", "Estimate: 42", "Given: 42", "Check: 42", "Step: 42".
+_NOT_RESULT_LABEL_RE = re.compile(
+    r"\b(?:guess\w*|estimat\w*|approx\w*|roughly|about|around|bound|given|check\w*|verif\w*|hint|note"
+    r"|question|problem|example|step|case|try|attempt|draft|initial(?:ly)?|before|previous(?:ly)?|old|wait)\b",
+    re.IGNORECASE,
+)
+# A value after its label: a number, with at most two words of its unit ("Final: 52 apples").
+_LABELLED_NUMBER_RE = re.compile(r"^([-+]?\\?\$?\d[\d,]*(?:\.\d+)?%?)(?:[ \t]+[^\W\d_]+){0,2}[ \t]*[.!。]?$")
+
+
+def answer_label(text: str) -> re.Match[str] | None:
+    """The label before a value that states it as the result ("Total: 42", "Final: 52"); None for no
+    label, an option letter ("C: 24"), or a label that judges, bounds or guesses ("Wrong: 42", "At least:
+    42", "Maybe: 42", "Vielleicht: 42") or sets the value up ("Given: 42", "Check: 42")."""
+    label = _LABEL_RE.match(text)
+    if label is None or re.fullmatch(r"[A-Za-z]", label.group(1).strip()):
+        return None
+    words = label.group(1)
+    doubted = BOUND_WORDS_RE.search(words) or _GUESS_RE.search(words) or hedge_or_negation().search(words)
+    return None if doubted or _NOT_RESULT_LABEL_RE.search(words) else label
+
+
+def _labelled_line(lines: list[str]) -> str | None:
+    """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
+    stop: a label that states its value as the result closes the reply, so a long reply that ends on it
+    is not cut off. The last line of a list of labelled values ("Apples: 12\nPears: 15") is no answer."""
+    label = answer_label(lines[-1].strip())
+    if label is None or (len(lines) > 1 and answer_label(lines[-2].strip())):
+        return None
+    value = _LABELLED_NUMBER_RE.match(rest := lines[-1].strip()[label.end() :].replace("**", ""))
+    if value is None or BOUND_WORDS_RE.search(rest) or _GUESS_RE.search(rest) or hedge_or_negation().search(rest):
+        return None  # "Final: 52 maybe", "Total: 52 at most"
+    return value.group(1)
+
+
 def _last_line_answer(region: str) -> str | None:
     """A last paragraph of one line that is only an answer (see rule 4 of the module docstring)."""
     paragraphs = paragraphs_of(region)
@@ -301,6 +347,8 @@ def _last_line_answer(region: str) -> str | None:
     bold = _BOLD_SPAN_RE.findall(paragraphs[-1].rsplit("\n", 1)[-1])
     if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and looks_complete(region):
         return bold[0].strip()  # "Janet makes **$18** every day." (GPT-4-style bold answer)
+    if labelled := _labelled_line(paragraphs[-1].split("\n")):
+        return labelled  # "Final: 52" closing a long reply
     if len(paragraphs) < 2 or "\n" in paragraphs[-1]:
         return None
     line = paragraphs[-1]
@@ -380,10 +428,8 @@ def _bare_value(region: str) -> str:
     text = _BARE_LEAD_RE.sub("", text)
     # "Matrix: $M$" -> "$M$", "Total: 42" -> "42" (a label of one letter is an option: "C: 24"; a label
     # that judges or bounds the value, "Wrong: 42", "At least: 42", is kept and the answer stays unread)
-    label = re.match(
-        r"^(?:[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)|[A-Za-z]{2}[A-Za-z ]{0,30}:\s*(?=[-+]?\d))", text
-    )
-    if label and not BOUND_WORDS_RE.search(label.group(0)) and not _GUESS_RE.search(label.group(0)):
+    label = re.match(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", text) or answer_label(text)
+    if label:
         text = text[label.end() :]
     text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
     return text.lstrip("= ").strip() or region.strip()
