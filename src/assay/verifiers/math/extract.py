@@ -57,6 +57,7 @@ from assay.verifiers.math.formulas import (
     unbold,
 )
 from assay.verifiers.math.region import final_region, strip_turn_tokens, without_checks
+from assay.verifiers.math.spelled import spelled_value
 from assay.verifiers.math.sentences import (
     BOUND_WORDS_RE,
     CJK_MAX_BARE,
@@ -189,6 +190,8 @@ def _clause(line: str) -> str | None:
         return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
         clause = (predicate.group(1) or predicate.group(2)).strip()
+    if (spelled := spelled_value(clause)) is not None:
+        return str(spelled)  # "one hundred and twenty" is one number, not a list of 100 and 20
     return clause or None
 
 

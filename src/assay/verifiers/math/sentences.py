@@ -12,6 +12,7 @@ from functools import cache
 from assay.verifiers.math.cue_extras import CONTRASTING, NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
+from assay.verifiers.math.spelled import with_digits
 
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 CONNECTOR_RE = re.compile(
@@ -350,6 +351,7 @@ def concluding_number(region: str) -> str | None:
     sentence = unbold(last_sentence(paragraphs[-1])).strip()
     if CJK_RE.search(sentence):  # "共需要2500块砖。": a number written against CJK letters is still one
         sentence = _CJK_DIGIT_RE.sub(" ", sentence)
+    sentence = with_digits(sentence) or sentence  # "She has twelve apples left." states 12
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!", "。", "！")):
         return None
     if _states_no_value(sentence) or math_segments(sentence) or _PLAIN_FORMULA_RE.search(sentence):
