@@ -597,7 +597,9 @@ def main() -> None:
     assay, mv, why = [], [], []
     for pair in pairs:
         item = Item(task="math", response=pair.pred, reference=pair.gold, prompt=pair.prompt)
-        result = scorer.score(item, options.model_copy(update=dict(pair.options)) if pair.options else options)
+        result = scorer.score(
+            item, options.model_copy(update=dict(pair.options)) if pair.options else options
+        )
         assay.append(result.correct is True)
         why.append(f"{result.status.value}: {result.reason} {result.details.get('rule', '')}")
         mv.append(mv_call(pair.gold, pair.pred))

@@ -188,7 +188,12 @@ def test_another_lone_letter_after_a_number_is_not_a_unit(letter: str) -> None:
     [
         # eval-protocol's require_units: with units kept, the gold's unit is part of its value
         ("\\boxed{10 km}", "\\boxed{10}", {"strip_units": False}, False),
-        ("\\boxed{10 km}", "\\boxed{10 km}", {"strip_units": False}, True),  # was False: only the gold lost it
+        (
+            "\\boxed{10 km}",
+            "\\boxed{10 km}",
+            {"strip_units": False},
+            True,
+        ),  # was False: only the gold lost it
         ("\\boxed{10 km}", "\\boxed{10}", {}, True),  # the default strips units on both sides
         # eval-protocol's order_matters: a list gold answered only in its order
         ("\\boxed{1,2,3}", "$1,3,2$", {"ordered_lists": True}, False),

@@ -43,7 +43,6 @@ from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_
 from assay.verifiers.math.cues import (
     Language,
     find_cues,
-    hedge_or_negation,
     language_of,
     localised_answer,
     speaker_lead,
@@ -57,25 +56,27 @@ from assay.verifiers.math.formulas import (
     unbold,
 )
 from assay.verifiers.math.region import final_region, strip_turn_tokens, without_checks
-from assay.verifiers.math.spelled import spelled_value
 from assay.verifiers.math.sentences import (
     BOUND_WORDS_RE,
     CJK_MAX_BARE,
     CJK_RE,
+    GROUP_SEPARATOR_RE,
     NUMBER_TOKEN_RE,
     SPEAKER_LEAD_RE,
     after_rejection,
+    answer_label,
     concluding_number,
     ends_short_on_value,
     in_english,
     is_connector,
+    labelled_line,
     looks_complete,
     other_values_after,
     paragraphs_of,
-    without_rejections,
     without_trailing_rejection,
     word_predicate,
 )
+from assay.verifiers.math.spelled import spelled_value
 
 _CUE_RE = re.compile(
     r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
@@ -174,6 +175,12 @@ class NoAnswer:
     reason: str
 
 
+# A number grouped in thousands followed by its unit words ("1,248 pages", "2 500 bricks").
+_GROUPED_THEN_WORDS_RE = re.compile(
+    r"^[-+]?\d{1,3}(?:[, \u00a0\u202f\u2009]\d{3})+(?:\.\d+)?(?:\s+[^\W\d_]+){1,3}$"
+)
+
+
 def _clause(line: str) -> str | None:
     """The answer written as words: up to the end of its clause, or the predicate of a sentence."""
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
@@ -192,6 +199,8 @@ def _clause(line: str) -> str | None:
         clause = (predicate.group(1) or predicate.group(2)).strip()
     if (spelled := spelled_value(clause)) is not None:
         return str(spelled)  # "one hundred and twenty" is one number, not a list of 100 and 20
+    if _GROUPED_THEN_WORDS_RE.match(clause):
+        clause = GROUP_SEPARATOR_RE.sub("", clause)  # "1,248 pages" is 1248 pages, not the list 1, 248
     return clause or None
 
 
@@ -301,45 +310,6 @@ def _named_answer(region: str) -> Extraction | None:
     return None
 
 
-# A label before a value ("Total: 42", "Final: 52", "Gesamt: 52", "合计：52"): one to four words of letters
-# in any script (a label of one Latin letter is an option: "C: 24"), a colon, then the value.
-_LABEL_RE = re.compile(r"^[*_]*((?:[^\W\d_][^\W\d_'’.-]*[ \t]*){1,4}?)[*_]*[ \t]*[:：][*_ \t]*(?=[-+$\\\d])")
-# A label that judges, bounds, guesses or sets up its value rather than stating it as the result:
-# "Wrong: 42", "At least: 42", "Maybe: 42", "Estimate: 42", "Given: 42", "Check: 42", "Step: 42".
-_NOT_RESULT_LABEL_RE = re.compile(
-    r"\b(?:guess\w*|estimat\w*|approx\w*|roughly|about|around|bound|given|check\w*|verif\w*|hint|note"
-    r"|question|problem|example|step|case|try|attempt|draft|initial(?:ly)?|before|previous(?:ly)?|old|wait)\b",
-    re.IGNORECASE,
-)
-# A value after its label: a number, with at most two words of its unit ("Final: 52 apples").
-_LABELLED_NUMBER_RE = re.compile(r"^([-+]?\\?\$?\d[\d,]*(?:\.\d+)?%?)(?:[ \t]+[^\W\d_]+){0,2}[ \t]*[.!。]?$")
-
-
-def answer_label(text: str) -> re.Match[str] | None:
-    """The label before a value that states it as the result ("Total: 42", "Final: 52"); None for no
-    label, an option letter ("C: 24"), or a label that judges, bounds or guesses ("Wrong: 42", "At least:
-    42", "Maybe: 42", "Vielleicht: 42") or sets the value up ("Given: 42", "Check: 42")."""
-    label = _LABEL_RE.match(text)
-    if label is None or re.fullmatch(r"[A-Za-z]", label.group(1).strip()):
-        return None
-    words = label.group(1)
-    doubted = BOUND_WORDS_RE.search(words) or _GUESS_RE.search(words) or hedge_or_negation().search(words)
-    return None if doubted or _NOT_RESULT_LABEL_RE.search(words) else label
-
-
-def _labelled_line(lines: list[str]) -> str | None:
-    """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
-    stop: a label that states its value as the result closes the reply, so a long reply that ends on it
-    is not cut off. The last line of a list of labelled values ("Apples: 12\nPears: 15") is no answer."""
-    label = answer_label(lines[-1].strip())
-    if label is None or (len(lines) > 1 and answer_label(lines[-2].strip())):
-        return None
-    value = _LABELLED_NUMBER_RE.match(rest := lines[-1].strip()[label.end() :].replace("**", ""))
-    if value is None or BOUND_WORDS_RE.search(rest) or _GUESS_RE.search(rest) or hedge_or_negation().search(rest):
-        return None  # "Final: 52 maybe", "Total: 52 at most"
-    return value.group(1)
-
-
 def _last_line_answer(region: str) -> str | None:
     """A last paragraph of one line that is only an answer (see rule 4 of the module docstring)."""
     paragraphs = paragraphs_of(region)
@@ -350,7 +320,7 @@ def _last_line_answer(region: str) -> str | None:
     bold = _BOLD_SPAN_RE.findall(paragraphs[-1].rsplit("\n", 1)[-1])
     if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and looks_complete(region):
         return bold[0].strip()  # "Janet makes **$18** every day." (GPT-4-style bold answer)
-    if labelled := _labelled_line(paragraphs[-1].split("\n")):
+    if labelled := labelled_line(paragraphs[-1].split("\n")):
         return labelled  # "Final: 52" closing a long reply
     if len(paragraphs) < 2 or "\n" in paragraphs[-1]:
         return None
@@ -418,9 +388,6 @@ def _is_bare(region: str) -> bool:
     if _BOLD_SPAN_RE.search(stripped) and _WORDS_RE.search(_BOLD_SPAN_RE.sub(" ", stripped)):
         return False  # "Total: **55 marbles**.": the bold value is the answer (rule 4)
     return len(_WORDS_RE.findall(stripped)) <= 4
-
-
-_GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
 
 
 def _bare_value(region: str) -> str:

@@ -295,6 +295,8 @@ def after_rejection(text: str) -> str | None:
     -> "53". None when the text does not open with a rejection, or when its first sentence states no
     value after it, or guesses or bounds the one it states ("nicht 52, sondern vielleicht 53"): the
     answer is then left as written, and a rejection is never read as a value."""
+    if CJK_RE.search(text[:80]):
+        text = _CJK_DIGIT_RE.sub(" ", text)  # "不是479": a number written against CJK letters is still one
     opening = _rejected_re().match(text.lstrip())
     if opening is None:
         return None
@@ -309,20 +311,81 @@ def after_rejection(text: str) -> str | None:
 def _doubted(text: str) -> bool:
     """A guess or a bound in the text ("vielleicht 53", "at least 53", "mindestens 53")."""
     stated = without_rejections(text)
-    return bool(BOUND_WORDS_RE.search(stated) or _HEDGE_WORDS_RE.search(text) or hedge_or_negation().search(stated))
+    return bool(
+        BOUND_WORDS_RE.search(stated) or _HEDGE_WORDS_RE.search(text) or hedge_or_negation().search(stated)
+    )
 
 
 def without_trailing_rejection(answer: str) -> str:
     """An answer that ends by rejecting another value ("53, а не 52", "53, not 52"): the value stated
     before the rejection ("53"); the answer unchanged when there is none."""
+    if CJK_RE.search(answer):
+        answer = _CJK_DIGIT_RE.sub(" ", answer)
     last = None
-    for last in _rejected_re().finditer(answer):
-        pass
+    for match in _rejected_re().finditer(answer):
+        last = match
     if last is None or answer[last.end() :].strip(" .!。！"):
         return answer
     head = answer[: last.start()]
-    head = re.sub(r"(?:[\s,;，；]|(?<![^\W\d_])(?:a|а|and|и|but|aber|mais|pero|ma|mas|maar|men))*$", "", head, flags=re.I)
+    head = re.sub(
+        r"(?:[\s,;，；]|(?<![^\W\d_])(?:a|а|and|и|but|aber|mais|pero|ma|mas|maar|men))*$",
+        "",
+        head,
+        flags=re.I,
+    )
     return head if re.search(r"\d", head) else answer
+
+
+GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
+# A label before a value ("Total: 42", "Final: 52", "Gesamt: 52", "合计：52"): one to four words of letters
+# in any script (a label of one Latin letter is an option: "C: 24"), a colon, then the value.
+_LABEL_RE = re.compile(r"^[*_]*((?:[^\W\d_][^\W\d_'’.-]*[ \t]*){1,4}?)[*_]*[ \t]*[:：][*_ \t]*(?=[-+$\\\d])")
+# A label that judges, bounds, guesses or sets up its value rather than stating it as the result:
+# "Wrong: 42", "At least: 42", "Maybe: 42", "Estimate: 42", "Given: 42", "Check: 42", "Step: 42".
+_NOT_RESULT_LABEL_RE = re.compile(
+    r"\b(?:guess\w*|estimat\w*|approx\w*|roughly|about|around|bound|given|check\w*|verif\w*|hint|note"
+    r"|question|problem|example|step|case|try|attempt|draft|initial(?:ly)?|before|previous(?:ly)?|old|wait)\b",
+    re.IGNORECASE,
+)
+
+
+def answer_label(text: str) -> re.Match[str] | None:
+    """The label before a value that states it as the result ("Total: 42", "Final: 52"); None for no
+    label, an option letter ("C: 24"), or a label that judges, bounds or guesses ("Wrong: 42", "At least:
+    42", "Maybe: 42", "Vielleicht: 42") or sets the value up ("Given: 42", "Check: 42")."""
+    label = _LABEL_RE.match(text)
+    if label is None or re.fullmatch(r"[A-Za-z]", label.group(1).strip()):
+        return None
+    words = label.group(1)
+    doubted = BOUND_WORDS_RE.search(words) or GUESS_RE.search(words) or hedge_or_negation().search(words)
+    return None if doubted or _NOT_RESULT_LABEL_RE.search(words) else label
+
+
+GROUP_SEPARATOR_RE = re.compile(r"(?<=\d)[ ,\u00a0\u202f\u2009](?=\d{3})")
+
+
+# A value after its label: a number (2500, 2,500, 2 500), with at most two words of its unit.
+_LABELLED_NUMBER_RE = re.compile(
+    rf"^[-+]?\\?\$?({NUMBER_TOKEN_RE.pattern})(?:[ \t]+[^\W\d_]+){{0,2}}[ \t]*[.!。]?$"
+)
+
+
+def labelled_line(lines: list[str]) -> str | None:
+    """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
+    stop: a label that states its value as the result closes the reply, so a long reply that ends on it
+    is not cut off. The last line of a list of labelled values ("Apples: 12\nPears: 15") is no answer."""
+    label = answer_label(lines[-1].strip())
+    if label is None or (len(lines) > 1 and answer_label(lines[-2].strip())):
+        return None
+    value = _LABELLED_NUMBER_RE.match(rest := lines[-1].strip()[label.end() :].replace("**", ""))
+    if (
+        value is None
+        or BOUND_WORDS_RE.search(rest)
+        or GUESS_RE.search(rest)
+        or hedge_or_negation().search(rest)
+    ):
+        return None  # "Final: 52 maybe", "Total: 52 at most"
+    return GROUP_SEPARATOR_RE.sub("", value.group(1))  # "1,248" and "1 248" are 1248
 
 
 def _states_no_value(sentence: str) -> bool:
@@ -354,6 +417,8 @@ def concluding_number(region: str) -> str | None:
     sentence = with_digits(sentence) or sentence  # "She has twelve apples left." states 12
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!", "。", "！")):
         return None
+    if _LABEL_RE.match(sentence) and not answer_label(sentence):
+        return None  # "Given: 1067.", "Estimate: 3,317.": a label that sets up or guesses its value
     if _states_no_value(sentence) or math_segments(sentence) or _PLAIN_FORMULA_RE.search(sentence):
         return None  # a formula: rule 5 reads those
     sentence = without_rejections(sentence)  # "It is not 12, it is 42." states 42

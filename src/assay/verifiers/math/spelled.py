@@ -37,76 +37,77 @@ class _Counting:
     vigesimal: frozenset[int] = frozenset()  # tens after which a value up to 19 is added (French 60, 80)
 
 
-def _numbered(*words: str, start: int = 0, step: int = 1) -> dict[str, int]:
-    return {word: start + step * index for index, word in enumerate(words) if word}
+def _numbered(text: str, start: int = 0, step: int = 1) -> dict[str, int]:
+    """ "zero one two" -> {"zero": 0, "one": 1, "two": 2}; "_" holds a place without a word."""
+    return {word: start + step * index for index, word in enumerate(text.split()) if word != "_"}
 
 
-_EN_UNITS = _numbered(
-    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"),
-    *("twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"),
-)
-_EN_TENS = _numbered("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", start=20, step=10)
-_FR_UNITS = _numbered(
-    *("zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix", "onze", "douze"),
-    *("treize", "quatorze", "quinze", "seize"),
-)
-_FR_TENS = _numbered("vingt", "trente", "quarante", "cinquante", "soixante", start=20, step=10)
-_ES_UNITS = _numbered(
-    *("cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once"),
-    *("doce", "trece", "catorce", "quince", "dieciséis", "diecisiete", "dieciocho", "diecinueve", "veinte"),
-    *("veintiuno", "veintidós", "veintitrés", "veinticuatro", "veinticinco", "veintiséis", "veintisiete"),
-    *("veintiocho", "veintinueve"),
-)
-_ES_TENS = _numbered(
-    "treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa", start=30, step=10
-)
-_ES_HUNDREDS = _numbered(
-    *("ciento", "doscientos", "trescientos", "cuatrocientos", "quinientos", "seiscientos", "setecientos"),
-    *("ochocientos", "novecientos"),
-    start=100,
-    step=100,
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_EN_VALUES = _numbered(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+    " seventeen eighteen nineteen"
+) | _numbered("twenty thirty forty fifty sixty seventy eighty ninety", 20, 10)
+_FR_VALUES = _numbered(
+    "zéro un deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize"
+) | _numbered("vingt trente quarante cinquante soixante", 20, 10)
+_ES_VALUES = (
+    _numbered(
+        "cero uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciséis"
+        " diecisiete dieciocho diecinueve veinte veintiuno veintidós veintitrés veinticuatro veinticinco"
+        " veintiséis veintisiete veintiocho veintinueve"
+    )
+    | _numbered("treinta cuarenta cincuenta sesenta setenta ochenta noventa", 30, 10)
+    | _numbered(
+        "ciento doscientos trescientos cuatrocientos quinientos seiscientos setecientos ochocientos"
+        " novecientos",
+        100,
+        100,
+    )
 )
 
 COUNTINGS: tuple[_Counting, ...] = (
     _Counting(
         "en",
-        _EN_UNITS | _EN_TENS,
-        frozenset({"hundred"}),
+        _EN_VALUES,
+        _words("hundred"),
         {"thousand": 1000, "million": 10**6, "billion": 10**9},
-        frozenset({"and"}),
-        frozenset({"one"}),  # also a pronoun: "the correct one is (C)", "one of them", "no one"
-        frozenset(
-            "the these those all both each every any no its their his her our my your first last next other only"
-            " same another which whose what some several many few".split()
+        _words("and"),
+        _words("one"),  # also a pronoun: "the correct one is (C)", "one of them", "no one"
+        _words(
+            "the these those all both each every any no its their his her our my your first last next other"
+            " only same another which whose what some several many few"
         ),
-        frozenset("of times fold halves half thirds third quarters quarter fourths fifths another".split()),
-        frozenset(
+        _words("of times fold halves half thirds third quarters quarter fourths fifths another"),
+        _words(
             "the is are was were has have had there of and so it she he they we in to left makes needs gets"
-            " total altogether answer".split()
+            " total altogether answer"
         ),
     ),
     _Counting(
         "fr",
-        _FR_UNITS | _FR_TENS | {"une": 1, "quatre-vingt": 80, "quatre-vingts": 80},
-        frozenset({"cent", "cents"}),
+        _FR_VALUES | {"une": 1, "quatre-vingt": 80, "quatre-vingts": 80},
+        _words("cent cents"),
         {"mille": 1000, "million": 10**6, "millions": 10**6},
-        frozenset({"et"}),
-        frozenset({"un", "une"}),
-        frozenset("les des ces tous toutes chaque premiers premières derniers dernières autres seuls seules".split()),
-        frozenset("de d fois demi demie tiers quarts quart sur".split()),
-        frozenset("le la les est sont il elle a reste restent au en il y donc des une faut total réponse".split()),
+        _words("et"),
+        _words("un une"),
+        _words("les des ces tous toutes chaque premiers premières derniers dernières autres seuls seules"),
+        _words("de d fois demi demie tiers quarts quart sur"),
+        _words("le la les est sont il elle a reste restent au en donc des une faut réponse"),
         vigesimal=frozenset({60, 80}),
     ),
     _Counting(
         "es",
-        _ES_UNITS | _ES_TENS | _ES_HUNDREDS | {"un": 1, "una": 1, "cien": 100},
+        _ES_VALUES | {"un": 1, "una": 1, "cien": 100},
         frozenset(),
         {"mil": 1000, "millón": 10**6, "millones": 10**6},
-        frozenset({"y"}),
-        frozenset({"un", "una", "uno"}),
-        frozenset("los las estos estas esos esas todos todas ambos ambas cada primeros últimos otros otras".split()),
-        frozenset("de del veces medio media tercios cuartos".split()),
-        frozenset("el la los las es son hay tiene tienen quedan queda en que por lo total respuesta".split()),
+        _words("y"),
+        _words("un una uno"),
+        _words("los las estos estas esos esas todos todas ambos ambas cada primeros últimos otros otras"),
+        _words("de del veces medio media tercios cuartos"),
+        _words("el la los las es son hay tiene tienen quedan queda en que por lo total respuesta"),
     ),
     _Counting(
         "de",
@@ -114,20 +115,28 @@ COUNTINGS: tuple[_Counting, ...] = (
         frozenset(),
         {},
         frozenset(),
-        frozenset({"ein", "eine", "einen", "einem", "einer"}),
-        frozenset("die der das den dem des diese dieser diesen alle allen beide beiden jede jeder ersten letzten"
-                  " anderen nur".split()),  # fmt: skip
-        frozenset("von mal halbe drittel viertel".split()),
-        frozenset("der die das ist sind hat haben es und insgesamt noch bleiben bleibt sie er wir antwort".split()),
+        _words("ein eine einen einem einer"),
+        _words(
+            "die der das den dem des diese dieser diesen alle allen beide beiden jede jeder ersten letzten"
+            " anderen nur"
+        ),
+        _words("von mal halbe drittel viertel"),
+        _words("der die das ist sind hat haben es und insgesamt noch bleiben bleibt sie er wir antwort"),
     ),
 )
 
-_DE_UNITS = _numbered("", "ein", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun")
-_DE_SMALL = _DE_UNITS | {"eins": 1, "null": 0, "zehn": 10, "elf": 11, "zwölf": 12, "sechzehn": 16, "siebzehn": 17}
+_DE_UNITS = _numbered("_ ein zwei drei vier fünf sechs sieben acht neun")
+_DE_SMALL = _DE_UNITS | {
+    "eins": 1,
+    "null": 0,
+    "zehn": 10,
+    "elf": 11,
+    "zwölf": 12,
+    "sechzehn": 16,
+    "siebzehn": 17,
+}
 _DE_SMALL |= {f"{unit}zehn": 10 + value for unit, value in _DE_UNITS.items() if value in (3, 4, 5, 8, 9)}
-_DE_TENS = _numbered(
-    "zwanzig", "dreißig", "vierzig", "fünfzig", "sechzig", "siebzig", "achtzig", "neunzig", start=20, step=10
-)
+_DE_TENS = _numbered("zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig", 20, 10)
 
 
 def _german_below_100(word: str) -> int | None:
@@ -146,7 +155,11 @@ def _german(word: str) -> int | None:
     for scale, size in (("tausend", 1000), ("hundert", 100)):
         if scale in word:
             left, _, word = word.partition(scale)
-            count = 1 if left in ("", "ein") else (_german_below_100(left) if size == 1000 else _DE_UNITS.get(left))
+            count = (
+                1
+                if left in ("", "ein")
+                else (_german_below_100(left) if size == 1000 else _DE_UNITS.get(left))
+            )
             if count is None or count == 0 or (size == 1000 and "tausend" in word):
                 return None
             total += count * size
@@ -159,7 +172,7 @@ def _german(word: str) -> int | None:
 # Number words that are also ordinary words of a table language or of English ("neuf" is "new", "once"
 # and "cent" are English, "dos" is Portuguese "of the", "mil" a unit): read only inside a longer number
 # ("dix-neuf", "ciento once"), never alone.
-_AMBIGUOUS = frozenset({"neuf", "once", "cent", "dos", "mil", "elf", "null", "acht", "six", "sept"})
+_AMBIGUOUS = frozenset({"neuf", "once", "cent", "dos", "mil", "elf", "null", "sept"})
 
 
 def _place(value: int) -> int:
@@ -263,13 +276,26 @@ def _read_run(tokens: list[str], index: int, counting: _Counting) -> _Run | None
 def _alone(tokens: list[str], run: _Run, counting: _Counting) -> bool:
     """A run of one word that is an article or an ambiguous word ("un", "neuf"): not read as a number."""
     word = tokens[run.start]
+    after = tokens[run.end] if run.end < len(tokens) else ""
+    if word == "neuf" and after.endswith(("s", "x")):
+        return False  # "neuf pommes": nine before a plural noun; the adjective follows it ("un livre neuf")
     return run.end - run.start == 1 and (word in counting.articles or word in _AMBIGUOUS)
 
 
+def _counted(words: set[str], counting: _Counting) -> int:
+    """How many of the words are the language's own number words ("cuatrocientos", "zweiundfünfzig")."""
+    return sum(
+        word not in counting.articles
+        and (word in counting.hundreds or word in counting.scales or _number_of(word, counting) is not None)
+        for word in words
+    )
+
+
 def _language(words: list[str]) -> _Counting | None:
-    """The counting of the language whose function words the sentence uses most; None on a tie."""
+    """The counting of the language whose function words and number words the sentence uses most; None
+    on a tie."""
     said = set(words)
-    scores = sorted(((len(said & c.markers), c.code) for c in COUNTINGS), reverse=True)
+    scores = sorted(((len(said & c.markers) + _counted(said, c), c.code) for c in COUNTINGS), reverse=True)
     if scores[0][0] == 0 or scores[0][0] == scores[1][0]:
         return None
     return next(c for c in COUNTINGS if c.code == scores[0][1])
@@ -317,3 +343,10 @@ def with_digits(sentence: str) -> str | None:
         out.append(str(run.value))
         cursor = tokens[run.end - 1][2]
     return "".join(out) + sentence[cursor:]
+
+
+def spelled_numbers(text: str) -> set[int]:
+    """Every number written in words in `text`, in any table language and any position (the generous
+    reading: used for what a prompt already states, where reading more is the safe side)."""
+    words = [t for t, _, _ in _tokens(text[-20_000:])]  # the question is at a long prompt's end
+    return {run.value for counting in COUNTINGS for run in _runs(words, counting)}
