@@ -197,7 +197,7 @@ def _clause(line: str) -> str | None:
         return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
         clause = (predicate.group(1) or predicate.group(2)).strip()
-    if (spelled := spelled_value(clause)) is not None:
+    if " " in clause.strip() and (spelled := spelled_value(clause)) is not None:
         return str(spelled)  # "one hundred and twenty" is one number, not a list of 100 and 20
     if _GROUPED_THEN_WORDS_RE.match(clause):
         clause = GROUP_SEPARATOR_RE.sub("", clause)  # "1,248 pages" is 1248 pages, not the list 1, 248
