@@ -301,6 +301,7 @@ LONG_WORK = "\n\n".join([WORK.strip()] * 4) + "\n\n"
         ("Given: 52.", "52", False),  # with a full stop too: it was read as a closing sentence
         ("Estimate: 3,317.", "3317", False),
         ("Step 3: 52", "52", False),
+        ("Original price: 52", "52", False),
         ("Vielleicht: 52", "52", False),
         ("At least: 52", "52", False),
         ("Final: 52 maybe", "52", False),

@@ -344,7 +344,8 @@ _LABEL_RE = re.compile(r"^[*_]*((?:[^\W\d_][^\W\d_'’.-]*[ \t]*){1,4}?)[*_]*[ \
 # "Wrong: 42", "At least: 42", "Maybe: 42", "Estimate: 42", "Given: 42", "Check: 42", "Step: 42".
 _NOT_RESULT_LABEL_RE = re.compile(
     r"\b(?:guess\w*|estimat\w*|approx\w*|roughly|about|around|bound|given|check\w*|verif\w*|hint|note"
-    r"|question|problem|example|step|case|try|attempt|draft|initial(?:ly)?|before|previous(?:ly)?|old|wait)\b",
+    r"|question|problem|example|step|case|try|attempt|draft|initial(?:ly)?|before|previous(?:ly)?|old|wait"
+    r"|original|start(?:ing)?|input|known|data|prompt|suppose|assume|let)\b",
     re.IGNORECASE,
 )
 
