@@ -185,7 +185,7 @@ def parse_number(text: str, degrees: bool = False) -> Number | None:
     """The exact number `text` writes (already `clean`ed), or None if it is not a plain number."""
     text = text.strip()
     if text[:1].isalpha():
-        if (spelled := spelled_value(text)) is not None and len(text) <= 200:
+        if len(text) <= 200 and (spelled := spelled_value(text)) is not None:
             return Number(Fraction(spelled), "integer")  # "one hundred and twenty", "zweiundfünfzig"
         return _number_word(text)
     percent = text.endswith("%")

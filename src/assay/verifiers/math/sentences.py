@@ -415,9 +415,9 @@ def concluding_number(region: str) -> str | None:
     sentence = unbold(last_sentence(paragraphs[-1])).strip()
     if CJK_RE.search(sentence):  # "共需要2500块砖。": a number written against CJK letters is still one
         sentence = _CJK_DIGIT_RE.sub(" ", sentence)
-    sentence = with_digits(sentence) or sentence  # "She has twelve apples left." states 12
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!", "。", "！")):
         return None
+    sentence = with_digits(sentence) or sentence  # "She has twelve apples left." states 12
     if _LABEL_RE.match(sentence) and not answer_label(sentence):
         return None  # "Given: 1067.", "Estimate: 3,317.": a label that sets up or guesses its value
     if _states_no_value(sentence) or math_segments(sentence) or _PLAIN_FORMULA_RE.search(sentence):
