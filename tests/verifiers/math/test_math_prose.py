@@ -302,6 +302,8 @@ LONG_WORK = "\n\n".join([WORK.strip()] * 4) + "\n\n"
         ("Estimate: 3,317.", "3317", False),
         ("Step 3: 52", "52", False),
         ("Original price: 52", "52", False),
+        ("Final: fifty-two", "52", True),  # a number in words after the label
+        ("Given: fifty-two", "52", False),
         ("Vielleicht: 52", "52", False),
         ("At least: 52", "52", False),
         ("Final: 52 maybe", "52", False),
@@ -373,6 +375,11 @@ def test_a_number_word_that_states_no_value_earns_nothing(
         ("Ответ: не 52, а 53.", "53", True),
         ("Ответ: 53, а не 52.", "53", True),  # a list of 53 and "а не 52" before
         ("Ответ: 53, а не 52.", "52", False),
+        ("The answer is 53, not 52.", "53", True),  # in English too: a list of 53 and "not 52" before
+        ("The answer is 53 apples and not 52. Then we check.", "53", True),
+        ("The answer is 53, not 52.", "52", False),
+        ("Answer: 53, not 52 or 54", "53", True),
+        ("The answer is 53 or maybe 54, not 52.", "53", False),
         ("答案：不是52，而是53。", "53", True),
         ("答案：不是52，而是53。", "52", False),
         ("La respuesta no es 52.", "52", False),  # rewarded before: Spanish "no" was no negation

@@ -227,6 +227,9 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
     return _clause(tail[verb.end() :])
 
 
+_SENTENCE_END_RE = re.compile(r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n")
+
+
 def _answer_after_cue(snippet: str) -> str | None:
     """The answer written right after a cue: its math, or the words up to the end of the clause."""
     snippet = unbold(snippet.lstrip(" \t:*=\n"))
@@ -244,6 +247,12 @@ def _answer_after_cue(snippet: str) -> str | None:
     # answer is not 52, it is 53.", "The answer isn't 52; it's 53."); nothing after it, none
     if (rest := after_rejection(line)) is not None:
         line = rest
+    # "The answer is 12, not 13.", "12 apples and not 13": the value stated before a rejection that ends
+    # its sentence (a list of 12 and "not 13" before)
+    end = _SENTENCE_END_RE.search(line)
+    head = line[: end.start()] if end else line
+    if (kept := without_trailing_rejection(head)) != head:
+        line = kept + line[len(head) :]
     segments = math_segments(line)
     if not segments:
         clause = _clause(line)

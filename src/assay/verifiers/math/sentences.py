@@ -12,7 +12,7 @@ from functools import cache
 from assay.verifiers.math.cue_extras import CONTRASTING, NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
-from assay.verifiers.math.spelled import with_digits
+from assay.verifiers.math.spelled import spelled_value, with_digits
 
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 CONNECTOR_RE = re.compile(
@@ -339,7 +339,9 @@ def without_trailing_rejection(answer: str) -> str:
 GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
 # A label before a value ("Total: 42", "Final: 52", "Gesamt: 52", "合计：52"): one to four words of letters
 # in any script (a label of one Latin letter is an option: "C: 24"), a colon, then the value.
-_LABEL_RE = re.compile(r"^[*_]*((?:[^\W\d_][^\W\d_'’.-]*[ \t]*){1,4}?)[*_]*[ \t]*[:：][*_ \t]*(?=[-+$\\\d])")
+_LABEL = r"^[*_]*((?:[^\W\d_][^\W\d_'’.-]*[ \t]*){1,4}?)[*_]*[ \t]*[:：][*_ \t]*"
+_LABEL_RE = re.compile(_LABEL + r"(?=[-+$\\\d])")
+_WORD_LABEL_RE = re.compile(_LABEL + r"(?=[^\W\d_])")  # "Final: twelve"
 # A label that judges, bounds, guesses or sets up its value rather than stating it as the result:
 # "Wrong: 42", "At least: 42", "Maybe: 42", "Estimate: 42", "Given: 42", "Check: 42", "Step: 42".
 _NOT_RESULT_LABEL_RE = re.compile(
@@ -350,11 +352,12 @@ _NOT_RESULT_LABEL_RE = re.compile(
 )
 
 
-def answer_label(text: str) -> re.Match[str] | None:
-    """The label before a value that states it as the result ("Total: 42", "Final: 52"); None for no
-    label, an option letter ("C: 24"), or a label that judges, bounds or guesses ("Wrong: 42", "At least:
-    42", "Maybe: 42", "Vielleicht: 42") or sets the value up ("Given: 42", "Check: 42")."""
-    label = _LABEL_RE.match(text)
+def answer_label(text: str, in_words: bool = False) -> re.Match[str] | None:
+    """The label before a value that states it as the result ("Total: 42", "Final: 52"; with `in_words`,
+    before a word: "Final: twelve"); None for no label, an option letter ("C: 24"), or a label that
+    judges, bounds or guesses ("Wrong: 42", "At least: 42", "Maybe: 42", "Vielleicht: 42") or sets the
+    value up ("Given: 42", "Check: 42")."""
+    label = (_WORD_LABEL_RE if in_words else _LABEL_RE).match(text)
     if label is None or re.fullmatch(r"[A-Za-z]", label.group(1).strip()):
         return None
     words = label.group(1)
@@ -375,10 +378,17 @@ def labelled_line(lines: list[str]) -> str | None:
     """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
     stop: a label that states its value as the result closes the reply, so a long reply that ends on it
     is not cut off. The last line of a list of labelled values ("Apples: 12\nPears: 15") is no answer."""
-    label = answer_label(lines[-1].strip())
-    if label is None or (len(lines) > 1 and answer_label(lines[-2].strip())):
+    if len(lines) > 1 and answer_label(lines[-2].strip()):
         return None
-    value = _LABELLED_NUMBER_RE.match(rest := lines[-1].strip()[label.end() :].replace("**", ""))
+    if (worded := answer_label(lines[-1].strip(), in_words=True)) is not None:
+        said = lines[-1].strip()[worded.end() :].replace("**", "").rstrip(".!。")
+        spelled = spelled_value(said) if " " not in said.strip() else None
+        return None if spelled is None else str(spelled)  # "Final: twelve"
+    label = answer_label(lines[-1].strip())
+    if label is None:
+        return None
+    rest = lines[-1].strip()[label.end() :].replace("**", "")
+    value = _LABELLED_NUMBER_RE.match(rest)
     if (
         value is None
         or BOUND_WORDS_RE.search(rest)
