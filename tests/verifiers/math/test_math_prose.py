@@ -384,6 +384,8 @@ def test_a_number_word_that_states_no_value_earns_nothing(
         ("答案：不是52，而是53。", "52", False),
         ("La respuesta no es 52.", "52", False),  # rewarded before: Spanish "no" was no negation
         ("No es 52.", "52", False),
+        ("Juan no compró 52 manzanas.", "52", False),  # Spanish "no" negates any verb
+        ("With no remainder, 12 boxes are needed.", "12", True),  # English "no" is a determiner
         ("Die Antwort ist nicht 52, sondern vielleicht 53.", "53", False),
         ("Die Antwort ist nicht 52, sondern mindestens 53.", "53", False),
         ("Die Antwort ist nicht 52, sondern 53 oder 54.", "53", False),

@@ -39,7 +39,7 @@ EXTRA: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[
         ("y", "e"),
         ("creo que", "pienso que", "digo", "yo diría"),
         ("quizás", "quizá", "tal vez", "puede ser"),
-        ("no", "menos de", "más de", "al menos"),  # "La respuesta no es 52." rejects 52
+        ("menos de", "más de", "al menos"),  # "no" is read in Spanish sentences only (sentences.py)
     ),
     "ru": (
         ("и",),

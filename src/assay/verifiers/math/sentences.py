@@ -12,7 +12,7 @@ from functools import cache
 from assay.verifiers.math.cue_extras import CONTRASTING, NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
-from assay.verifiers.math.spelled import spelled_value, with_digits
+from assay.verifiers.math.spelled import language_of, spelled_value, with_digits
 
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 CONNECTOR_RE = re.compile(
@@ -399,6 +399,11 @@ def labelled_line(lines: list[str]) -> str | None:
     return GROUP_SEPARATOR_RE.sub("", value.group(1))  # "1,248" and "1 248" are 1248
 
 
+# Spanish "no" negates ("La respuesta no es 52.", "Juan no compró 52 manzanas."); English "no" is a
+# determiner ("with no remainder, 12 boxes are needed"): a negation unless the sentence reads as English.
+_NO_RE = re.compile(r"(?<![^\W\d_])no(?![^\W\d_])", re.IGNORECASE)
+
+
 def _states_no_value(sentence: str) -> bool:
     """A sentence that is a step or a plan, a bound or a rejection, a guess, or too long to be a result."""
     said = SPEAKER_LEAD_RE.sub("", sentence)  # "I think it's 48 apples." states 48, a value after "I think"
@@ -413,6 +418,7 @@ def _states_no_value(sentence: str) -> bool:
         BOUND_WORDS_RE.search(stated)
         or _HEDGE_WORDS_RE.search(sentence)
         or hedge_or_negation().search(stated)
+        or (_NO_RE.search(stated) and language_of(sentence) != "en")  # "Juan no compró 52 manzanas."
     )
 
 

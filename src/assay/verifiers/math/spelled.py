@@ -350,3 +350,10 @@ def spelled_numbers(text: str) -> set[int]:
     reading: used for what a prompt already states, where reading more is the safe side)."""
     words = [t for t, _, _ in _tokens(text[-20_000:])]  # the question is at a long prompt's end
     return {run.value for counting in COUNTINGS for run in _runs(words, counting)}
+
+
+def language_of(sentence: str) -> str | None:
+    """The code of the table language a sentence is written in (by its function words and number words),
+    None when no language leads: a word two languages share is read as the sentence's language's."""
+    counting = _language([t for t, _, _ in _tokens(sentence[:300])])
+    return counting.code if counting else None
