@@ -440,7 +440,12 @@ def _label_line(rng: random.Random, label: bool) -> Prose:
     stop = rng.choice(("", ".", ""))
     unit = rng.choice(("", "", f" {rng.choice(NOUNS)}"))
     if label:
-        closing = f"{rng.choice(LABELS)}{colon}{num}{unit}{stop}"
+        closing = rng.choice(
+            (
+                f"{rng.choice(LABELS)}{colon}{num}{unit}{stop}",
+                f"Apples{colon}{n - 1}\nPears{colon}1\nTotal{colon}{num}{stop}",  # a list summed up
+            )
+        )
     else:
         closing = rng.choice(
             (

@@ -310,6 +310,9 @@ LONG_WORK = "\n\n".join([WORK.strip()] * 4) + "\n\n"
         ("Final: 52 or 53", "52", False),
         ("Final: not 52", "52", False),
         ("Apples: 12\nPears: 52", "52", False),  # the last line of a list of labelled values
+        ("Apples: 5\nPears: 7\nTotal: 12", "12", True),  # unless it sums the list up
+        ("The answer is twelve or thirteen.", "12", False),
+        ("Final: twelve or thirteen", "12", False),
     ],
 )
 def test_a_closing_label_line_after_a_long_reply(

@@ -374,12 +374,20 @@ _LABELLED_NUMBER_RE = re.compile(
 )
 
 
+# A label that sums up or concludes a list of labelled values ("Total:", "Sum:", "Gesamt:", "合计：").
+_SUMS_UP_RE = re.compile(
+    r"^[*_\s]*(?:(?:grand\s+)?total|final|sum|result|overall|altogether|in\s+all|answer|gesamt|insgesamt|summe"
+    r"|ergebnis|somme|résultat|suma|resultado|итого|всего|合计|总计|总共|一共|合計)",
+    re.IGNORECASE,
+)
+
+
 def labelled_line(lines: list[str]) -> str | None:
     """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
     stop: a label that states its value as the result closes the reply, so a long reply that ends on it
     is not cut off. The last line of a list of labelled values ("Apples: 12\nPears: 15") is no answer."""
-    if len(lines) > 1 and answer_label(lines[-2].strip()):
-        return None
+    if len(lines) > 1 and answer_label(lines[-2].strip()) and not _SUMS_UP_RE.search(lines[-1][:40]):
+        return None  # "Apples: 12\nPears: 15"; "Apples: 5\nPears: 7\nTotal: 12" is summed up by its last line
     if (worded := answer_label(lines[-1].strip(), in_words=True)) is not None:
         said = lines[-1].strip()[worded.end() :].replace("**", "").rstrip(".!。")
         spelled = spelled_value(said) if " " not in said.strip() else None
