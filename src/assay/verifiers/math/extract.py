@@ -40,13 +40,7 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
-from assay.verifiers.math.cues import (
-    Language,
-    find_cues,
-    language_of,
-    localised_answer,
-    speaker_lead,
-)
+from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer, speaker_lead
 from assay.verifiers.math.formulas import (
     BOX_RE,
     MATH_SEGMENT_RE,
