@@ -19,7 +19,8 @@ loop variables over constants and f-strings, treats the file's wrapper helpers (
 - `result = reward(messages=..., ground_truth=..., **settings)` then `assert result.score == 1.0` (or
   `< 0.1`, `self.assertEqual(result.score, 0.0)`): the last assistant turn against the ground truth
   (eval-protocol). A call with a setting Assay does not share (`tolerance=0.01`, `require_units=True`,
-  custom extract functions, an ordered list comparison) is reported in a separate table.
+  custom extract functions, an ordered list comparison) is reported in a separate table, with Assay
+  called with its own option for the setting where it has one (SETTING_OPTIONS, CODE_READINGS).
 Asserts whose operands cannot be resolved to strings are counted as skipped, not guessed; a column that
 mocks the grader (an LLM judge's canned reply) is not read. Rows of older math-verify releases that its
 0.9.0 suite no longer holds are added, and a pair two sources share is counted once.
@@ -62,6 +63,7 @@ class Pair:
     label: bool
     prompt: str | None = None
     setting: str = ""  # a grader setting the label depends on ("tolerance=0.01"): reported apart
+    options: tuple[tuple[str, Any], ...] = ()  # Assay's options for that setting (SETTING_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,32 @@ SOURCES = (
         judges={"final_number_exact_match": "gp"},
     ),
 )
+
+# A grader's setting that Assay has an option for: its rows are scored with that option, as a user of the
+# setting would call Assay (eval-protocol's `tolerance` -> `rel_tol`, `require_units` -> `strip_units`
+# off, `order_matters` -> `ordered_lists`); math-verify is called with its defaults, as in every table.
+SETTING_OPTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "tolerance": lambda v: {"rel_tol": v},
+    "require_units": lambda v: {"strip_units": not v},
+    "order_matters": lambda v: {"ordered_lists": v},
+}
+# A setting passed as code, read by hand: the options that give its reading (and why).
+CODE_READINGS: dict[tuple[str, str], tuple[tuple[tuple[str, Any], ...], str]] = {
+    ("eval-protocol accuracy", "test_numeric_approximation"): (
+        (("rel_tol", 0.01),),
+        "its compare_fn accepts any two values that both hold '3.3' (10/3 to two digits): a tolerance of 1%",
+    ),
+}
+
+
+def assay_options(settings: dict[str, Any], reading: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """Assay's options for a grader call's settings that differ from the source's own reading."""
+    options: dict[str, Any] = {}
+    for key, value in settings.items():
+        if (key, value) not in reading.items() and key in SETTING_OPTIONS and value is not _UNRESOLVED:
+            options |= SETTING_OPTIONS[key](value)
+    return tuple(options.items())
+
 
 # Older math-verify releases: their default-setting rows that 0.9.0's tests no longer hold.
 MATH_VERIFY_OLD = ("0.3.3", "0.5.2", "0.6.1", "0.7.0", "0.8.0")
@@ -356,7 +384,7 @@ class _Reader:
             for k, v in settings.items()
             if (k, v) not in self.source.reading.items()
         )
-        return _Called(gold, pred, setting)
+        return _Called(gold, pred, setting, assay_options(settings, self.source.reading))
 
     def _score_check(
         self, left: ast.expr, op: ast.cmpop, right: ast.expr, env: dict[str, Any], test: str
@@ -369,8 +397,16 @@ class _Reader:
             return
         label = bound >= 1 if isinstance(op, ast.Eq | ast.GtE | ast.Gt) else False
         if isinstance(op, ast.Lt | ast.LtE | ast.Eq | ast.Gt | ast.GtE):
+            options = called.options + CODE_READINGS.get((self.source.name, test), ((), ""))[0]
             yield Pair(
-                self.source.name, test, called.gold, called.pred, label, self.source.prompt, called.setting
+                self.source.name,
+                test,
+                called.gold,
+                called.pred,
+                label,
+                self.source.prompt,
+                called.setting,
+                options,
             )
 
     def _assert(self, node: ast.expr, env: dict[str, Any], test: str) -> Iterator[Pair]:
@@ -435,6 +471,7 @@ class _Called:
     gold: str
     pred: str
     setting: str
+    options: tuple[tuple[str, Any], ...] = ()
 
 
 def _name(call: ast.Call) -> str:
@@ -534,6 +571,7 @@ def report(pairs: list[Pair], assay: list[bool], mv: list[bool], why: list[str],
             if assay[i] != pair.label and i not in apart:
                 kind = "FP" if assay[i] else "FN"
                 mark = f" [{pair.setting}]" if pair.setting else ""
+                mark += f" (assay {dict(pair.options)})" if pair.options else ""
                 print(f"  {kind}{mark} {pair.source} {pair.test}:", end=" ")
                 print(f"gold={pair.gold[:60]!r} pred={pair.pred[-90:]!r}")
                 print(f"     mv={mv[i]} -> {why[i][:140]}")
@@ -559,7 +597,9 @@ def main() -> None:
     assay, mv, why = [], [], []
     for pair in pairs:
         item = Item(task="math", response=pair.pred, reference=pair.gold, prompt=pair.prompt)
-        result = scorer.score(item, options)
+        result = scorer.score(
+            item, options.model_copy(update=dict(pair.options)) if pair.options else options
+        )
         assay.append(result.correct is True)
         why.append(f"{result.status.value}: {result.reason} {result.details.get('rule', '')}")
         mv.append(mv_call(pair.gold, pair.pred))

@@ -220,7 +220,322 @@ def _restated(rng: random.Random, label: bool) -> Prose:
     return Prose("restated", str(n), response, prompt, False)
 
 
-KINDS = (_total, _spoken, _interval, _roots, _restated)
+# Whole numbers said in words, as each language counts (written here from the languages' rules, for the
+# generator only): 2 to 999.
+_EN = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+]
+_EN += ["sixteen", "seventeen", "eighteen", "nineteen"]
+_EN_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_DE = [
+    "null",
+    "eins",
+    "zwei",
+    "drei",
+    "vier",
+    "fünf",
+    "sechs",
+    "sieben",
+    "acht",
+    "neun",
+    "zehn",
+    "elf",
+    "zwölf",
+    "dreizehn",
+    "vierzehn",
+    "fünfzehn",
+]
+_DE += ["sechzehn", "siebzehn", "achtzehn", "neunzehn"]
+_DE_TENS = ["_", "_", "zwanzig", "dreißig", "vierzig", "fünfzig", "sechzig", "siebzig", "achtzig", "neunzig"]
+_FR = [
+    "zéro",
+    "un",
+    "deux",
+    "trois",
+    "quatre",
+    "cinq",
+    "six",
+    "sept",
+    "huit",
+    "neuf",
+    "dix",
+    "onze",
+    "douze",
+    "treize",
+    "quatorze",
+    "quinze",
+    "seize",
+]
+_FR += ["dix-sept", "dix-huit", "dix-neuf"]
+_FR_TENS = ["_", "_", "vingt", "trente", "quarante", "cinquante", "soixante"]
+_ES = [
+    "cero",
+    "uno",
+    "dos",
+    "tres",
+    "cuatro",
+    "cinco",
+    "seis",
+    "siete",
+    "ocho",
+    "nueve",
+    "diez",
+    "once",
+    "doce",
+    "trece",
+    "catorce",
+    "quince",
+]
+_ES += [
+    "dieciséis",
+    "diecisiete",
+    "dieciocho",
+    "diecinueve",
+    "veinte",
+    "veintiuno",
+    "veintidós",
+    "veintitrés",
+    "veinticuatro",
+]
+_ES += ["veinticinco", "veintiséis", "veintisiete", "veintiocho", "veintinueve"]
+_ES_TENS = ["_", "_", "_", "treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa"]
+_ES_HUNDREDS = [
+    "_",
+    "ciento",
+    "doscientos",
+    "trescientos",
+    "cuatrocientos",
+    "quinientos",
+    "seiscientos",
+    "setecientos",
+]
+_ES_HUNDREDS += ["ochocientos", "novecientos"]
+
+
+def _en(n: int, rng: random.Random) -> str:
+    if n < 20:
+        return _EN[n]
+    if n < 100:
+        return _EN_TENS[n // 10] + (f"-{_EN[n % 10]}" if n % 10 else "")
+    rest = n % 100
+    joined = rng.choice((" and ", " ")) if rest else ""
+    return f"{_EN[n // 100]} hundred{joined}{_en(rest, rng) if rest else ''}"
+
+
+def _de(n: int) -> str:
+    if n < 20:
+        return _DE[n]
+    if n < 100:
+        unit = "ein" if n % 10 == 1 else _DE[n % 10]
+        return (f"{unit}und" if n % 10 else "") + _DE_TENS[n // 10]
+    head = "ein" if n // 100 == 1 else _DE[n // 100]
+    return f"{head}hundert{_de(n % 100) if n % 100 else ''}"
+
+
+def _fr(n: int) -> str:
+    if n < 20:
+        return _FR[n]
+    if n < 70:
+        tens, unit = divmod(n, 10)
+        return _FR_TENS[tens] + ("" if not unit else " et un" if unit == 1 else f"-{_FR[unit]}")
+    if n < 80:
+        return "soixante" + (" et onze" if n == 71 else f"-{_FR[n - 60]}")
+    if n < 100:
+        return "quatre-vingts" if n == 80 else f"quatre-vingt-{_FR[n - 80]}"
+    hundreds, rest = divmod(n, 100)
+    head = "cent" if hundreds == 1 else f"{_FR[hundreds]} cent" + ("s" if not rest else "")
+    return head + (f" {_fr(rest)}" if rest else "")
+
+
+def _es(n: int) -> str:
+    if n < 30:
+        return _ES[n]
+    if n < 100:
+        return _ES_TENS[n // 10] + (f" y {_ES[n % 10]}" if n % 10 else "")
+    if n == 100:
+        return "cien"
+    return _ES_HUNDREDS[n // 100] + (f" {_es(n % 100)}" if n % 100 else "")
+
+
+def in_words(n: int, language: str, rng: random.Random) -> str:
+    """`n` (2 to 999) in words, as the language counts."""
+    return {"en": lambda: _en(n, rng), "de": lambda: _de(n), "fr": lambda: _fr(n), "es": lambda: _es(n)}[
+        language
+    ]()
+
+
+# (language, closing with {v} and {noun}) of a worked answer; the noun is the language's own
+SAID = {
+    "en": (
+        "The answer is {v}.",
+        "She has {v} {noun} left.",
+        "So we need {v} {noun} in total.",
+        "That makes {v} {noun} altogether.",
+        "Therefore, the total is {v}.",
+        "I think it's {v}.",
+        "In all, there are {v} {noun}.",
+    ),
+    "de": ("Die Antwort ist {v}.", "Sie hat noch {v} Äpfel übrig.", "Insgesamt sind es {v} Stück."),
+    "fr": ("La réponse est {v}.", "Il reste {v} pommes.", "Au total, il faut {v} briques."),
+    "es": ("La respuesta es {v}.", "En total hay {v} manzanas.", "Le quedan {v} manzanas en total."),
+}
+# the same closings when they must earn nothing: a guess, a bound, a rejection, a question, two values
+NOT_SAID = {
+    "en": (
+        "Maybe it's {v}.",
+        "She has at least {v} {noun}.",
+        "It is not {v}.",
+        "Is it {v}?",
+        "It could be {v} or {w}.",
+        "She has {v} {noun} and {w} {noun}.",
+        "The {v} {noun} are all the same size.",
+        "She has {v} times as many {noun}.",
+    ),
+    "de": ("Vielleicht sind es {v} Stück.", "Die Antwort ist nicht {v}.", "Es sind mindestens {v} Stück."),
+    "fr": ("Peut-être {v} pommes.", "La réponse n'est pas {v}.", "Il faut au moins {v} briques."),
+    "es": ("Quizás {v} manzanas.", "La respuesta no es {v}.", "Hay al menos {v} manzanas."),
+}
+
+
+def _spelled(rng: random.Random, label: bool) -> Prose:
+    """A closing sentence with its value in words ("She has twelve apples left.", "Die Antwort ist
+    zweiundfünfzig."); its negative twin guesses, bounds, rejects, asks or offers two values."""
+    n = rng.randint(2, 990)
+    other = n + rng.randint(1, 9)
+    language = rng.choice(sorted(SAID))
+    template = rng.choice((SAID if label else NOT_SAID)[language])
+    closing = template.format(
+        v=in_words(n, language, rng), w=in_words(other, language, rng), noun=rng.choice(NOUNS)
+    )
+    return Prose(
+        "spelled", str(n), f"{_working(rng, n, 3)}\n\n{closing[0].upper()}{closing[1:]}", None, label
+    )
+
+
+# A closing label line, with or without its full stop, as people end a long reply: (label, or None)
+LABELS = ("Final", "Total", "Result", "Final result", "Gesamt", "Insgesamt", "Total général", "Итого", "合计")
+NOT_LABELS = ("Given", "Estimate", "Check", "Step 2", "Maybe", "At least", "Vielleicht", "Wrong")
+
+
+def _label_line(rng: random.Random, label: bool) -> Prose:
+    """ "...\n\nFinal: 52" after a long reply; what must earn nothing: a label that sets up, guesses or
+    bounds its value, the last line of a list of labelled values, or a second value after the first."""
+    n = rng.randint(2, 5000)
+    num, colon = written(n, rng), rng.choice((": ", ":", "： "))
+    stop = rng.choice(("", ".", ""))
+    unit = rng.choice(("", "", f" {rng.choice(NOUNS)}"))
+    if label:
+        closing = rng.choice(
+            (
+                f"{rng.choice(LABELS)}{colon}{num}{unit}{stop}",
+                f"Apples{colon}{n - 1}\nPears{colon}1\nTotal{colon}{num}{stop}",  # a list summed up
+            )
+        )
+    else:
+        closing = rng.choice(
+            (
+                f"{rng.choice(NOT_LABELS)}{colon}{num}{unit}{stop}",
+                f"Apples{colon}{n + 3}\nPears{colon}{num}{stop}",
+                f"{rng.choice(LABELS)}{colon}{num} or {n + 1}{stop}",
+                f"{rng.choice(LABELS)}{colon}not {num}{stop}",
+            )
+        )
+    working = "\n".join(_working(rng, n, k) for k in range(2, 5))  # a long reply: several paragraphs of work
+    return Prose("label", str(n), f"{working}\n\n{closing}", None, label)
+
+
+# A value rejected after a cue, then the one stated, as each language says it: (rejected, stated)
+REJECTIONS = (
+    "The answer is not {r}, it is {s}.",
+    "The answer isn't {r}; it's {s}.",
+    "Die Antwort ist nicht {r}, sondern {s}.",
+    "Die Antwort lautet nicht {r}, sondern {s}.",
+    "La réponse n'est pas {r} mais {s}.",
+    "La respuesta no es {r}, sino {s}.",
+    "A resposta não é {r}, mas {s}.",
+    "La risposta non è {r}, ma {s}.",
+    "Het antwoord is niet {r}, maar {s}.",
+    "Ответ: не {r}, а {s}.",
+    "Ответ не {r}, а {s}.",
+    "Ответ: {s}, а не {r}.",
+    "答案不是{r}，而是{s}。",
+    "答案：不是{r}，是{s}。",
+    "Die Antwort ist {s}, nicht {r}.",
+    "La respuesta es {s}, no {r}.",
+)
+# rejections that state nothing, or still hedge or bound what they state
+EMPTY_REJECTIONS = (
+    "Die Antwort ist nicht {s}.",
+    "La réponse n'est pas {s}.",
+    "La respuesta no es {s}.",
+    "Ответ: не {s}.",
+    "答案不是{s}。",
+    "Die Antwort ist nicht {r} oder {s}.",
+    "Die Antwort ist nicht {r}, sondern vielleicht {s}.",
+    "Die Antwort ist nicht {r}, sondern mindestens {s}.",
+    "La réponse n'est pas {r} mais peut-être {s}.",
+    "La respuesta no es {r}, sino {s} o {t}.",
+)
+
+
+def _rejected_after_cue(rng: random.Random, label: bool) -> Prose:
+    """A cue, a rejected value and the value stated instead, in the cue table's languages; the gold is
+    the stated value (rewarded) or the rejected one (never)."""
+    stated, rejected = rng.sample(range(2, 999), 2)
+    if label:
+        closing, gold = rng.choice(REJECTIONS).format(r=rejected, s=stated), stated
+    elif rng.random() < 0.5:
+        closing, gold = rng.choice(REJECTIONS).format(r=rejected, s=stated), rejected
+    else:
+        closing = rng.choice(EMPTY_REJECTIONS).format(r=rejected, s=stated, t=stated + 1)
+        gold = stated
+    return Prose("rejected", str(gold), f"{_working(rng, stated, 2)}\n\n{closing}", None, label)
+
+
+def _restated_in_words(rng: random.Random, label: bool) -> Prose:
+    """A prompt that states its number in words; the response closes by repeating that sentence (never
+    an answer when the gold is the number), or by its own result in words."""
+    n = rng.randint(2, 19)
+    prompt = f"Tom has {_EN[n]} apples. He eats none of them. How many apples does he have?"
+    if label:
+        return Prose(
+            "restated-words",
+            str(n),
+            f"He eats none, so the count stays.\n\nSo he still has {_EN[n]} apples.",
+            prompt,
+            True,
+        )
+    lead = rng.choice(("", "So, ", "Recall: ", "As given, "))
+    sentence = f"{lead}{'t' if lead and not lead.endswith(': ') else 'T'}om has {_EN[n]} apples."
+    return Prose("restated-words", str(n), f"He eats none of them.\n\n{sentence}", prompt, False)
+
+
+KINDS = (
+    _total,
+    _spoken,
+    _interval,
+    _roots,
+    _restated,
+    _spelled,
+    _label_line,
+    _rejected_after_cue,
+    _restated_in_words,
+)
 
 
 def draw(rng: random.Random, label: bool) -> Prose:

@@ -181,3 +181,30 @@ def test_a_one_letter_unit_reads_alike_in_the_gold_and_the_response(unit: str) -
 def test_another_lone_letter_after_a_number_is_not_a_unit(letter: str) -> None:
     assert score(f"\\boxed{{300 {letter}}}", "300").correct is False
     assert score("\\boxed{300}", f"300 {letter}").correct is False
+
+
+@pytest.mark.parametrize(
+    ("gold", "response", "options", "label"),
+    [
+        # eval-protocol's require_units: with units kept, the gold's unit is part of its value
+        ("\\boxed{10 km}", "\\boxed{10}", {"strip_units": False}, False),
+        (
+            "\\boxed{10 km}",
+            "\\boxed{10 km}",
+            {"strip_units": False},
+            True,
+        ),  # was False: only the gold lost it
+        ("\\boxed{10 km}", "\\boxed{10}", {}, True),  # the default strips units on both sides
+        # eval-protocol's order_matters: a list gold answered only in its order
+        ("\\boxed{1,2,3}", "$1,3,2$", {"ordered_lists": True}, False),
+        ("\\boxed{1,2,3}", "$1,2,3$", {"ordered_lists": True}, True),
+        ("\\boxed{1,2,3}", "$1,3,2$", {}, True),  # a bare list is read as its elements by default
+        ("\\{1,2,3\\}", "$1,3,2$", {"ordered_lists": True}, True),  # a set gold stays unordered
+    ],
+)
+def test_unit_and_order_options_set_the_reading(
+    gold: str, response: str, options: dict[str, bool], label: bool
+) -> None:
+    scorer = MathScorer(Settings(workers=1, plugins=[]))
+    result = scorer.score(Item(task="math", response=response, reference=gold), MathOptions(**options))
+    assert result.correct is label, result.reason

@@ -283,3 +283,134 @@ def test_two_formula_letters_joined_by_or_are_a_hedge_for_every_letter(
 def test_a_negated_property_is_no_rejected_value(scorer: MathScorer, gold: str) -> None:
     """ "not divisible by 7" says what 91 is, it rejects no value 7: the sentence stays a negation."""
     assert _correct(scorer, WORK + "So 91 is not divisible by 7.", gold) is False
+
+
+LONG_WORK = "\n\n".join([WORK.strip()] * 4) + "\n\n"
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold", "label"),
+    [
+        ("Final: 52", "52", True),  # a label line closing a long reply, without a full stop
+        ("Total: 1,000 bricks", "1000", True),
+        ("Final result: 1,248 pages", "1248", True),  # read as the list 1, 248 before
+        ("Gesamt: 52", "52", True),
+        ("合计：52", "52", True),
+        ("**Final:** 52", "52", True),
+        ("Given: 52", "52", False),  # a label that sets up, guesses, checks or bounds its value
+        ("Given: 52.", "52", False),  # with a full stop too: it was read as a closing sentence
+        ("Estimate: 3,317.", "3317", False),
+        ("Step 3: 52", "52", False),
+        ("Original price: 52", "52", False),
+        ("Sub-total: 52.", "52", False),
+        ("Final: fifty-two", "52", True),  # a number in words after the label
+        ("Given: fifty-two", "52", False),
+        ("Vielleicht: 52", "52", False),
+        ("At least: 52", "52", False),
+        ("Final: 52 maybe", "52", False),
+        ("Final: 52 or 53", "52", False),
+        ("Final: not 52", "52", False),
+        ("Apples: 12\nPears: 52", "52", False),  # the last line of a list of labelled values
+        ("Apples: 5\nPears: 7\nTotal: 12", "12", True),  # unless it sums the list up
+        ("The answer is twelve or thirteen.", "12", False),
+        ("Final: twelve or thirteen", "12", False),
+    ],
+)
+def test_a_closing_label_line_after_a_long_reply(
+    scorer: MathScorer, closing: str, gold: str, label: bool
+) -> None:
+    assert _correct(scorer, LONG_WORK + closing, gold) is label
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("She has twelve apples left.", "12"),
+        ("So the total is one hundred and twenty bricks.", "120"),
+        ("The answer is one hundred and twenty.", "120"),  # a list of 100 and 20 before
+        ("I think it's twelve.", "12"),
+        ("So we need two thousand five hundred bricks.", "2500"),
+        ("Die Antwort ist zweiundfünfzig.", "52"),
+        ("Sie hat noch zwölf Äpfel übrig.", "12"),
+        ("La réponse est quatre-vingt-dix-sept.", "97"),
+        ("Il reste neuf pommes.", "9"),  # "neuf" before a plural noun is nine
+        ("La respuesta es doscientos cincuenta y dos.", "252"),
+        ("It is not twelve, it is thirteen.", "13"),
+    ],
+)
+def test_a_number_in_words_is_read_where_it_states_a_value(
+    scorer: MathScorer, closing: str, gold: str
+) -> None:
+    assert _correct(scorer, WORK + closing, gold) is True
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold"),
+    [
+        ("One of the boxes is empty.", "1"),  # a number word that states no value
+        ("The two numbers are equal.", "2"),
+        ("The correct one is the last.", "1"),
+        ("She has three times as many apples.", "3"),
+        ("Two of them are red.", "2"),
+        ("Le livre est neuf.", "9"),  # "neuf" is also "new"
+        ("She did it once.", "11"),  # Spanish "once" never in English
+        ("Maybe it's twelve.", "12"),
+        ("She has at least twelve apples.", "12"),
+        ("She has twelve apples and three pears.", "12"),
+        ("It is not twelve.", "12"),
+        ("It is not twelve, it is thirteen.", "12"),
+        ("There are nineteen ninety ways.", "1990"),  # no well-formed number
+        ("Die Antwort ist nicht zweiundfünfzig.", "52"),
+    ],
+)
+def test_a_number_word_that_states_no_value_earns_nothing(
+    scorer: MathScorer, closing: str, gold: str
+) -> None:
+    assert _correct(scorer, WORK + closing, gold) is False
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold", "label"),
+    [
+        ("Die Antwort ist nicht 52, sondern 53.", "53", True),
+        ("Die Antwort ist nicht 52, sondern 53.", "52", False),
+        ("Het antwoord is niet 52, maar 53.", "53", True),
+        ("La respuesta no es 52, sino 53.", "53", True),
+        ("Ответ: не 52, а 53.", "53", True),
+        ("Ответ: 53, а не 52.", "53", True),  # a list of 53 and "а не 52" before
+        ("Ответ: 53, а не 52.", "52", False),
+        ("The answer is 53, not 52.", "53", True),  # in English too: a list of 53 and "not 52" before
+        ("The answer is 53 apples and not 52. Then we check.", "53", True),
+        ("The answer is 53, not 52.", "52", False),
+        ("Answer: 53, not 52 or 54", "53", True),
+        ("The answer is 53 or maybe 54, not 52.", "53", False),
+        ("答案：不是52，而是53。", "53", True),
+        ("答案：不是52，而是53。", "52", False),
+        ("La respuesta no es 52.", "52", False),  # rewarded before: Spanish "no" was no negation
+        ("No es 52.", "52", False),
+        ("Juan no compró 52 manzanas.", "52", False),  # Spanish "no" negates any verb
+        ("With no remainder, 12 boxes are needed.", "12", True),  # English "no" is a determiner
+        ("Die Antwort ist nicht 52, sondern vielleicht 53.", "53", False),
+        ("Die Antwort ist nicht 52, sondern mindestens 53.", "53", False),
+        ("Die Antwort ist nicht 52, sondern 53 oder 54.", "53", False),
+    ],
+)
+def test_a_rejection_after_a_cue_in_other_languages(
+    scorer: MathScorer, closing: str, gold: str, label: bool
+) -> None:
+    assert _correct(scorer, WORK + closing, gold) is label
+
+
+def test_a_restated_prompt_sentence_with_its_number_in_words_is_no_answer(scorer: MathScorer) -> None:
+    prompt = "Tom has twelve apples. He eats none of them. How many apples does he have?"
+    assert _correct(scorer, "He eats none of them.\n\nTom has twelve apples.", "12", prompt) is False
+    assert _correct(
+        scorer, "He eats none, so the count stays.\n\nSo he still has twelve apples.", "12", prompt
+    )
+
+
+def test_a_long_run_of_letters_is_no_slow_label(scorer: MathScorer) -> None:
+    """A label of optional separators split a run of n letters n^4 ways (200 letters took 21 s): the
+    label is matched on its first characters, in linear time, so this scores at once."""
+    assert _correct(scorer, WORK + "a" * 5000 + ": 52", "52") is False
+    assert _correct(scorer, WORK + "Total" + "l" * 300 + ".", "52") is False

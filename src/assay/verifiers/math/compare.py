@@ -43,6 +43,7 @@ class Policy:
     rel_tol: float = 1e-6
     percent: bool = True
     units: bool = True
+    ordered_lists: bool = False  # a list gold is answered only in its order (MathOptions.ordered_lists)
     percent_question: bool = False  # the prompt asks for a percent (prompt.asks_for_percent)
     options: tuple[tuple[str, str], ...] = ()  # the prompt's options, (letter, text) (choices.py)
 
@@ -361,11 +362,12 @@ def _sequence(gold: Seq, answer: Value, policy: Policy) -> Decision:
         return named
     if (indexed := _by_index(gold, answer, policy)) is not None:
         return indexed
-    if gold.kind in _UNORDERED_PEERS:
+    ordered = policy.ordered_lists and gold.kind == "list" and answer.kind == "list"
+    if gold.kind in _UNORDERED_PEERS and not ordered:
         if answer.kind not in _UNORDERED_PEERS[gold.kind]:
             return Decision(False, f"{answer.kind} where a {gold.kind} (unordered) was expected")
         return _unordered(gold.items, answer.items, policy, gold.kind)
-    if answer.kind not in _ORDERED_PEERS.get(gold.kind, set()):
+    if not ordered and answer.kind not in _ORDERED_PEERS.get(gold.kind, set()):
         return Decision(False, f"{answer.kind} where a {gold.kind} was expected")
     if "interval" in (gold.kind, answer.kind) and (gold.left, gold.right) != (answer.left, answer.right):
         return Decision(

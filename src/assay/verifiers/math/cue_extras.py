@@ -39,7 +39,7 @@ EXTRA: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[
         ("y", "e"),
         ("creo que", "pienso que", "digo", "yo diría"),
         ("quizás", "quizá", "tal vez", "puede ser"),
-        ("menos de", "más de", "al menos"),
+        ("menos de", "más de", "al menos"),  # "no" is read in Spanish sentences only (sentences.py)
     ),
     "ru": (
         ("и",),
@@ -103,7 +103,14 @@ EXTRA: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[
 # sondern 42." states 42); bounds ("mindestens 12", "至少 12") are not among them and still state nothing.
 REJECTING = (
     "not", "nicht", "kein", "keine", "pas", "не", "não", "non", "niet", "geen", "inte", "nie", "ne",
-    "není", "không", "bukan", "tidak", "不是",
+    "není", "không", "bukan", "tidak", "no", "不是",
+)  # fmt: skip
+# The word that turns from a rejected value to the one stated: "not 52, but 53", "nicht 52, sondern 53",
+# "pas 52 mais 53", "no 52, sino 53", "não 52, mas 53", "non 52, ma 53", "niet 52, maar 53", "не 52, а
+# 53", "不是52，而是53"; a value after it is the answer after a cue as it is in a closing sentence.
+CONTRASTING = (
+    "but", "rather", "instead", "it is", "it's", "sondern", "mais", "sino", "mas", "ma", "maar", "utan",
+    "men", "lecz", "ale", "а", "але", "nhưng", "tetapi", "melainkan", "而是", "是",
 )  # fmt: skip
 # "nor" of those languages: "pas 12 ni 42", "nicht 12 noch 42", "не 12 ни 42" reject both values.
 NOR_WORDS = ("nor", "ni", "noch", "né", "nem", "ни", "ani", "ні", "也不")

@@ -54,18 +54,23 @@ from assay.verifiers.math.sentences import (
     BOUND_WORDS_RE,
     CJK_MAX_BARE,
     CJK_RE,
+    GROUP_SEPARATOR_RE,
     NUMBER_TOKEN_RE,
     SPEAKER_LEAD_RE,
+    after_rejection,
+    answer_label,
     concluding_number,
     ends_short_on_value,
     in_english,
     is_connector,
+    labelled_line,
     looks_complete,
     other_values_after,
     paragraphs_of,
-    without_rejections,
+    without_trailing_rejection,
     word_predicate,
 )
+from assay.verifiers.math.spelled import spelled_value
 
 _CUE_RE = re.compile(
     r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
@@ -164,6 +169,12 @@ class NoAnswer:
     reason: str
 
 
+# A number grouped in thousands followed by its unit words ("1,248 pages", "2 500 bricks").
+_GROUPED_THEN_WORDS_RE = re.compile(
+    r"^[-+]?\d{1,3}(?:[, \u00a0\u202f\u2009]\d{3})+(?:\.\d+)?(?:\s+[^\W\d_]+){1,3}$"
+)
+
+
 def _clause(line: str) -> str | None:
     """The answer written as words: up to the end of its clause, or the predicate of a sentence."""
     head, *tail = _CLAUSE_END_RE.split(line, maxsplit=1)
@@ -180,6 +191,10 @@ def _clause(line: str) -> str | None:
         return clause  # "ANSWER: B is the correct choice": the letter is the answer, not "correct"
     if predicate := _PREDICATE_RE.match(clause):
         clause = (predicate.group(1) or predicate.group(2)).strip()
+    if " " in clause.strip() and (spelled := spelled_value(clause)) is not None:
+        return str(spelled)  # "one hundred and twenty" is one number, not a list of 100 and 20
+    if _GROUPED_THEN_WORDS_RE.match(clause):
+        clause = GROUP_SEPARATOR_RE.sub("", clause)  # "1,248 pages" is 1248 pages, not the list 1, 248
     return clause or None
 
 
@@ -206,10 +221,7 @@ def _predicate_after_math(line: str, segments: list[re.Match[str]]) -> str | Non
     return _clause(tail[verb.end() :])
 
 
-# An answer after its cue that opens by rejecting a value ("The answer is not 52, it is 53.", "The
-# answer isn't 52; it's 53."): the value stated after the rejection is the answer; nothing after it, none.
-_OPENS_REJECTED_RE = re.compile(r"(?:not|n['’]t)\s", re.IGNORECASE)
-_AFTER_REJECTION_RE = re.compile(r"^[\s,;:]*(?:(?:but|rather|instead)\b[\s,;:]*)?", re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n")
 
 
 def _answer_after_cue(snippet: str) -> str | None:
@@ -225,8 +237,16 @@ def _answer_after_cue(snippet: str) -> str | None:
     if len(bullets) > 1 and all(_BULLET_RE.match(b) for b in bullets):  # "- $x = 2$\n- $y = 3$"
         line = ", ".join(_BULLET_RE.sub("", b).strip().rstrip(".,;") for b in bullets)
     line = line[:_CUE_MAX_CHARS]
-    if _OPENS_REJECTED_RE.match(line) and re.search(r"\d", rest := without_rejections(line)):
-        line = _AFTER_REJECTION_RE.sub("", rest)  # "The answer is not 52, it is 53." -> "it is 53."
+    # an answer after its cue that opens by rejecting a value states the value after the rejection ("The
+    # answer is not 52, it is 53.", "The answer isn't 52; it's 53."); nothing after it, none
+    if (rest := after_rejection(line)) is not None:
+        line = rest
+    # "The answer is 12, not 13.", "12 apples and not 13": the value stated before a rejection that ends
+    # its sentence (a list of 12 and "not 13" before)
+    end = _SENTENCE_END_RE.search(line)
+    head = line[: end.start()] if end else line
+    if (kept := without_trailing_rejection(head)) != head:
+        line = kept + line[len(head) :]
     segments = math_segments(line)
     if not segments:
         clause = _clause(line)
@@ -260,7 +280,10 @@ def _cue_answer(region: str) -> Extraction | NoAnswer | None:
     )
     for end, rule, language in reversed(cues):
         if language is not None:  # "答案是 42。", "Die Antwort ist 42, weil ...", "Ответ: 42"
-            answer = _answer_after_cue(localised_answer(region[end:], language))
+            # "Die Antwort ist nicht 52, sondern 53.", "Ответ: 53, а не 52": the value not rejected
+            snippet = region[end:]
+            snippet = after_rejection(snippet.lstrip(" \t:：*=—–-")) or snippet
+            answer = _answer_after_cue(without_trailing_rejection(localised_answer(snippet, language)))
         else:
             answer = _answer_after_cue(region[end:])
         if answer and _taken_back(answer, region[end:]):
@@ -300,6 +323,8 @@ def _last_line_answer(region: str) -> str | None:
     bold = _BOLD_SPAN_RE.findall(paragraphs[-1].rsplit("\n", 1)[-1])
     if len(bold) == 1 and _BOLD_VALUE_RE.match(bold[0]) and looks_complete(region):
         return bold[0].strip()  # "Janet makes **$18** every day." (GPT-4-style bold answer)
+    if labelled := labelled_line(paragraphs[-1].split("\n")):
+        return labelled  # "Final: 52" closing a long reply
     if len(paragraphs) < 2 or "\n" in paragraphs[-1]:
         return None
     line = paragraphs[-1]
@@ -368,9 +393,6 @@ def _is_bare(region: str) -> bool:
     return len(_WORDS_RE.findall(stripped)) <= 4
 
 
-_GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
-
-
 def _bare_value(region: str) -> str:
     """A short answer without its lead-in: "So we get x = 3" -> "x = 3", "It is 3." -> "3", "= 3" -> "3"
     (read whole, "It is 3" is the product I*t*i*s*3)."""
@@ -379,10 +401,8 @@ def _bare_value(region: str) -> str:
     text = _BARE_LEAD_RE.sub("", text)
     # "Matrix: $M$" -> "$M$", "Total: 42" -> "42" (a label of one letter is an option: "C: 24"; a label
     # that judges or bounds the value, "Wrong: 42", "At least: 42", is kept and the answer stays unread)
-    label = re.match(
-        r"^(?:[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)|[A-Za-z]{2}[A-Za-z ]{0,30}:\s*(?=[-+]?\d))", text
-    )
-    if label and not BOUND_WORDS_RE.search(label.group(0)) and not _GUESS_RE.search(label.group(0)):
+    label = re.match(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", text) or answer_label(text)
+    if label:
         text = text[label.end() :]
     text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
     return text.lstrip("= ").strip() or region.strip()

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
+from assay.verifiers.math.spelled import spelled_value
+
 NumberKind = Literal["integer", "decimal", "fraction", "scientific"]
 
 # An exact power is computed only when its result has at most this many decimal digits (the cost guard:
@@ -183,6 +185,8 @@ def parse_number(text: str, degrees: bool = False) -> Number | None:
     """The exact number `text` writes (already `clean`ed), or None if it is not a plain number."""
     text = text.strip()
     if text[:1].isalpha():
+        if len(text) <= 200 and (spelled := spelled_value(text)) is not None:
+            return Number(Fraction(spelled), "integer")  # "one hundred and twenty", "zweiundfünfzig"
         return _number_word(text)
     percent = text.endswith("%")
     if percent:

@@ -21,6 +21,7 @@ import re
 from functools import cache, lru_cache
 
 from assay.verifiers.math.cues import LANGUAGES
+from assay.verifiers.math.spelled import spelled_numbers, with_digits
 
 # "What percent ...", "the percentage of", "in %", "(%)", "Prozent", "pourcentage": a percent asked for,
 # not a percent given ("a 20% discount", "20 percent of them").
@@ -63,6 +64,19 @@ def _cue_words() -> frozenset[str]:
 
 def _numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER_RE.findall(text)}
+
+
+def _stated_numbers(sentence: str) -> set[str]:
+    """The numbers a closing sentence states as the extractor reads them, number words too ("Tom has
+    twelve apples." states 12)."""
+    return _numbers(with_digits(sentence) or sentence)
+
+
+@lru_cache(maxsize=256)
+def _prompt_numbers(prompt: str) -> frozenset[str]:
+    """The prompt's numbers, in digits or in words of any table language (a closing sentence that
+    repeats "Tom has twelve apples." from the prompt restates 12)."""
+    return frozenset(_numbers(prompt) | {str(n) for n in spelled_numbers(prompt)})
 
 
 def restates_prompt(prompt: str | None, response: str, answer: str) -> bool:
@@ -185,14 +199,14 @@ def restated_ending(prompt: str | None, response: str) -> str | None:
     cut = len(text)
     for skipped, begin in enumerate(reversed(begins)):
         sentence = text[begin:cut]
-        if _numbers(sentence):
+        if _stated_numbers(sentence):
             break
         if skipped >= _MAX_REMARKS:
             return None
         cut = begin
     else:
         return None
-    numbers = _numbers(sentence)
-    if not numbers <= _numbers(prompt) or not _copies_a_prompt_sentence(sentence, prompt):
+    numbers = _stated_numbers(sentence)
+    if not numbers <= _prompt_numbers(prompt) or not _copies_a_prompt_sentence(sentence, prompt):
         return None
     return text[:begin]

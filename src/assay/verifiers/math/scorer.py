@@ -61,7 +61,16 @@ class MathOptions(TaskOptions):
         True,
         description='Let "50%" equal 0.5 (and 0.5 a gold "50%"); off: a percent equals only a percent.',
     )
-    strip_units: bool = Field(True, description='Drop unit words after a bare number ("20 cm" -> 20).')
+    strip_units: bool = Field(
+        True,
+        description='Drop unit words after a bare number ("20 cm" -> 20); off: a unit the gold states must be'
+        ' stated ("10 km" is not answered by "10").',
+    )
+    ordered_lists: bool = Field(
+        False,
+        description='A list answer ("1, 3, 2") equals a list gold only in its order; off: a bare list is read'
+        " as its elements (a set gold is unordered either way).",
+    )
 
 
 def _unit_words(unit: str) -> bool:
@@ -92,15 +101,17 @@ def gold_answer(reference: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def parse_gold(reference: str) -> Value:
+def parse_gold(reference: str, units: bool = True) -> Value:
     """The gold's structured form, parsed once per reference (a group of G responses shares one).
 
     An expression gold is also converted to sympy here, so an unusable reference is found before any
-    response is compared (GoldUnusable).
+    response is compared (GoldUnusable). With `units` off (`strip_units: false`) a unit the gold states
+    is part of its value, so an answer must state it too (eval-protocol's `require_units`: before, the
+    gold "10 km" lost its unit while the answer kept it, so "10" was right and "10 km" wrong).
     """
     gold = parse_value(gold_answer(reference))
     written = gold.raw if isinstance(gold, Text) else gold.text if isinstance(gold, Atom) else ""
-    if written and (bare := strip_units(written)) != written and _unit_words(written[len(bare) :]):
+    if units and written and (bare := strip_units(written)) != written and _unit_words(written[len(bare) :]):
         unitless = parse_value(
             bare
         )  # "\\frac{1}{2}\\text{ inches}", "5\\text{ cm}": the number is the answer
@@ -197,6 +208,7 @@ class MathScorer(Scorer[MathOptions]):
             rel_tol=rel_tol,
             percent=options.allow_percent,
             units=options.strip_units,
+            ordered_lists=options.ordered_lists,
             percent_question=asks_for_percent(prompt) or asks_for_percent(worked),
             options=tuple(prompt_options(prompt).items()) if prompt else (),
         )
@@ -229,7 +241,7 @@ class MathScorer(Scorer[MathOptions]):
         if comma and comma.startswith("decimal comma: the prompt"):
             reference = with_decimal_points(reference)  # the gold is written in the prompt's convention
         try:
-            gold = parse_gold(reference)
+            gold = parse_gold(reference, options.strip_units)
         except GoldUnusable as exc:
             return Result.invalid(f"cannot use the reference {reference[:80]!r}: {exc}")
         if not isinstance(found, Extraction):

@@ -9,9 +9,10 @@ import itertools
 import re
 from functools import cache
 
-from assay.verifiers.math.cue_extras import NOR_WORDS, REJECTING
+from assay.verifiers.math.cue_extras import CONTRASTING, NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
+from assay.verifiers.math.spelled import language_of, spelled_value, with_digits
 
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 CONNECTOR_RE = re.compile(
@@ -279,6 +280,142 @@ def without_rejections(sentence: str) -> str:
     return _rejected_re().sub(" ", sentence)
 
 
+@cache
+def _contrast_re() -> re.Pattern[str]:
+    words = "|".join(re.escape(w) for w in sorted(CONTRASTING, key=len, reverse=True))
+    return re.compile(rf"^[\s,;:，；：、—–-]*(?:(?:{words})(?![^\W\d_])[\s,;:，；：]*)?", re.IGNORECASE)
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[.!?。！？]\s|[.!?。！？]$|\n")
+
+
+def after_rejection(text: str) -> str | None:
+    """What an answer that opens by rejecting a value states instead, in any language of the cue table:
+    "not 52, it is 53." -> "53.", "nicht 52, sondern 53." -> "53.", "не 52, а 53" -> "53", "不是52，而是53"
+    -> "53". None when the text does not open with a rejection, or when its first sentence states no
+    value after it, or guesses or bounds the one it states ("nicht 52, sondern vielleicht 53"): the
+    answer is then left as written, and a rejection is never read as a value."""
+    if CJK_RE.search(text[:80]):
+        text = _CJK_DIGIT_RE.sub(" ", text)  # "不是479": a number written against CJK letters is still one
+    opening = _rejected_re().match(text.lstrip())
+    if opening is None:
+        return None
+    rest = _contrast_re().sub("", text.lstrip()[opening.end() :], count=1)
+    end = _CLAUSE_BREAK_RE.search(rest)
+    stated = rest[: end.start()] if end else rest
+    if not re.search(r"\d", stated) or _doubted(stated):
+        return None
+    return rest
+
+
+def _doubted(text: str) -> bool:
+    """A guess or a bound in the text ("vielleicht 53", "at least 53", "mindestens 53")."""
+    stated = without_rejections(text)
+    return bool(
+        BOUND_WORDS_RE.search(stated) or _HEDGE_WORDS_RE.search(text) or hedge_or_negation().search(stated)
+    )
+
+
+def without_trailing_rejection(answer: str) -> str:
+    """An answer that ends by rejecting another value ("53, а не 52", "53, not 52"): the value stated
+    before the rejection ("53"); the answer unchanged when there is none."""
+    if CJK_RE.search(answer):
+        answer = _CJK_DIGIT_RE.sub(" ", answer)
+    last = None
+    for match in _rejected_re().finditer(answer):
+        last = match
+    if last is None or answer[last.end() :].strip(" .!。！"):
+        return answer
+    head = answer[: last.start()]
+    head = re.sub(
+        r"(?:[\s,;，；]|(?<![^\W\d_])(?:a|а|and|и|but|aber|mais|pero|ma|mas|maar|men))*$",
+        "",
+        head,
+        flags=re.I,
+    )
+    return head if re.search(r"\d", head) else answer
+
+
+GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
+# A label before a value ("Total: 42", "Final: 52", "Gesamt: 52", "合计：52"): one to four words of letters
+# in any script (a label of one Latin letter is an option: "C: 24"), a colon, then the value.
+# Words are separated by required spaces, so a long run of letters is matched in linear time (a label of
+# optional separators, "(?:word\s*){1,4}", split a run of n letters n^4 ways: 200 letters took 21 s).
+_LABEL_WORD = r"[^\W\d_](?:[^\W\d_]|['’.-])*"
+_LABEL = rf"^[*_]*({_LABEL_WORD}(?:[ \t]+{_LABEL_WORD}){{0,3}})[*_]*[ \t]*[:：][*_ \t]*"
+_LABEL_MAX_CHARS = 120
+_LABEL_RE = re.compile(_LABEL + r"(?=[-+$\\\d])")
+_WORD_LABEL_RE = re.compile(_LABEL + r"(?=[^\W\d_])")  # "Final: twelve"
+# A label that judges, bounds, guesses or sets up its value rather than stating it as the result:
+# "Wrong: 42", "At least: 42", "Maybe: 42", "Estimate: 42", "Given: 42", "Check: 42", "Step: 42".
+_NOT_RESULT_LABEL_RE = re.compile(
+    r"\b(?:guess\w*|estimat\w*|approx\w*|roughly|about|around|bound|given|check\w*|verif\w*|hint|note"
+    r"|question|problem|example|step|case|try|attempt|draft|initial(?:ly)?|before|previous(?:ly)?|old|wait"
+    r"|original|start(?:ing)?|input|known|data|prompt|suppose|assume|let|sub-?total|partial|intermediate)\b",
+    re.IGNORECASE,
+)
+
+
+def answer_label(text: str, in_words: bool = False) -> re.Match[str] | None:
+    """The label before a value that states it as the result ("Total: 42", "Final: 52"; with `in_words`,
+    before a word: "Final: twelve"); None for no label, an option letter ("C: 24"), or a label that
+    judges, bounds or guesses ("Wrong: 42", "At least: 42", "Maybe: 42", "Vielleicht: 42") or sets the
+    value up ("Given: 42", "Check: 42")."""
+    label = (_WORD_LABEL_RE if in_words else _LABEL_RE).match(text[:_LABEL_MAX_CHARS])
+    if label is None or re.fullmatch(r"[A-Za-z]", label.group(1).strip()):
+        return None
+    words = label.group(1)
+    doubted = BOUND_WORDS_RE.search(words) or GUESS_RE.search(words) or hedge_or_negation().search(words)
+    return None if doubted or _NOT_RESULT_LABEL_RE.search(words) else label
+
+
+GROUP_SEPARATOR_RE = re.compile(r"(?<=\d)[ ,\u00a0\u202f\u2009](?=\d{3})")
+
+
+# A value after its label: a number (2500, 2,500, 2 500), with at most two words of its unit.
+_LABELLED_NUMBER_RE = re.compile(
+    rf"^[-+]?\\?\$?({NUMBER_TOKEN_RE.pattern})(?:[ \t]+[^\W\d_]+){{0,2}}[ \t]*[.!。]?$"
+)
+
+
+# A label that sums up or concludes a list of labelled values ("Total:", "Sum:", "Gesamt:", "合计：").
+_SUMS_UP_RE = re.compile(
+    r"^[*_\s]*(?:(?:grand\s+)?total|final|sum|result|overall|altogether|in\s+all|answer|gesamt|insgesamt|summe"
+    r"|ergebnis|somme|résultat|suma|resultado|итого|всего|合计|总计|总共|一共|合計)",
+    re.IGNORECASE,
+)
+
+
+def labelled_line(lines: list[str]) -> str | None:
+    """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
+    stop: a label that states its value as the result closes the reply, so a long reply that ends on it
+    is not cut off. The last line of a list of labelled values ("Apples: 12\nPears: 15") is no answer."""
+    if len(lines) > 1 and answer_label(lines[-2].strip()) and not _SUMS_UP_RE.search(lines[-1][:40]):
+        return None  # "Apples: 12\nPears: 15"; "Apples: 5\nPears: 7\nTotal: 12" is summed up by its last line
+    if (worded := answer_label(lines[-1].strip(), in_words=True)) is not None:
+        said = lines[-1].strip()[worded.end() :].replace("**", "").rstrip(".!。")
+        spelled = spelled_value(said) if " " not in said.strip() else None
+        return None if spelled is None else str(spelled)  # "Final: twelve"
+    label = answer_label(lines[-1].strip())
+    if label is None:
+        return None
+    rest = lines[-1].strip()[label.end() :].replace("**", "")
+    value = _LABELLED_NUMBER_RE.match(rest)
+    if (
+        value is None
+        or BOUND_WORDS_RE.search(rest)
+        or GUESS_RE.search(rest)
+        or hedge_or_negation().search(rest)
+    ):
+        return None  # "Final: 52 maybe", "Total: 52 at most"
+    return GROUP_SEPARATOR_RE.sub("", value.group(1))  # "1,248" and "1 248" are 1248
+
+
+# Spanish "no" negates ("La respuesta no es 52.", "Juan no compró 52 manzanas."); English "no" is a
+# determiner ("with no remainder, 12 boxes are needed"): a negation unless the sentence reads as English.
+_NO_RE = re.compile(r"(?<![^\W\d_])no(?![^\W\d_])", re.IGNORECASE)
+
+
 def _states_no_value(sentence: str) -> bool:
     """A sentence that is a step or a plan, a bound or a rejection, a guess, or too long to be a result."""
     said = SPEAKER_LEAD_RE.sub("", sentence)  # "I think it's 48 apples." states 48, a value after "I think"
@@ -293,6 +430,7 @@ def _states_no_value(sentence: str) -> bool:
         BOUND_WORDS_RE.search(stated)
         or _HEDGE_WORDS_RE.search(sentence)
         or hedge_or_negation().search(stated)
+        or (_NO_RE.search(stated) and language_of(sentence) != "en")  # "Juan no compró 52 manzanas."
     )
 
 
@@ -307,6 +445,9 @@ def concluding_number(region: str) -> str | None:
         sentence = _CJK_DIGIT_RE.sub(" ", sentence)
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!", "。", "！")):
         return None
+    sentence = with_digits(sentence) or sentence  # "She has twelve apples left." states 12
+    if _LABEL_RE.match(sentence[:_LABEL_MAX_CHARS]) and not answer_label(sentence):
+        return None  # "Given: 1067.", "Estimate: 3,317.": a label that sets up or guesses its value
     if _states_no_value(sentence) or math_segments(sentence) or _PLAIN_FORMULA_RE.search(sentence):
         return None  # a formula: rule 5 reads those
     sentence = without_rejections(sentence)  # "It is not 12, it is 42." states 42
