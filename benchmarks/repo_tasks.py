@@ -441,7 +441,9 @@ def measure(
     errors: list[str] = []
     for task in tasks:
         repo = repos / task["repo"]
-        row = projects.setdefault(task["repo"], {"rows": {k: [] for k in wanted}, "times": [], "cpu": []})
+        row = projects.setdefault(
+            task["repo"], {"rows": {k: [] for k in wanted}, "times": [], "cpu": [], "canaries": {}}
+        )
         changes = _changes(repo, task, wanted)
         started, cpu = time.perf_counter(), _cpu()
         gold = scorer.score(_item(task, task["patch"]), RepoOptions())
@@ -450,6 +452,8 @@ def measure(
             _cpu() - cpu + gold.details.get("run", {}).get("cpu_s", 0),
         )
         row["rows"]["gold"].append(gold.reward)
+        for kind, count in gold.details.get("canaries", {}).items():
+            row["canaries"][kind] = row["canaries"].get(kind, 0) + count
         errors += (
             [f"{task['instance_id']} gold: {gold.status.value} {gold.reason}"] if gold.reward != 1.0 else []
         )
@@ -531,6 +535,8 @@ def main() -> None:
             f"  {name}: time per task (median) repo task {statistics.median(ours):.2f}s, plain pytest"
             f" {statistics.median(plain):.2f}s; ratio {sum(ours) / sum(plain):.2f}x (target <= 1.5x)"
         )
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(project["canaries"].items()))
+        print(f"  {name}: canaries of the gold runs: {kinds}")
         cpu_ours, cpu_plain = (sum(c) for c in zip(*project["cpu"], strict=True))
         cpu_ratio = cpu_ours / cpu_plain
         print(
