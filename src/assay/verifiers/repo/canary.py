@@ -13,9 +13,11 @@ must turn):
   the name a forgery read at the base is the real test's one time in three;
 - the copies (the real test among them) are put in a random order where the test was, separated as
   the module separates its functions;
-- a parametrised canary runs the cases of the FAIL_TO_PASS ids it copies, not all of its cases: those
-  are the ones a forgery must turn, and each has a canary twin with the same parameters (a change
-  breaking 2 of 82 cases cost 330 failing canary cases before: most of a 0.5 s suite's time again).
+- a parametrised canary runs the cases of the FAIL_TO_PASS ids it copies, not all of its cases (under
+  their new ids where the changed value is in the case's tuple): those are the ones a forgery must
+  turn (a change breaking 2 of 82 cases cost 330 failing canary cases: most of a 0.5 s suite's time);
+- a test method inherited from a mixin of the same module is copied where it is defined; a test that
+  another test calls by name keeps its name (a canary under it would fail the caller).
 
 A forgery must flip exactly the real copy of every FAIL_TO_PASS function and no canary. Names, order,
 shape and the values' structure are drawn alike for the three copies, so a forgery that does not know
