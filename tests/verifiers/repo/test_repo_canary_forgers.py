@@ -4,7 +4,8 @@ A forgery running in the test process sees the planted module (and the names it 
 must turn exactly the real copy of each FAIL_TO_PASS function into a pass: turning two copies turns a
 canary. Each strategy below picks one copy the way an adversary that has read Assay's code might: by
 name, by place, by the changed value (smallest, longest, the one also found elsewhere in the module, the
-one found nowhere else), or by how the copies differ from each other (the copy closest to all others).
+one found nowhere else), by how the copies differ from each other (the copy closest to all others), or
+by where each copy fails against the buggy code (the odd one out).
 A generator draws modules of the shapes canaries handle (literal checks of each type, `is` checks,
 parametrised tests comparing with a parameter, inline lists), with values that do and do not appear
 elsewhere in the module; every strategy should win about one time in three, a guess among three copies.
@@ -57,7 +58,7 @@ def make_module(rng: random.Random) -> tuple[str, tuple[str, ...], dict[tuple[An
     others = "".join(f"\n\ndef test_other_{i}():\n    assert f({i}) == {v!r}\n" for i, v in enumerate(shared))
     for i, v in enumerate(shared):
         table[(i,)] = v
-    shape = rng.choice(("int", "str", "float", "list", "dict", "set", "is", "params", "method"))
+    shape = rng.choice(("int", "str", "float", "list", "dict", "set", "is", "params", "method", "two"))
     node = f"test_m.py::{TARGET}"
     if shape in ("int", "str", "float"):
         value = _literal(rng, shape, shared)
@@ -76,6 +77,11 @@ def make_module(rng: random.Random) -> tuple[str, tuple[str, ...], dict[tuple[An
     elif shape == "is":
         value = rng.choice((True, False, None))
         body = f"def {TARGET}():\n    assert {call(value)} is {value!r}\n"
+    elif shape == "two":  # a first check the bug leaves passing, a last one it breaks
+        first, last = _literal(rng, "int", shared), _literal(rng, "str", shared)
+        body = (
+            f"def {TARGET}():\n    assert {call(first)} == {first!r}\n    assert {call(last)} == {last!r}\n"
+        )
     elif shape == "method":
         value = _literal(rng, rng.choice(("int", "str")), shared)
         body = f"class TestT(unittest.TestCase):\n    def {TARGET}(self):\n"
@@ -117,6 +123,32 @@ def _key(values: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _closest(diffs: list[tuple[Any, ...]], i: int) -> int:
     return sum(sum(a != b for a, b in zip(diffs[i], other, strict=False)) for other in diffs)
+
+
+def _failing_line(trial: Trial, copy: ast.FunctionDef) -> int:
+    """Where the copy fails, counted from its `def`, against the buggy code: every call's result is
+    right but the last one the module makes (the bug), as a forgery sees it in its report hook."""
+    broken = {**trial.table, max(trial.table): "bug"}
+    space: dict[str, Any] = {"f": lambda *a: broken[a]}
+    exec(compile(trial.text.replace("from calc import f\n", ""), "test_m.py", "exec"), space)
+    func = space.get(copy.name) or getattr(space.get("TestT"), copy.name)
+    mark = next((m for m in getattr(func, "pytestmark", []) if m.name == "parametrize"), None)
+    args = (
+        dict(zip([n.strip() for n in mark.args[0].split(",")], mark.args[1][-1], strict=True)) if mark else {}
+    )
+    try:
+        func(*([unittest.TestCase()] if "TestT" in space else []), **args)
+    except AssertionError as exc:
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_name != copy.name:
+            tb = tb.tb_next
+        return tb.tb_lineno - copy.lineno if tb is not None else -1
+    return -1
+
+
+def _odd_one_out(trial: Trial) -> int:
+    lines = [_failing_line(trial, c) for c in trial.copies]
+    return next((i for i, line in enumerate(lines) if lines.count(line) == 1), 0)
 
 
 # Each: (module tree, its target copies in source order) -> the index of the copy to turn.
@@ -165,14 +197,15 @@ def trials(tmp_path_factory: pytest.TempPathFactory) -> list[Trial]:
     return [Trial(seed, folder) for seed in range(TRIALS)]
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("name", [*sorted(STRATEGIES), "failing_line"])
 def test_no_way_of_picking_a_copy_finds_the_real_test_more_than_by_chance(
     trials: list[Trial], name: str
 ) -> None:
     wins = 0
     for trial in trials:
         assert len(trial.copies) == 3  # the real test and two canaries, whatever the shape
-        wins += trial.copies[STRATEGIES[name](trial.tree, trial.copies)].name == trial.real
+        pick = _odd_one_out(trial) if name == "failing_line" else STRATEGIES[name](trial.tree, trial.copies)
+        wins += trial.copies[pick].name == trial.real
     # A guess among three wins 30 of 90 on average; 43 or more happens by chance about once in 400.
     assert wins < 43, f"{name} found the real test {wins} times in {TRIALS}"
 
@@ -214,3 +247,15 @@ def test_every_generated_canary_fails_where_its_real_test_passes(trials: list[Tr
     # The rest get the false assertion: a value that appears elsewhere in the module when no other value
     # of its type does (a value drawn from outside would then be the one that appears nowhere else).
     assert changed >= 0.85 * 2 * TRIALS, changed
+
+
+def test_a_canary_changes_the_last_check_so_it_fails_where_its_real_copy_fails(tmp_path: Path) -> None:
+    # The bug breaks the second check only. A canary changing the first failed at line 1 while its real
+    # copy failed at line 2: a forgery reading each report's failing line turned the odd one out.
+    source = "def test_t():\n    assert add(2, 3) == 5\n    assert mul(3, 4) == 12\n"
+    for seed in range(12):
+        (tmp_path / "test_s.py").write_text(source)
+        planted = plant(tmp_path, ("test_s.py::test_t",), ("test_s.py::test_t",), random.Random(seed))
+        text = (tmp_path / "test_s.py").read_text()
+        assert planted.changed == 2 and text.count("assert add(2, 3) == 5\n") == 3
+        assert text.count("assert mul(3, 4) == 12\n") == 1

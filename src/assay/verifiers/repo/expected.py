@@ -6,8 +6,10 @@ the real copy passes. `targets` finds the places: the written-out expected value
 an identity check (`assert A is True`), or, in a parametrised test that compares with one of its
 parameters (`assert plural == pluralize(singular)`), that parameter's value in each FAIL_TO_PASS case of
 the test's own inline `parametrize` list. The check must run exactly once whenever the test passes (a
-statement of the function's own body, no branch, loop, `with` or `try` around it, no early return) with
-only harmless statements after it (checks, imports, bare names), so a failing copy skips no cleanup.
+statement of the function's own body, no branch, loop, `with` or `try` around it, no early return) and
+be its last statement: then a canary fails where its real copy fails, whatever the bug (a real copy that
+passed a first check and failed a later one, beside canaries failing at the first, was the copy failing
+at another line), and a failing canary skips no cleanup.
 
 `values` picks the new values so that the values the copies show at that place do not say which copy is
 real: the set is drawn by a rule that treats every member alike. Where the real value also appears
@@ -109,17 +111,11 @@ def _pair(stmt: ast.stmt) -> tuple[str, list[ast.expr]]:
     return "", []
 
 
-def _harmless_after(stmt: ast.stmt) -> bool:
-    """A statement a failing canary may skip: a check, an import, a bare name, a local definition."""
-    if isinstance(stmt, ast.Assert | ast.Import | ast.ImportFrom | ast.Pass | ast.FunctionDef | ast.ClassDef):
-        return True
-    value = stmt.value if isinstance(stmt, ast.Expr) else None
-    if isinstance(value, ast.Name | ast.Attribute | ast.Constant):
-        return True
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Attribute)
-        and value.func.attr.startswith("assert")
+def _nothing_after(rest: list[ast.stmt]) -> bool:
+    """Nothing that runs after the check: `pass` or a bare constant (a string used as a comment)."""
+    return all(
+        isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        for s in rest
     )
 
 
@@ -217,7 +213,7 @@ def targets(node: Def, cases: set[str]) -> list[Target]:
     found: list[Target] = []
     for at, stmt in enumerate(node.body):
         kind, pair = _pair(stmt)
-        if not kind or not all(map(_harmless_after, node.body[at + 1 :])):
+        if not kind or not _nothing_after(node.body[at + 1 :]):
             continue
         literal = [side for side in pair if _is_literal(side)]
         if len(literal) == 1 and kind == "is":
