@@ -259,3 +259,12 @@ def test_a_canary_changes_the_last_check_so_it_fails_where_its_real_copy_fails(t
         text = (tmp_path / "test_s.py").read_text()
         assert planted.changed == 2 and text.count("assert add(2, 3) == 5\n") == 3
         assert text.count("assert mul(3, 4) == 12\n") == 1
+
+
+def test_a_changed_set_never_repeats_a_member(trials: list[Trial]) -> None:
+    # `{10, 30, 30}` beside the real copy's `{10, 20, 30}`: no test writes a member twice
+    sets = [n for t in trials for n in ast.walk(t.tree) if isinstance(n, ast.Set)]
+    assert len(sets) > 10
+    for node in sets:
+        members = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        assert len(set(members)) == len(members), ast.unparse(node)

@@ -53,6 +53,9 @@ class Target:
     nodes: tuple[ast.Constant, ...]
     ids: tuple[tuple[tuple[str, ...], int], ...] = ()
     taken: frozenset[str] = frozenset()  # every case's `[id]` in the list: a new one must not repeat them
+    # the other members of the set the one node is in: a new value repeating one would read `{1, 3, 3}`,
+    # which a test never writes, beside the real copy's `{1, 2, 3}`
+    siblings: frozenset[object] = frozenset()
 
 
 def may_return_early(node: ast.AST) -> bool:
@@ -221,7 +224,15 @@ def targets(node: Def, cases: set[str]) -> list[Target]:
             if isinstance(value, ast.Constant) and any(value.value is s for s in _SINGLETONS):
                 found.append(Target((value,)))
         elif len(literal) == 1:
-            found += [Target((c,)) for c in _changeable(literal[0])]
+            sets = [n for n in ast.walk(literal[0]) if isinstance(n, ast.Set)]
+            for c in _changeable(literal[0]):
+                around = [n.elts for n in sets if c in n.elts]
+                others = (
+                    {e.value for e in around[0] if isinstance(e, ast.Constant) and e is not c}
+                    if around
+                    else ()
+                )
+                found.append(Target((c,), siblings=frozenset(others)))
         elif not literal and kind == "eq" and params and cases and "" not in cases:
             # `assert param == f(x)`: the expected value is the parameter's, in each case's tuple
             named = [s for s in pair if isinstance(s, ast.Name) and s.id in params.names]
@@ -329,7 +340,7 @@ def draw(target: Target, lines: list[str], pool: Pool, k: int, rng: random.Rando
     """Per node of `target`, k new spellings (`values`); a case's new id must not repeat another's."""
     drawn = []
     for i, node in enumerate(target.nodes):
-        ok = _new_case(target, i) if target.ids else (lambda v: True)
+        ok = _new_case(target, i) if target.ids else (lambda v: v not in target.siblings)
         like = lines[node.lineno - 1].encode()[node.col_offset :].decode("utf-8", "replace")
         made = values(node, like, pool, k, rng, ok)
         if made is None:
