@@ -58,7 +58,9 @@ def make_module(rng: random.Random) -> tuple[str, tuple[str, ...], dict[tuple[An
     others = "".join(f"\n\ndef test_other_{i}():\n    assert f({i}) == {v!r}\n" for i, v in enumerate(shared))
     for i, v in enumerate(shared):
         table[(i,)] = v
-    shape = rng.choice(("int", "str", "float", "list", "dict", "set", "is", "params", "method", "two"))
+    shape = rng.choice(
+        ("int", "str", "float", "list", "dict", "set", "is", "params", "method", "two", "sorted")
+    )
     node = f"test_m.py::{TARGET}"
     if shape in ("int", "str", "float"):
         value = _literal(rng, shape, shared)
@@ -77,6 +79,9 @@ def make_module(rng: random.Random) -> tuple[str, tuple[str, ...], dict[tuple[An
     elif shape == "is":
         value = rng.choice((True, False, None))
         body = f"def {TARGET}():\n    assert {call(value)} is {value!r}\n"
+    elif shape == "sorted":
+        values = sorted(rng.sample(range(1, 60), 4))
+        body = f"def {TARGET}():\n    assert {call(values)} == {values!r}\n"
     elif shape == "two":  # a first check the bug leaves passing, a last one it breaks
         first, last = _literal(rng, "int", shared), _literal(rng, "str", shared)
         body = (
@@ -119,6 +124,17 @@ def _elsewhere(tree: ast.Module, copies: list[ast.FunctionDef]) -> set[str]:
 
 def _key(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple((0, v, "") if isinstance(v, int | float) else (1, 0, repr(v)) for v in values)
+
+
+def _sorted_lists(copy: ast.FunctionDef) -> bool:
+    """Every list of numbers the copy writes is sorted (a canary breaking the order was the odd one)."""
+    rows = [
+        [e.value for e in n.elts if isinstance(e, ast.Constant)]
+        for n in ast.walk(copy)
+        if isinstance(n, ast.List)
+    ]
+    rows = [r for r in rows if r and all(type(v) is int for v in r)]
+    return bool(rows) and all(r == sorted(r) for r in rows)
 
 
 def _closest(diffs: list[tuple[Any, ...]], i: int) -> int:
@@ -166,6 +182,7 @@ STRATEGIES: dict[str, Strategy] = {
     "value_nowhere_else": lambda t, c: next(
         (i for i, d in enumerate(_differing(c)) if not any(repr(v) in _elsewhere(t, c) for v in d)), 0
     ),
+    "sorted_list": lambda t, c: next((i for i, d in enumerate(c) if _sorted_lists(d)), 0),
     "closest_to_all": lambda t, c: min(range(len(c)), key=lambda i: _closest(_differing(c), i)),
     # both: among the copies under fresh names, the one closest to all others
     "fresh_and_closest": lambda t, c: min(
@@ -268,3 +285,14 @@ def test_a_changed_set_never_repeats_a_member(trials: list[Trial]) -> None:
     for node in sets:
         members = [e.value for e in node.elts if isinstance(e, ast.Constant)]
         assert len(set(members)) == len(members), ast.unparse(node)
+
+
+def test_a_changed_value_keeps_its_order_with_its_neighbours(tmp_path: Path) -> None:
+    # `[10, 20, 30]` beside canaries `[10, 70, 30]`: the sorted copy was the real one
+    source = "def test_t():\n    assert f(1) == [10, 20, 30, 45]\n"
+    for seed in range(20):
+        (tmp_path / "test_s.py").write_text(source)
+        plant(tmp_path, ("test_s.py::test_t",), ("test_s.py::test_t",), random.Random(seed))
+        rows = [ast.literal_eval(n) for n in ast.walk(ast.parse((tmp_path / "test_s.py").read_text()))
+                if isinstance(n, ast.List)]  # fmt: skip
+        assert len(rows) == 3 and all(row == sorted(row) and len(set(row)) == 4 for row in rows), rows

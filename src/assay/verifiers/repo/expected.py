@@ -56,6 +56,9 @@ class Target:
     # the other members of the set the one node is in: a new value repeating one would read `{1, 3, 3}`,
     # which a test never writes, beside the real copy's `{1, 2, 3}`
     siblings: frozenset[object] = frozenset()
+    # in a list or tuple, the neighbours' values and how the value compares with each (-1, 0, 1): a new
+    # value keeps those (a sorted `[1, 2, 3]` never becomes `[1, 7, 3]`, which only a canary would write)
+    order: tuple[tuple[object, int], ...] = ()
 
 
 def may_return_early(node: ast.AST) -> bool:
@@ -206,6 +209,19 @@ def _case_target(cases: _Cases, name: str, wanted: set[str]) -> Target | None:
     return Target(tuple(nodes), tuple(ids), taken) if nodes else None
 
 
+def _order(node: ast.Constant, rows: list[list[ast.expr]]) -> tuple[tuple[object, int], ...]:
+    """How `node`'s value compares with its neighbours of the same type in the sequence holding it."""
+    row = next((r for r in rows if any(e is node for e in r)), [])
+    at = next((i for i, e in enumerate(row) if e is node), -1)
+    near = [row[i] for i in (at - 1, at + 1) if 0 <= i < len(row)] if at >= 0 else []
+    same = [e.value for e in near if isinstance(e, ast.Constant) and type(e.value) is type(node.value)]
+    return tuple((v, _sign(node.value, v)) for v in same)
+
+
+def _sign(a: object, b: object) -> int:
+    return (a > b) - (a < b)  # type: ignore[operator]
+
+
 def targets(node: Def, cases: set[str]) -> list[Target]:
     """The places a canary of `node` may change; `cases`: the `[id]` strings of its FAIL_TO_PASS cases
     (empty or holding '': it is not parametrised, or all of it counts)."""
@@ -225,14 +241,11 @@ def targets(node: Def, cases: set[str]) -> list[Target]:
                 found.append(Target((value,)))
         elif len(literal) == 1:
             sets = [n for n in ast.walk(literal[0]) if isinstance(n, ast.Set)]
+            rows = [n.elts for n in ast.walk(literal[0]) if isinstance(n, ast.List | ast.Tuple)]
             for c in _changeable(literal[0]):
-                around = [n.elts for n in sets if c in n.elts]
-                others = (
-                    {e.value for e in around[0] if isinstance(e, ast.Constant) and e is not c}
-                    if around
-                    else ()
-                )
-                found.append(Target((c,), siblings=frozenset(others)))
+                around = [e for n in sets if c in n.elts for e in n.elts if e is not c]
+                others = frozenset(e.value for e in around if isinstance(e, ast.Constant))
+                found.append(Target((c,), siblings=others, order=_order(c, rows)))
         elif not literal and kind == "eq" and params and cases and "" not in cases:
             # `assert param == f(x)`: the expected value is the parameter's, in each case's tuple
             named = [s for s in pair if isinstance(s, ast.Name) and s.id in params.names]
@@ -336,11 +349,16 @@ def _new_case(target: Target, i: int) -> Callable[[object], bool]:
     return lambda v: _idval(ast.Constant(v)) is not None and case_id(parts, at, repr(v)) not in target.taken  # type: ignore[arg-type]
 
 
+def _fits(target: Target, value: object) -> bool:
+    """A new value that repeats no member of its set and keeps its order with its neighbours."""
+    return value not in target.siblings and all(_sign(value, v) == sign for v, sign in target.order)
+
+
 def draw(target: Target, lines: list[str], pool: Pool, k: int, rng: random.Random) -> list[list[str]] | None:
     """Per node of `target`, k new spellings (`values`); a case's new id must not repeat another's."""
     drawn = []
     for i, node in enumerate(target.nodes):
-        ok = _new_case(target, i) if target.ids else (lambda v: v not in target.siblings)
+        ok = _new_case(target, i) if target.ids else (lambda v: _fits(target, v))
         like = lines[node.lineno - 1].encode()[node.col_offset :].decode("utf-8", "replace")
         made = values(node, like, pool, k, rng, ok)
         if made is None:
