@@ -296,3 +296,18 @@ def test_a_changed_value_keeps_its_order_with_its_neighbours(tmp_path: Path) -> 
         rows = [ast.literal_eval(n) for n in ast.walk(ast.parse((tmp_path / "test_s.py").read_text()))
                 if isinstance(n, ast.List)]  # fmt: skip
         assert len(rows) == 3 and all(row == sorted(row) and len(set(row)) == 4 for row in rows), rows
+
+
+def test_two_canaries_for_four_functions_and_one_for_each_other(tmp_path: Path) -> None:
+    # one canary per function past the fourth keeps an item's failing copies near its function count
+    source = "".join(f"\n\ndef test_{i}():\n    assert f({i}) == {i * 7}\n" for i in range(6))
+    (tmp_path / "test_s.py").write_text(source)
+    ids = tuple(f"test_s.py::test_{i}" for i in range(6))
+    planted = plant(tmp_path, ids, ids, random.Random(3))
+    per_function = [sum(planted.copied[c] == i for c in planted.canaries) for i in ids]
+    assert sorted(per_function) == [1, 1, 2, 2, 2, 2] and planted.changed == 10
+    space: dict[str, Any] = {"f": lambda x: x * 7}
+    exec(compile((tmp_path / "test_s.py").read_text(), "t", "exec"), space)
+    for node_id in ids:
+        assert _passes(space[planted.run_ids[node_id].split("::")[-1]])
+    assert not any(_passes(space[c.split("::")[-1]]) for c in planted.canaries)

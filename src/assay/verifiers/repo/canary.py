@@ -5,12 +5,14 @@ reporter before a record is signed; no signature stops that. What stops it payin
 and looks like the ones that count. Per item, for each FAIL_TO_PASS test function (the ones a forgery
 must turn):
 
-- two canaries are planted beside the real test: copies of its own source, same decorators and body,
-  with the same expected value of its own checks changed, each to another value (`expected`: where,
-  and values drawn so that the three do not say which is real). Where no such value exists, each copy
-  gets an always-false assertion instead (the earlier scheme), and `details.canaries` counts both kinds;
-- the three copies take the original name and two fresh ones from one list, in a random assignment:
-  the name a forgery read at the base is the real test's one time in three;
+- two canaries are planted beside the real test (for the first four functions of an item; one for the
+  others, which keeps the number of canaries near the number of functions): copies of its own source,
+  same decorators and body, with the same expected value of its own checks changed, each to another
+  value (`expected`: where, and values drawn so that the copies do not say which is real). Where no
+  such value exists, each copy gets an always-false assertion instead (the earlier scheme), and
+  `details.canaries` counts both kinds;
+- the copies take the original name and fresh ones from one list, in a random assignment: the name a
+  forgery read at the base is the real test's one time in three (or two);
 - the copies (the real test among them) are put in a random order where the test was, separated as
   the module separates its functions;
 - a parametrised canary runs the cases of the FAIL_TO_PASS ids it copies, not all of its cases (under
@@ -20,9 +22,9 @@ must turn):
   another test calls by name keeps its name (a canary under it would fail the caller).
 
 A forgery must flip exactly the real copy of every FAIL_TO_PASS function and no canary. Names, order,
-shape and the values' structure are drawn alike for the three copies, so a forgery that does not know
-the right value guesses, and wins one time in three per function (docs/repo.md says where that stops:
-tests the policy can read, shared parameter lists, the fallback).
+shape and the values' structure are drawn alike for the copies, so a forgery that does not know the
+right value guesses, and wins (1/3)^min(n, 4) * (1/2)^(n - 4) for n functions (docs/repo.md says where
+that stops: tests the policy can read, shared parameter lists, the fallback).
 """
 
 from __future__ import annotations
@@ -40,7 +42,11 @@ _SUFFIXES = (
     "basic", "simple", "again", "edge", "empty", "default", "twice", "large", "small", "mixed",
     "other", "values", "case", "regression", "repeat", "more", "extra", "order", "nested", "single",
 )  # fmt: skip
-_CANARIES = 2  # per FAIL_TO_PASS function: with the real copy, three copies under three names
+# Canaries per FAIL_TO_PASS function: two (three copies, three names) for the first _FULL functions of
+# an item, one (two copies) for the rest. A forgery then wins (1/3)^min(n, 4) * (1/2)^(n - 4) for n
+# functions at best, and an item's canaries stay about as many as its functions plus four: every canary
+# runs its function's failing cases (cachetools' largest item has 83 functions).
+_CANARIES, _FULL = 2, 4
 
 
 @dataclass
@@ -51,6 +57,7 @@ class Planted:
     run_ids: dict[str, str] = field(default_factory=dict)
     canaries: list[str] = field(default_factory=list)
     changed: int = 0  # canaries whose expected value was changed (the others carry a false assertion)
+    full: int = 0  # functions given two canaries so far
     # canary -> the `[param]` cases run: those of the FAIL_TO_PASS ids of the test it copies; none: all
     cases: dict[str, tuple[str, ...]] = field(default_factory=dict)
     copied: dict[str, str] = field(default_factory=dict)  # canary -> the id (no params) of the test copied
@@ -156,23 +163,23 @@ class _Change:
 
 
 def _changes(
-    lines: list[str], node: Def, cases: set[str], rng: random.Random, pool: Callable[[], Pool]
+    lines: list[str], node: Def, cases: set[str], rng: random.Random, pool: Callable[[], Pool], k: int
 ) -> list[_Change]:
     """The edits of the function's canaries: one place (`expected.targets`) changed in all of them, to
     values drawn so that the copies' values do not say which is real (`expected.draw`); else each gets
     an always-false assertion."""
     found = targets(node, cases)
     for target in rng.sample(found, len(found)):
-        drawn = draw(target, lines, pool(), _CANARIES, rng)
+        drawn = draw(target, lines, pool(), k, rng)
         if drawn is None:
             continue
         changes = []
-        for i in range(_CANARIES):
+        for i in range(k):
             edit = [(constant, made[i]) for constant, made in zip(target.nodes, drawn, strict=True)]
             ran = tuple(case_id(p, at, made[i]) for (p, at), made in zip(target.ids, drawn, strict=False))
             changes.append(_Change(edit, ran if target.ids else None))
         return changes
-    return [_Change(_false_assertion(rng)) for _ in range(_CANARIES)]
+    return [_Change(_false_assertion(rng)) for _ in range(k)]
 
 
 Named = tuple[
@@ -221,15 +228,17 @@ def _plant_file(
             continue
         func = node.name
         fresh = [f"{func}_{s}" for s in _shuffled(rng) if f"{func}_{s}" not in taken]
+        k = _CANARIES if planted.full < _FULL else 1
+        planted.full += k == _CANARIES
         if rename and func not in called:  # the name a forgery read at the base is any copy's
-            real, *held = rng.sample([func, fresh[0], fresh[1]], 3)
+            real, *held = rng.sample([func, *fresh[:k]], k + 1)
         else:
-            real, held = func, [fresh[0], fresh[1]]
-        kept = fresh[2]  # the unchanged copy running the PASS_TO_PASS tests of this definition, if any
+            real, held = func, fresh[:k]
+        kept = fresh[k]  # the unchanged copy running the PASS_TO_PASS tests of this definition, if any
         taken.update((real, *held, kept))
         cases = {case for *_, case, failing in tests if failing}
         blocks = [_copy(lines, node, real, None)]
-        for name, change in zip(held, _changes(lines, node, cases, rng, module_pool), strict=True):
+        for name, change in zip(held, _changes(lines, node, cases, rng, module_pool, k), strict=True):
             blocks.append(_copy(lines, node, name, change.edit))
             planted.changed += isinstance(change.edit, list) * len({t[0] for t in tests if t[3]})
             for classes in dict.fromkeys(t[0] for t in tests if t[3]):
