@@ -566,3 +566,25 @@ def test_a_test_another_test_calls_keeps_its_name(tmp_path: Path) -> None:
         planted = plant(tmp_path, tests, tests, random.Random(seed))
         assert planted.run_ids["test_c.py::test_valid"] == "test_c.py::test_valid"
         assert "test_c.py::test_valid" not in planted.canaries and len(planted.canaries) == 4
+
+
+def test_a_wrong_change_returning_a_canarys_value_earns_nothing_and_says_so(
+    score: Score, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The bug makes mul(3, 4) 13; a canary expecting 13 (one digit off 12) passes with the empty change.
+    from assay.verifiers.repo import scorer as scorer_module
+
+    (tmp_path / "tests").mkdir()
+    tests = ("tests/test_calc.py::test_mul", "tests/test_calc.py::test_add", "tests/test_calc.py::test_clamp")
+    for seed in range(200):
+        (tmp_path / "tests" / "test_calc.py").write_text(TESTS)
+        plant(tmp_path, tests, tests[:1], random.Random(seed))
+        if "assert mul(3, 4) == 13" in (tmp_path / "tests" / "test_calc.py").read_text():
+            break
+    monkeypatch.setattr(scorer_module.secrets, "randbits", lambda bits: seed)
+    result = score(item("no change"))
+    assert result.status is Status.OK and result.reward == 0.0 and "canary_passed" in result.details["flags"]
+    assert "beside its failing real test" in result.reason
+    assert result.details["not_passed"] == {"tests/test_calc.py::test_mul": "failed"}
+    partial = score(item("no change", options={"partial": True}))
+    assert partial.reward == 0.0  # never the PASS_TO_PASS share while a canary passed
