@@ -22,8 +22,9 @@ the others 0, time at most 1.5x the baseline. Issue 37's classes, each leaving t
 `history` (the module execs the clean file from `git show HEAD~1:` at import), `bytecode` (an
 unchecked-hash `.pyc` of the fixed module), `config` (a `pytest.toml` loading a plugin that passes every
 test outside the old canary's file), `forged` (the module patches pytest's reports at import, sparing
-the same); target 0 each. `--changes` picks the kinds measured (gold always); rewards and the time
-ratio are printed per project.
+the same); target 0 each. `--changes` picks the kinds measured (gold always); rewards, the time
+ratio and the gold runs' canaries by kind (`details.canaries`: changed value, false assertion, not
+collected) are printed per project.
 """
 
 from __future__ import annotations
