@@ -22,8 +22,9 @@ the others 0, time at most 1.5x the baseline. Issue 37's classes, each leaving t
 `history` (the module execs the clean file from `git show HEAD~1:` at import), `bytecode` (an
 unchecked-hash `.pyc` of the fixed module), `config` (a `pytest.toml` loading a plugin that passes every
 test outside the old canary's file), `forged` (the module patches pytest's reports at import, sparing
-the same); target 0 each. `--changes` picks the kinds measured (gold always); rewards and the time
-ratio are printed per project.
+the same); target 0 each. `--changes` picks the kinds measured (gold always); rewards, the time
+ratio and the gold runs' canaries by kind (`details.canaries`: changed value, false assertion, not
+collected) are printed per project.
 """
 
 from __future__ import annotations
@@ -441,7 +442,9 @@ def measure(
     errors: list[str] = []
     for task in tasks:
         repo = repos / task["repo"]
-        row = projects.setdefault(task["repo"], {"rows": {k: [] for k in wanted}, "times": [], "cpu": []})
+        row = projects.setdefault(
+            task["repo"], {"rows": {k: [] for k in wanted}, "times": [], "cpu": [], "canaries": {}}
+        )
         changes = _changes(repo, task, wanted)
         started, cpu = time.perf_counter(), _cpu()
         gold = scorer.score(_item(task, task["patch"]), RepoOptions())
@@ -450,6 +453,8 @@ def measure(
             _cpu() - cpu + gold.details.get("run", {}).get("cpu_s", 0),
         )
         row["rows"]["gold"].append(gold.reward)
+        for kind, count in gold.details.get("canaries", {}).items():
+            row["canaries"][kind] = row["canaries"].get(kind, 0) + count
         errors += (
             [f"{task['instance_id']} gold: {gold.status.value} {gold.reason}"] if gold.reward != 1.0 else []
         )
@@ -531,6 +536,8 @@ def main() -> None:
             f"  {name}: time per task (median) repo task {statistics.median(ours):.2f}s, plain pytest"
             f" {statistics.median(plain):.2f}s; ratio {sum(ours) / sum(plain):.2f}x (target <= 1.5x)"
         )
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(project["canaries"].items()))
+        print(f"  {name}: canaries of the gold runs: {kinds}")
         cpu_ours, cpu_plain = (sum(c) for c in zip(*project["cpu"], strict=True))
         cpu_ratio = cpu_ours / cpu_plain
         print(

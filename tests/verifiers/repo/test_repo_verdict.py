@@ -6,6 +6,7 @@ are canaries. A generator crosses the forgery's hook with the way it picks what 
 
 from __future__ import annotations
 
+import io
 import random
 import unittest
 from collections.abc import Callable
@@ -28,6 +29,7 @@ KNOWN = "{'test_add', 'test_mul', 'test_clamp'}"  # the test names an adversary 
 SPARE = {
     "nothing": "lambda n: True",
     "old_canary_files": "lambda n: __import__('re').search(r'_[0-9a-f]{6}[.]py', n) is None",
+    # turns only the names it read at the base: the real test's one time in three (see below)
     "unknown_names": f"lambda n: n.split('::')[-1].split('[')[0] in {KNOWN}",
     "known_names": f"lambda n: n.split('::')[-1].split('[')[0] not in {KNOWN}",
     "not_named_mul": "lambda n: 'mul' in n",
@@ -193,7 +195,7 @@ def test_the_scan_asks_pytest_which_file_it_reads(tmp_path: Path, prefix: Path) 
     ("spare", "hook"),
     [
         ("old_canary_files", "pytest_reports"),
-        ("unknown_names", "assay_reporter"),
+        ("not_named_mul", "assay_reporter"),
         ("known_names", "pytest_reports"),
         ("reporter_state", "assay_reporter"),
     ],
@@ -219,7 +221,7 @@ def test_a_forgery_reading_the_tests_source_finds_no_canary_to_spare(
     result = score(item(source_forgery(mark, read, hook)))
     assert_not_rewarded(result)
     assert "canary_passed" in result.details["flags"]
-    assert result.details["canaries"] == {"changed_value": 2, "false_assertion": 0}
+    assert result.details["canaries"] == {"changed_value": 2, "false_assertion": 0, "not_collected": 0}
 
 
 @pytest.mark.slow
@@ -330,9 +332,40 @@ def test_each_canary_fails_where_its_real_test_passes(tmp_path: Path, shape: str
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hook", sorted(HOOKS))
-@pytest.mark.parametrize("spare", sorted(SPARE))
+@pytest.mark.parametrize("spare", sorted(set(SPARE) - {"unknown_names"}))
 def test_forgery_variants_are_never_rewarded(score: Score, spare: str, hook: str) -> None:
     assert_not_rewarded(score(item(forgery(spare, hook))))
+
+
+def test_a_forgery_turning_one_copy_wins_only_where_that_copy_is_the_real_test(
+    score: Score, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The residual, pinned: the forgery turning the name it read at the base (`test_mul`) is rewarded
+    exactly when the real copy drew that name (one time in three), never otherwise."""
+    from assay.verifiers.repo import scorer as scorer_module
+
+    tests = ("tests/test_calc.py::test_mul", "tests/test_calc.py::test_add", "tests/test_calc.py::test_clamp")
+    (tmp_path / "tests").mkdir()
+    kept: dict[bool, int] = {}  # does the real copy keep the name? -> a seed where it does (or not)
+    for seed in range(30):
+        (tmp_path / "tests" / "test_calc.py").write_text(TESTS)
+        planted = plant(tmp_path, tests, tests[:1], random.Random(seed))
+        kept.setdefault(planted.run_ids[tests[0]] == tests[0], seed)
+    assert set(kept) == {True, False}
+    seen = []
+    real_plant = scorer_module.plant
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(real_plant(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(scorer_module, "plant", recording)
+    for keeps, seed in sorted(kept.items()):
+        monkeypatch.setattr(scorer_module.secrets, "randbits", lambda bits, seed=seed: seed)
+        result = score(item(forgery("unknown_names", "assay_reporter")))
+        assert (seen[-1].run_ids[tests[0]] == tests[0]) is keeps  # the scorer drew as predicted
+        assert result.status is Status.OK and result.reward == (1.0 if keeps else 0.0), result
+        assert ("canary_passed" in result.details["flags"]) is not keeps
 
 
 def test_the_gold_change_is_still_rewarded_with_canaries_in_place(score: Score) -> None:
@@ -409,8 +442,12 @@ def test_class_methods_and_parametrised_tests_get_canaries(score: Score, repos: 
     node = "tests/test_cls.py::TestMul::test_mul"
     fields = {"FAIL_TO_PASS": [f"{node}[3-4-12]", f"{node}[2-5-10]"], "PASS_TO_PASS": []}
     hidden = diff("tests/test_cls.py", None, tests)
-    assert score(item(GOLD, test_patch=hidden, **fields)).reward == 1.0
-    forged = score(item(forgery("unknown_names", "pytest_reports"), test_patch=hidden, **fields))
+    gold = score(item(GOLD, test_patch=hidden, **fields))
+    assert gold.reward == 1.0, gold
+    # the expected parameter changed in each case's tuple, and pytest collected the cases under the ids
+    # Assay wrote for them (a canary case it did not collect would guard nothing)
+    assert gold.details["canaries"] == {"changed_value": 2, "false_assertion": 0, "not_collected": 0}
+    forged = score(item(forgery("not_named_mul", "pytest_reports"), test_patch=hidden, **fields))
     assert_not_rewarded(forged)
     assert "canary_passed" in forged.details["flags"]
 
@@ -487,3 +524,67 @@ def test_every_copy_of_a_mixed_function_runs_its_failing_cases_only(tmp_path: Pa
     assert {n for n in module if n.startswith("test_w")} == {
         n.split("::")[-1] for n in real | kept | set(planted.canaries)
     }
+
+
+def test_an_inherited_test_method_is_copied_where_it_is_defined(tmp_path: Path) -> None:
+    # cachetools' suites define their tests in a mixin that several TestCase classes inherit: such a
+    # test got no canary at all (its definition is not in the class the node id names)
+    source = (
+        "import unittest\n\n\nclass Mixin:\n    def test_mul(self):\n"
+        "        self.assertEqual(mul(3, 4), 12)\n\n\n"
+        "class TestA(unittest.TestCase, Mixin):\n    pass\n\n\nclass TestB(unittest.TestCase, Mixin):\n"
+        "    pass\n"
+    )
+    (tmp_path / "test_i.py").write_text(source)
+    f2p = ("test_i.py::TestA::test_mul",)
+    tests = (*f2p, "test_i.py::TestB::test_mul")  # passing in B: runs on one more unchanged copy
+    planted = plant(tmp_path, tests, f2p, random.Random(4))
+    assert planted.changed == 2 and all(c.startswith("test_i.py::TestA::") for c in planted.canaries)
+    space: dict[str, Any] = {"mul": lambda a, b: a * b}
+    exec(compile((tmp_path / "test_i.py").read_text(), "t", "exec"), space)
+    mixin = {k for k in vars(space["Mixin"]) if k.startswith("test_mul")}
+    assert len(mixin) == 4  # the real copy, two canaries and the copy B's passing test runs
+    runs = {n: planted.run_ids[n].split("::")[-1] for n in tests}
+    assert runs[tests[0]] != runs[tests[1]] and {runs[tests[0]], runs[tests[1]]} <= mixin
+    for name in mixin:
+        case = space["TestA"](name)
+        failed = not unittest.TextTestRunner(stream=io.StringIO()).run(case).wasSuccessful()
+        assert failed is (f"test_i.py::TestA::{name}" in planted.canaries)
+
+
+def test_a_test_another_test_calls_keeps_its_name(tmp_path: Path) -> None:
+    # toolz's test_introspect_curry_partial_py3 calls test_introspect_curry_valid_py3 with arguments: a
+    # canary under the called name failed the caller, and the gold change lost it two times in three
+    source = (
+        "def test_valid(check=None):\n    assert mul(3, 4) == 12\n\n\n"
+        "def test_partial():\n    test_valid(check=1)\n"
+    )
+    (tmp_path / "test_c.py").write_text(source)
+    tests = ("test_c.py::test_valid", "test_c.py::test_partial")
+    for seed in range(6):
+        (tmp_path / "test_c.py").write_text(source)
+        planted = plant(tmp_path, tests, tests, random.Random(seed))
+        assert planted.run_ids["test_c.py::test_valid"] == "test_c.py::test_valid"
+        assert "test_c.py::test_valid" not in planted.canaries and len(planted.canaries) == 4
+
+
+def test_a_wrong_change_returning_a_canarys_value_earns_nothing_and_says_so(
+    score: Score, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The bug makes mul(3, 4) 13; a canary expecting 13 (one digit off 12) passes with the empty change.
+    from assay.verifiers.repo import scorer as scorer_module
+
+    (tmp_path / "tests").mkdir()
+    tests = ("tests/test_calc.py::test_mul", "tests/test_calc.py::test_add", "tests/test_calc.py::test_clamp")
+    for seed in range(200):
+        (tmp_path / "tests" / "test_calc.py").write_text(TESTS)
+        plant(tmp_path, tests, tests[:1], random.Random(seed))
+        if "assert mul(3, 4) == 13" in (tmp_path / "tests" / "test_calc.py").read_text():
+            break
+    monkeypatch.setattr(scorer_module.secrets, "randbits", lambda bits: seed)
+    result = score(item("no change"))
+    assert result.status is Status.OK and result.reward == 0.0 and "canary_passed" in result.details["flags"]
+    assert "beside its failing real test" in result.reason
+    assert result.details["not_passed"] == {"tests/test_calc.py::test_mul": "failed"}
+    partial = score(item("no change", options={"partial": True}))
+    assert partial.reward == 0.0  # never the PASS_TO_PASS share while a canary passed
