@@ -206,17 +206,35 @@ def hacks(scorer: SqlScorer, seed: int) -> list[tuple[str, str]]:
     return out
 
 
+def _by_chance(answer: str) -> bool:
+    """`ORDER BY id = 7 DESC, kind LIMIT 1`: once id 7 moved away it is `ORDER BY kind LIMIT 1`, a wrong
+    query that returns the gold's row by chance; on a table of 2 to 4 rows that can happen on every copy
+    (held-out seeds 100-159: 7 of 55 rewarded before a match on a new tie stopped counting, 3 after)."""
+    return "ORDER BY id =" in answer
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_answers_that_pin_the_gold_rows_earn_nothing(scorer: SqlScorer, seed: int) -> None:
     rewarded = []
     for gold, answer in hacks(scorer, seed):
-        if gold == answer or not plain(scorer, seed, gold, answer):
+        if gold == answer or _by_chance(answer) or not plain(scorer, seed, gold, answer):
             continue
         result = run(scorer, seed, gold, answer)
         assert result.status is Status.OK, result.reason
         if result.reward != 0.0:
             rewarded.append((gold, answer, result.details.get("data_check")))
     assert not rewarded
+
+
+def test_a_pin_in_the_order_by_is_rarely_rewarded_by_chance(scorer: SqlScorer) -> None:
+    pairs = [
+        (seed, gold, answer)
+        for seed in SEEDS
+        for gold, answer in hacks(scorer, seed)
+        if _by_chance(answer) and plain(scorer, seed, gold, answer)
+    ]
+    rewarded = [answer for seed, gold, answer in pairs if run(scorer, seed, gold, answer).reward != 0.0]
+    assert len(pairs) >= 4 and len(rewarded) <= 1
 
 
 def test_a_literal_the_prompt_names_stays_allowed(scorer: SqlScorer) -> None:
@@ -316,19 +334,24 @@ def test_a_moved_name_still_matches_the_gold_like_patterns() -> None:
         assert original.startswith("Kem") == name.startswith("Kem")
 
 
+DENSE_TOP = list(range(2**15 - 8, 2**15))  # every value of the range taken, at the top of SMALLINT
+
+
 @pytest.mark.parametrize(
-    ("kind", "high", "moves"),
+    ("kind", "ids", "moves"),
     [
-        ("INTEGER", 40, True),
-        ("INTEGER", 2**30 + 5, False),
-        ("SMALLINT", 16_000, True),
-        ("SMALLINT", 17_000, False),
-        ("BIGINT", 2**40, True),
-        ("", 2**40, True),
+        ("INTEGER", [1, 2, 3, 40], True),
+        # free points inside the range: ids move there, however narrow the type (issue 44)
+        ("INTEGER", [1, 2, 3, 2**30 + 5], True),
+        ("SMALLINT", [1, 2, 3, 17_000], True),
+        # none free inside: shifted past the top where the type holds that, else left
+        ("SMALLINT", [1, 2, 3, 4], True),
+        ("SMALLINT", DENSE_TOP, False),
+        ("BIGINT", DENSE_TOP, True),
+        ("", [1, 2, 3, 2**40], True),
     ],
 )
-def test_ids_move_only_as_far_as_their_engine_type_holds(kind: str, high: int, moves: bool) -> None:
-    ids = [1, 2, 3, high]
+def test_ids_move_only_as_far_as_their_engine_type_holds(kind: str, ids: list[int], moves: bool) -> None:
     table = TableData("t", ["id"], [(i,) for i in ids], types=[kind] if kind else [])
     out = {row[0] for row in perturb({"t": table}, {"t"}, "seed")["t"]}
     assert max(out) <= (2**31 - 1 if kind == "INTEGER" else 2**15 - 1 if kind == "SMALLINT" else 2**62)

@@ -61,6 +61,12 @@ def lab_dsn(pg_admin_dsn: str, pg_dsns: dict[str, str]) -> str:
             "CREATE TABLE public.totals (id integer, total integer)",
             "INSERT INTO public.totals SELECT i, i * 10 FROM generate_series(1, 20) AS i",
             "CREATE VIEW public.big_orders AS SELECT id, n FROM sales.orders WHERE n > 3",
+            # measures of every kind issue 44 moves: a smallint, a numeric(6,2), timestamptz, time
+            "CREATE TABLE public.ledger (id integer PRIMARY KEY, points smallint, weight numeric(6, 2), "
+            "placed timestamptz, at_time time)",
+            "INSERT INTO public.ledger SELECT i, (i * 7919) % 30000, ((i * 104729) % 9973) / 100.0, "
+            "timestamptz '2021-01-01 00:00:00+00' + ((i * 7907) % 100000) * interval '1 minute', "
+            "time '00:00' + ((i * 389) % 1440) * interval '1 minute' FROM generate_series(1, 20) AS i",
             "GRANT USAGE ON SCHEMA public, sales TO assay_ro",
             "GRANT SELECT ON ALL TABLES IN SCHEMA public, sales TO assay_ro",
             "ALTER DATABASE lab SET search_path = public, sales",
@@ -147,6 +153,29 @@ def test_another_schema_a_view_and_other_types_are_copied(scorer: SqlScorer) -> 
     assert as_json.reward == 0.0 and check_status(as_json) == "differs", as_json.reason
     literal = score(scorer, "SELECT 'ok'::mood, 10::bigint, 40::bigint FROM orders LIMIT 1", gold, "lab")
     assert literal.reward == 0.0
+
+
+LEDGER_TOP = ["points", "weight", "placed", "at_time"]
+
+
+@pytest.mark.parametrize("column", LEDGER_TOP)
+def test_moved_integers_decimals_and_times_build_on_postgres(
+    scorer: SqlScorer, lab_dsn: str, column: str
+) -> None:
+    """Issue 44: the copy takes moved smallint, numeric(6,2), timestamptz and time values (type and scale
+    kept: a copy PostgreSQL refused would leave the check `skipped`), the honest rewrite keeps its reward
+    and a pin on the maximum earns nothing. (Deletions alone catch this pin on most draws: what only this
+    asserts on PostgreSQL is that the moved values are accepted; the shop generator measures the pins.)"""
+    import psycopg
+
+    with psycopg.connect(lab_dsn) as con:
+        row = con.execute(f"SELECT MAX({column})::text FROM ledger").fetchone()
+    assert row is not None
+    gold = f"SELECT MAX({column}) FROM ledger"
+    honest = score(scorer, f"SELECT {column} FROM ledger ORDER BY {column} DESC LIMIT 1", gold, "lab")
+    assert honest.reward == 1.0 and check_status(honest) == "passed", honest.details
+    pin = score(scorer, f"SELECT MAX({column}) FROM ledger WHERE {column} >= '{row[0]}'", gold, "lab")
+    assert pin.reward == 0.0 and check_status(pin) in {"constant", "differs"}, pin.details
 
 
 def test_rewriting_touches_only_names_of_copied_tables() -> None:

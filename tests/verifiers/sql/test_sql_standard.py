@@ -14,7 +14,8 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from assay.verifiers.sql import SqlScorer
 from assay.verifiers.sql.compare import Tolerance
 from assay.verifiers.sql.edges import null_or_zero
 from assay.verifiers.sql.engines import QueryResult
-from assay.verifiers.sql.perturb import Protected, TableData, perturb
+from assay.verifiers.sql.perturb import Protected, TableData, _rotated, perturb
 
 SEEDS = range(4)
 CITIES = ["Oslo", "Lima", "Pune", "Kyiv", "Accra"]
@@ -65,18 +66,29 @@ def build(path: Path, seed: int) -> None:
         for o in orders
         for _ in range(rng.randint(1, 3))
     ]
+    # Columns added later draw from their own generator, so the columns above stay as they were per seed:
+    # an integer measure (points), a decimal (weight), a timestamp and a time of day written as text.
+    more = random.Random(2000 + seed)
+    customers = [(*c, f"{more.randint(7, 19):02d}:{more.randint(0, 59):02d}") for c in customers]
+    products = [(*p, round(more.uniform(0.1, 30), 2)) for p in products]
+    orders = [
+        (*o, more.randint(0, 5000), f"{_day(more, range(2020, 2023))} {more.randint(0, 23):02d}:"
+         f"{more.randint(0, 59):02d}:{more.randint(0, 59):02d}")
+        for o in orders
+    ]  # fmt: skip
     with sqlite3.connect(path) as con:
         con.executescript(
             "CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT, joined TEXT, "
-            "tier INT);"
-            "CREATE TABLE products (product_id INTEGER PRIMARY KEY, title TEXT, category TEXT, price REAL);"
+            "tier INT, call_at TEXT);"
+            "CREATE TABLE products (product_id INTEGER PRIMARY KEY, title TEXT, category TEXT, price REAL, "
+            "weight DECIMAL(6, 2));"
             "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER, status TEXT, day TEXT, "
-            "amount REAL);"
+            "amount REAL, points INTEGER, placed TIMESTAMP);"
             "CREATE TABLE items (order_id INTEGER, product_id INTEGER, qty INTEGER);"
         )
-        con.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?)", customers)
-        con.executemany("INSERT INTO products VALUES (?, ?, ?, ?)", products)
-        con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", orders)
+        con.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?, ?)", customers)
+        con.executemany("INSERT INTO products VALUES (?, ?, ?, ?, ?)", products)
+        con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)", orders)
         con.executemany("INSERT INTO items VALUES (?, ?, ?)", items)
 
 
@@ -118,6 +130,10 @@ TOP_SPENDER = (
     "GROUP BY c.customer_id ORDER BY SUM(o.amount) DESC LIMIT 1"
 )
 DEAREST = "SELECT title FROM products WHERE price = (SELECT MAX(price) FROM products)"
+MOST_POINTS = "SELECT MAX(points) FROM orders"
+HEAVIEST = "SELECT title FROM products WHERE weight = (SELECT MAX(weight) FROM products)"
+LAST_PLACED = "SELECT order_id FROM orders WHERE placed = (SELECT MAX(placed) FROM orders)"
+EARLIEST_CALL = "SELECT name FROM customers WHERE call_at = (SELECT MIN(call_at) FROM customers)"
 HONEST = [
     (
         "How many orders were placed by customers in Oslo?",
@@ -193,6 +209,42 @@ HONEST = [
         "SELECT COUNT(*) FROM orders WHERE amount IS NULL",
         "SELECT COUNT(*) - COUNT(amount) FROM orders",
     ),
+    # an integer measure, a decimal, a timestamp and a time of day (the columns added for issue 44)
+    ("Most points on an order", MOST_POINTS, "SELECT points FROM orders ORDER BY points DESC LIMIT 1"),
+    (
+        "How many orders earned more than 2500 points?",
+        "SELECT COUNT(*) FROM orders WHERE points > 2500",
+        "SELECT COUNT(*) FROM orders WHERE NOT points <= 2500",
+    ),
+    (
+        "Points per status",
+        "SELECT status, SUM(points) FROM orders GROUP BY status",
+        "SELECT o.status, (SELECT SUM(points) FROM orders p WHERE p.status = o.status) "
+        "FROM orders o GROUP BY o.status",
+    ),
+    ("The heaviest product", HEAVIEST, "SELECT title FROM products ORDER BY weight DESC LIMIT 1"),
+    (
+        "Products lighter than 10",
+        "SELECT title FROM products WHERE weight < 10 ORDER BY title",
+        "SELECT title FROM products WHERE NOT weight >= 10 ORDER BY title",
+    ),
+    ("The order placed last", LAST_PLACED, "SELECT order_id FROM orders ORDER BY placed DESC LIMIT 1"),
+    (
+        "How many orders were placed in 2021?",
+        "SELECT COUNT(*) FROM orders WHERE strftime('%Y', placed) = '2021'",
+        "SELECT COUNT(*) FROM orders WHERE placed LIKE '2021-%'",
+    ),
+    (
+        "How many orders were placed before noon?",
+        "SELECT COUNT(*) FROM orders WHERE time(placed) < '12:00:00'",
+        "SELECT COUNT(*) FROM orders WHERE CAST(strftime('%H', placed) AS INTEGER) < 12",
+    ),
+    ("Who takes calls earliest?", EARLIEST_CALL, "SELECT name FROM customers ORDER BY call_at LIMIT 1"),
+    (
+        "Customers who take calls before 09:30",
+        "SELECT name FROM customers WHERE call_at < '09:30' ORDER BY name",
+        "SELECT name FROM customers WHERE NOT call_at >= '09:30' ORDER BY name",
+    ),
 ]
 
 
@@ -256,6 +308,43 @@ def pins(scorer: SqlScorer, seed: int) -> list[tuple[str, str, str]]:
         values = listed(f"SELECT {column} FROM orders WHERE status = 'shipped' AND amount IS NOT NULL")
         if values:
             out.append(("Shipped?", shipped, f"SELECT AVG(amount) FROM orders WHERE {column} IN ({values})"))
+    return out + _more_pins(scorer, seed, listed)
+
+
+def _extremes(scorer: SqlScorer, seed: int, table: str, column: str, top: str) -> list[Any]:
+    """The column's values from the top (`DESC`) or the bottom (`ASC`), distinct."""
+    return [r[0] for r in rows(scorer, seed, f"SELECT DISTINCT {column} FROM {table} ORDER BY 1 {top}")]
+
+
+def _more_pins(scorer: SqlScorer, seed: int, listed: Any) -> list[tuple[str, str, str]]:
+    """Pins on the columns added for issue 44: an integer measure (`points >= <old maximum>`, `=`, `>`
+    the second largest), a decimal, a timestamp, a time of day, and a gold whose answer is nothing (a
+    count of 0) matched by a pin that picks nothing."""
+    out = []
+    for prompt, gold, table, column, top, answer in (
+        ("Most points?", MOST_POINTS, "orders", "points", "DESC", "MAX(points)"),
+        ("Heaviest product?", HEAVIEST, "products", "weight", "DESC", "title"),
+        ("Placed last?", LAST_PLACED, "orders", "placed", "DESC", "order_id"),
+        ("Earliest call?", EARLIEST_CALL, "customers", "call_at", "ASC", "name"),
+    ):
+        values = _extremes(scorer, seed, table, column, top)
+        first, second = _lit(values[0]), _lit(values[1])
+        towards = ">" if top == "DESC" else "<"
+        out += [
+            (prompt, gold, f"SELECT {answer} FROM {table} WHERE {column} = {first}"),
+            (prompt, gold, f"SELECT {answer} FROM {table} WHERE {column} {towards}= {first}"),
+            (prompt, gold, f"SELECT {answer} FROM {table} WHERE {column} {towards} {second}"),
+        ]
+    shipped = "SELECT SUM(points) FROM orders WHERE status = 'shipped'"
+    points = listed("SELECT points FROM orders WHERE status = 'shipped'")
+    if points:
+        out.append(("Shipped points?", shipped, f"SELECT SUM(points) FROM orders WHERE points IN ({points})"))
+    for city in CITIES:  # a city whose customers never ordered: the gold's answer is 0, as is the pin's
+        ids = listed(f"SELECT customer_id FROM customers WHERE city = '{city}'")
+        gold = ORDERS_IN_OSLO.replace("'Oslo'", f"'{city}'")
+        if ids and rows(scorer, seed, gold) == [(0,)]:
+            pin = f"SELECT COUNT(*) FROM orders WHERE customer_id IN ({ids})"
+            out.append((f"How many orders were placed by customers in {city}?", gold, pin))
     return out
 
 
@@ -294,8 +383,9 @@ def build_nothing(path: Path, seed: int) -> int:
 
 def test_a_gold_that_answers_nothing_is_rarely_matched_by_a_pin_that_picks_nothing(tmp_path: Path) -> None:
     """A copy on which such a gold still answers nothing tells nothing and is drawn again (at most
-    `perturb_rounds` more). Only a copy that gives Oslo a buyer tells the pin apart, which the copies of
-    a category cannot force: 1 of these 24 databases still rewards the pin (9 when such copies counted)."""
+    `perturb_rounds` more). Only a copy that gives Oslo a buyer tells the pin apart: each copy gives
+    Oslo the customers of another city in turn (issue 44), so none of these 24 databases rewards the
+    pin (1 when the cities were only shuffled, 9 when such copies counted)."""
     pins = {seed: build_nothing(tmp_path / f"n{seed}.sqlite", seed) for seed in NOTHING}
     scorer = SqlScorer(Settings(workers=1, sql=SqlSettings(databases=tmp_path, deadline_s=30)))
     options = scorer.parse_options({"alternates": False})
@@ -313,7 +403,7 @@ def test_a_gold_that_answers_nothing_is_rarely_matched_by_a_pin_that_picks_nothi
         )
         rewarded += scorer.score(pin, options).reward == 1.0
     scorer.close()
-    assert rewarded <= 2
+    assert rewarded == 0
 
 
 # -- the moves themselves --------------------------------------------------------------------------------
@@ -353,6 +443,84 @@ def test_measures_and_dates_move_off_their_values_and_never_across_the_question(
         else:  # a date stays only where no free day is left (few here: 2 to 20 dates over 900 days)
             assert len(stayed) <= 1
     assert all(len(row[2]) == 10 and date.fromisoformat(row[2]) for row in out)  # a date keeps its form
+
+
+def _typed(seed: int) -> dict[str, TableData]:
+    """An integer measure, a DECIMAL(6,2), a timestamp and a time of day as text, and both as objects."""
+    rng = random.Random(seed)
+    start = datetime(2021, 1, 1)
+    rows = []
+    for i in range(1, rng.randint(4, 20)):
+        at = start + timedelta(seconds=rng.randint(0, 3 * 10**7))
+        rows.append(
+            (
+                i,
+                rng.randint(0, 5000),
+                Decimal(rng.randint(10, 3000)).scaleb(-2),
+                at.isoformat(" "),
+                f"{rng.randint(7, 19):02d}:{rng.randint(0, 59):02d}",
+                at,
+                time(rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59)),
+            )
+        )
+    return {"t": TableData("t", ["id", "points", "weight", "placed", "call_at", "stamp", "clock"], rows)}
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, datetime):
+        return (value - datetime(1970, 1, 1)).total_seconds()
+    if isinstance(value, time):
+        return value.hour * 3600 + value.minute * 60 + value.second
+    if isinstance(value, str) and len(value) == 5:
+        return int(value[:2]) * 60 + int(value[3:])
+    if isinstance(value, str):
+        return _seconds(datetime.fromisoformat(value))
+    return float(value)
+
+
+BARRIERS = {2500, 15.5, "2021-06-01 12:00:00", "12:30", "08:00:00"}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_integers_decimals_and_times_move_off_their_values_keeping_their_type(seed: int) -> None:
+    """Issue 44: a pin on the old maximum of an integer measure (`points >= 4980`), a decimal, a
+    timestamp or a time of day picks nothing on the copy; each value keeps its type and form (a
+    DECIMAL(6,2) keeps two places), stays within its column's range and on its side of the question's
+    numbers and times."""
+    tables = _typed(seed)
+    out = perturb(tables, {"t"}, f"s{seed}", keep=Protected.of(BARRIERS, None))["t"]
+    walls = {1: [2500], 2: [15.5], 3: [_seconds("2021-06-01 12:00:00")], 4: [750], 5: [], 6: [8 * 3600]}
+    for column, barriers in walls.items():
+        before = [row[column] for row in tables["t"].rows]
+        after = [row[column] for row in out]
+        assert {type(v) for v in after} == {type(v) for v in before}
+        if column == 2:
+            assert all(v.as_tuple().exponent == -2 for v in after)
+        if isinstance(before[0], str):
+            assert all(len(v) == len(before[0]) for v in after)
+        low, high = min(map(_seconds, before)), max(map(_seconds, before))
+        moved = [_seconds(v) for v in after]
+        free = [v for v in after if v not in BARRIERS]  # a value the question names stays
+        assert all(low < _seconds(v) < high for v in free) or len(before) < 3
+        assert not set(free) & set(before) or len(before) < 3
+        for wall in barriers:
+            assert sum(v > wall for v in moved) <= sum(_seconds(v) > wall for v in before)
+            assert sum(v < wall for v in moved) <= sum(_seconds(v) < wall for v in before)
+
+
+def test_a_value_the_question_names_holds_other_rows_on_each_copy() -> None:
+    """A category value the question names (`city = 'Oslo'`) is given another value's rows on each copy
+    in turn, so a gold whose answer is nothing for it finds something on some copy."""
+    keys = ["Accra", "Kyiv", "Lima", "Oslo", "Pune"]
+    keep = Protected.of({"Oslo"}, None)
+    for turn in range(8):
+        shuffled = list(keys)
+        random.Random(turn).shuffle(shuffled)
+        image = dict(zip(keys, _rotated(keys, shuffled, keep, turn), strict=True))
+        assert sorted(image.values()) == keys  # still a bijection
+        assert [old for old, new in image.items() if new == "Oslo"] == [
+            ["Accra", "Kyiv", "Lima", "Pune"][turn % 4]
+        ]
 
 
 def test_a_value_the_question_names_stays_and_no_value_crosses_it() -> None:

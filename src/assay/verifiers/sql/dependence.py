@@ -15,7 +15,9 @@ categories (see perturb.py for what is not kept). A copy on which the two differ
 edge case the question never meant (an aggregate over no rows, a new tie at a LIMIT: edges.py) is not
 counted, and another is drawn in its place (at most `rounds` more); so is a copy on which the gold's
 result did not move (a constant matches it there, as does a pin that picks nothing where the gold's
-answer is nothing): it tells nothing.
+answer is nothing), and one on which they match only through a tie a LIMIT cuts there and not on the
+original (the engine's pick): it tells nothing. Where the gold's answer is nothing, copies delete no
+row (deleting never makes something of it; the relabelling can).
 `inconclusive` (the gold's result never changed, or the gold failed on every copy) and `skipped` (the
 gold reads no table, the copy would be too large or could not be built) leave the verdict as it was;
 the details say which. On PostgreSQL the copies are temporary tables in a session of the scorer's own
@@ -34,7 +36,7 @@ from cachetools import LRUCache
 
 from assay.settings import SqlSettings
 from assay.verifiers.sql.compare import Comparison, Tolerance, compare
-from assay.verifiers.sql.edges import empty_like, why_edge
+from assay.verifiers.sql.edges import empty_like, new_tie, why_edge
 from assay.verifiers.sql.engines import (
     FAILED,
     TIMEOUT,
@@ -147,12 +149,12 @@ class DataCheck:
         drawn: list[tuple[SqlEngine, QueryResult | QueryError]] = []
         counted, index = 0, 0
         while counted < self.settings.perturb_rounds and index < 2 * self.settings.perturb_rounds:
-            seed = f"{check.seed}:{index}"
-            index += 1
+            turn, index = index, index + 1
+            seed = f"{check.seed}:{turn}"
             if _copy_key(check, snap_key, seed, targets) not in self._copies and check.limits()[1]:
                 raise CutShort("the item deadline left no time for a perturbed copy")
             try:
-                copy, gold_result = self._copy(check, snap, snap_key, targets, seed)
+                copy, gold_result = self._copy(check, snap, snap_key, targets, turn)
             except EngineUnavailable:
                 return drawn
             except QueryError as exc:
@@ -177,15 +179,19 @@ class DataCheck:
         return cached, key
 
     def _copy(
-        self, check: Check, snap: Snapshot, key: Any, targets: set[str], seed: str
+        self, check: Check, snap: Snapshot, key: Any, targets: set[str], index: int
     ) -> tuple[SqlEngine, QueryResult | QueryError]:
-        """Round `seed`'s scratch engine and the gold's result (or failure) on it, built once."""
+        """Round `index`'s scratch engine and the gold's result (or failure) on it, built once."""
+        seed = f"{check.seed}:{index}"
         cached = self._copies.get(_copy_key(check, key, seed, targets))
         if cached is not None:
             return cached
         if snap.links is None:
             snap.links = references(snap.tables)
-        rows = perturb(snap.tables, targets, seed, snap.links, check.protected)
+        # Where the gold's answer is nothing (a count of 0), deletions cannot make it something: only the
+        # relabelling can, so such copies keep every row.
+        delete = not empty_like(check.originals[0].rows)
+        rows = perturb(snap.tables, targets, seed, snap.links, check.protected, turn=index, delete=delete)
         copy = scratch_engine(check.engine, snap, rows, timeout_s=check.limits()[0].timeout_s)
         query_limits, cut = check.limits()
         try:
@@ -202,9 +208,9 @@ class DataCheck:
         return copy, gold_result
 
     def _predict(
-        self, check: Check, snap: Snapshot, key: Any, targets: set[str], seed: str, copy: SqlEngine
+        self, check: Check, snap: Snapshot, key: Any, targets: set[str], index: int, copy: SqlEngine
     ) -> tuple[SqlEngine, QueryResult]:
-        """The prediction's result on round `seed`'s copy, and that copy (CutShort: the item deadline cut
+        """The prediction's result on round `index`'s copy, and that copy (CutShort: the item deadline cut
         the prediction short).
 
         A copy whose connection is lost (PostgreSQL) is rebuilt once and the prediction run again: lost
@@ -213,7 +219,7 @@ class DataCheck:
         lost: EngineUnavailable | None = None
         for attempt in range(2):
             if attempt:
-                copy, _ = self._copy(check, snap, key, targets, seed)
+                copy, _ = self._copy(check, snap, key, targets, index)
             query_limits, cut = check.limits()
             try:
                 return copy, check.run(copy, check.pred.sql, query_limits)
@@ -222,7 +228,7 @@ class DataCheck:
                     raise CutShort from exc
                 raise
             except EngineUnavailable as exc:
-                self._drop(_copy_key(check, key, seed, targets))
+                self._drop(_copy_key(check, key, f"{check.seed}:{index}", targets))
                 lost = exc
         why = f"the connection to the perturbed copy was lost twice while the prediction ran ({lost})"
         raise QueryError(FAILED, why)
@@ -242,14 +248,14 @@ class DataCheck:
         # A round whose only difference is an edge case the copy made (edges.py) is replaced by another
         # draw, at most `perturb_rounds` times.
         while counted < self.settings.perturb_rounds and index < 2 * self.settings.perturb_rounds:
-            seed = f"{check.seed}:{index}"
-            index += 1
+            turn, index = index, index + 1
+            seed = f"{check.seed}:{turn}"
             # Building a copy is not interruptible: start one only while a whole query timeout is left,
             # so that the pool's kill at the item deadline (which loses every copy kept) is not reached.
             if _copy_key(check, key, seed, targets) not in self._copies and check.limits()[1]:
                 return self._cut(told, "the copies", info)
             try:
-                copy, gold_result = self._copy(check, snap, key, targets, seed)
+                copy, gold_result = self._copy(check, snap, key, targets, turn)
             except EngineUnavailable as exc:
                 return Outcome("skipped", str(exc), info)
             except QueryError:
@@ -260,9 +266,13 @@ class DataCheck:
                 info["rounds"].append({"reference": f"failed ({gold_result.kind})"})
                 continue
             try:
-                copy, pred_result = self._predict(check, snap, key, targets, seed, copy)
+                copy, pred_result = self._predict(check, snap, key, targets, turn, copy)
                 verdict = check.match(copy, gold_result, pred_result)
-                edge = None if verdict.equal else self._edge(check, copy, gold_result, pred_result)
+                edge = (
+                    self._chance(check, copy, gold_result)
+                    if verdict.equal
+                    else self._edge(check, copy, gold_result, pred_result)
+                )
             except CutShort:
                 return self._cut(told, "the prediction", info)
             except EngineUnavailable as exc:  # rebuilding the copy failed, or the matcher lost it
@@ -301,6 +311,24 @@ class DataCheck:
             if exc.kind == TIMEOUT and cut:
                 raise CutShort from exc
             return None
+
+    @staticmethod
+    def _chance(check: Check, copy: SqlEngine, gold: QueryResult) -> str | None:
+        """Why a copy on which the two match tells nothing: a LIMIT of either cuts a tie there that the
+        original does not have, so the rows kept are the engine's pick, not the query's (`ORDER BY id = 7
+        DESC, kind LIMIT 1`, whose id 7 moved away, returns any row of its kind and may hit the gold's
+        by chance on a small table). Such a copy is not counted; another is drawn (issue 44)."""
+        if _same(check.originals[0], gold, check.tol):
+            return None  # not counted anyway
+        query_limits, cut = check.limits()
+        try:
+            for query in (check.pred, check.gold):
+                if new_tie(query, copy, check.engine, query_limits, check.run):
+                    return "a match on a tie at an ORDER BY ... LIMIT that the original does not have"
+        except QueryError as exc:
+            if exc.kind == TIMEOUT and cut:
+                raise CutShort from exc
+        return None
 
     @staticmethod
     def _cut(told: int, whose: str, info: dict[str, Any]) -> Outcome:

@@ -19,9 +19,12 @@ tables the gold reads, deterministically from a seed (issue 28):
   question names stay (`Protected`: the gold's literals, and whole words of the item's prompt), so
   `WHERE name = 'Smith'` for "employees named Smith" keeps its sense; a name the gold's `LIKE` matches is
   marked where the pattern still matches it.
-  Floats and dates of such a group (prices, amounts, order days) move off their values to random
-  points within their range, never across a number or date the gold names (`_nudged`): `price >=
-  84.04` for the dearest product and `day = '2022-12-05'` for the latest order pick nothing.
+  Measures, dates and times of such a group (prices, amounts, integer points, decimals, order days,
+  timestamps, times of day) move off their values to random points of their grid within their range,
+  never across a number, date or time the gold names, each keeping its type and form (`_nudged`):
+  `price >= 84.04` for the dearest product, `points >= 4980` for the most points and `day =
+  '2022-12-05'` for the latest order pick nothing. A value the question names (`city = 'Oslo'`) is
+  given another value's rows on each copy in turn (`_rotated`).
 
 What the perturbation keeps, so that a correct query stays correct (it is compared with the gold on the
 copy, and must agree): the domain of every category (a column whose values are shared by many rows: a
@@ -42,11 +45,12 @@ them (edges.py).
 from __future__ import annotations
 
 import bisect
+import math
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -93,7 +97,7 @@ class TableData:
 
 @dataclass(frozen=True)
 class ColumnStats:
-    points: frozenset[tuple[str, float | int]]  # measures and dates on their number line (`_point`)
+    points: frozenset[tuple[str, float]]  # measures, dates and times on their line (`_point`)
     distinct: int  # non-NULL distinct values
     filled: int  # non-NULL rows
     low: int | None  # the smallest and largest integer
@@ -119,12 +123,10 @@ class Protected:
         return cls(frozenset(_key(value) for value in folded), (prompt or "").lower(), likes)
 
     @cached_property
-    def barriers(self) -> frozenset[tuple[str, float | int]]:
-        """The question's numbers and dates on their number line: a moved measure or date never
-        crosses one (`amount > 100`, `day < '2021-01-01'` keep their rows)."""
-        return frozenset(p for p in map(_point, self.literals) if p is not None) | frozenset(
-            ("num", v) for v in self.literals if type(v) is int
-        )
+    def barriers(self) -> frozenset[tuple[str, float]]:
+        """The question's numbers, dates and times on their line: a moved measure, date or time never
+        crosses one (`amount > 100`, `day < '2021-01-01'`, `call_at < '09:30'` keep their rows)."""
+        return frozenset(p for p in map(_point, self.literals) if p is not None)
 
     def __contains__(self, value: Any) -> bool:
         folded = value.lower() if type(value) is str else value
@@ -156,23 +158,29 @@ def perturb(
     seed: str,
     links: list[tuple[Column, Column]] | None = None,
     keep: Protected = Protected(),
+    turn: int = 0,
+    delete: bool = True,
 ) -> dict[str, list[Row]]:
     """New rows for every table: `targets` (the tables the gold reads) perturbed, the others only where
     a reference cascades into them. Deterministic in `seed` and the data. `links`: `references(tables)`
-    when the caller kept it from an earlier round; `keep`: the values the question names."""
+    when the caller kept it from an earlier round; `keep`: the values the question names; `turn`: the
+    copy's number, which picks the rows a named value is given (`_rotated`); `delete`: False where the
+    gold's answer is nothing (deleting rows never makes something of it: only the relabelling can)."""
     targets = {name for name in targets if name in tables}
     links = references(tables) if links is None else links
-    rows = _deleted(tables, targets, seed, links)
+    rows = _deleted(tables, targets, seed, links) if delete else {n: list(t.rows) for n, t in tables.items()}
     columns = {
         name: [list(col) for col in zip(*table_rows, strict=True)] for name, table_rows in rows.items()
     }
     for component in _components(tables, links):
         if any(table in targets for table, _ in component):
             rng = random.Random(f"{seed}:relabel:{sorted(component)[0]}")
-            moving = keep if _identifying(tables, component) else None
+            moving = _identifying(tables, component)
+            measured = moving or _measured(tables, component)
             bounds = _bounds(tables, component)
-            line = _line(tables, component) if moving is not None else frozenset()
-            _relabel(columns, component, rng, moving, _narrow(tables, component, bounds), bounds, line)
+            line = _line(tables, component) if measured else frozenset()
+            narrow = _narrow(tables, component, bounds)
+            _relabel(columns, component, rng, keep, (moving, measured), narrow, bounds, line, turn)
     return {name: list(zip(*cols, strict=True)) if cols else rows[name] for name, cols in columns.items()}
 
 
@@ -274,18 +282,23 @@ def _relabel(
     columns: dict[str, list[list[Any]]],
     component: list[Column],
     rng: random.Random,
-    keep: Protected | None,
+    keep: Protected,
+    moving: tuple[bool, bool] = (False, False),
     narrow: frozenset[str] = frozenset(),
     bounds: Bounds = (None, None, frozenset()),
-    line: frozenset[tuple[str, float | int]] = frozenset(),
+    line: frozenset[Point] = frozenset(),
+    turn: int = 0,
 ) -> None:
     """Shuffle the distinct values of a group of columns among themselves (within each Python type, so
-    an integer column stays integer), and apply that one mapping to every column of the group. With
-    `keep` (an identifying group, `_identifying`), integers and free text then move out of the original
-    domain (`_moved`) unless the question names them; `narrow`: the types whose column cannot hold a
-    moved value (`smallint`, `char(n)`); `bounds`: the group's integer range and marked text before any
-    deletion, which no moved value may take; `line`: the group's measures and dates before any deletion
-    (`_point`), between which a moved one lands."""
+    an integer column stays integer), each value the question names given the rows of another value on
+    each copy in turn (`_rotated`), and apply that one mapping to every column of the group. In an
+    identifying group (`moving[0]`, `_identifying`), measures, dates and times then move off the
+    original's values (`_nudged`), and integers left where they were and free text move out of the
+    original domain (`_moved`), unless the question names them; in a group of measures (`moving[1]`,
+    `_measured`), floats, decimals, dates and times move off theirs; `narrow`: the types whose column cannot
+    hold a value moved out of its range (`smallint`, `char(n)`); `bounds`: the group's integer range and
+    marked text before any deletion, which no moved value may take; `line`: the group's measures, dates
+    and times before any deletion (`_point`), between which a moved one lands."""
     by_type: dict[str, dict[Any, Any]] = {}
     for table, index in component:
         if not columns[table]:
@@ -298,10 +311,15 @@ def _relabel(
         keys = sorted(values, key=repr)
         shuffled = list(keys)
         rng.shuffle(shuffled)
+        shuffled = _rotated(keys, shuffled, keep, turn)
         targets = [values[new] for new in shuffled]
-        if keep is not None and kind not in narrow:
-            targets = _moved(kind, bounds, targets, keep)
+        identifying, measured = moving
+        if identifying or (measured and kind != "int"):  # integers of a measure may be counts, codes
+            shuffled_values = targets
             targets = _nudged(targets, keep, line, rng)
+            if identifying and kind not in narrow:  # what did not move (text, full integers) leaves
+                stayed = [a is b for a, b in zip(shuffled_values, targets, strict=True)]
+                targets = _moved(kind, bounds, targets, keep, stayed)
         for old, new in zip(keys, targets, strict=True):
             mapping[(kind, old)] = new
     for table, index in component:
@@ -311,22 +329,39 @@ def _relabel(
             ]
 
 
+def _rotated(keys: list[Any], shuffled: list[Any], keep: Protected, turn: int) -> list[Any]:
+    """The shuffle with each value the question names (`Oslo`, `tier = 1`) given, on copy `turn`, the rows
+    that held the `turn`-th other value of its column, so that across the copies a filter on it picks
+    every other group of rows in turn. A gold whose answer is nothing (the orders of a city whose
+    customers never ordered: a count of 0) then finds something on some copy, where a pin that picks
+    nothing (the ids of those customers) still finds nothing. A bijection, like any shuffle."""
+    if (not keep.literals and not keep.prompt) or len(keys) < 2:
+        return shuffled
+    image = dict(zip(keys, shuffled, strict=True))  # old value -> new value
+    for named in [key for key in keys if key in keep]:
+        others = [key for key in keys if key != named]
+        source = others[turn % len(others)]
+        holder = next(key for key, new in image.items() if new == named)
+        image[holder], image[source] = image[source], named
+    return [image[key] for key in keys]
+
+
 _STRUCTURED = re.compile(r"[\d\s:.,+\-/TZ]*")  # dates, times, numbers written as text: their format is kept
 _LIMIT = 1 << 62
 
 
-def _moved(kind: str, bounds: Bounds, targets: list[Any], keep: Protected) -> list[Any]:
+def _moved(kind: str, bounds: Bounds, targets: list[Any], keep: Protected, stayed: list[bool]) -> list[Any]:
     """`targets` (a shuffle of the group's values) moved to values the original never held, those the
-    question names excepted: integers shifted past the domain's top (`id IN (5, 7, 13)` picks nothing),
-    text with a mark inserted in its middle (`name = 'Dana'` picks nothing; `LIKE 'Da%'` and `LIKE
-    '%na'` keep their sense for most values). One mapping for the whole group, so every reference moves
-    with it."""
+    question names excepted: integers that found no free point inside their range (`stayed`: ids 1 to
+    40, every one taken) shifted past the domain's top (`id IN (5, 7, 13)` picks nothing), text with a
+    mark inserted in its middle (`name = 'Dana'` picks nothing; `LIKE 'Da%'` and `LIKE '%na'` keep their
+    sense for most values). One mapping for the whole group, so every reference moves with it."""
     low, high, marked = bounds
     if kind == "int" and low is not None and high is not None:
         shift = high - low + 1
         if high + shift >= _LIMIT or low < -_LIMIT:
             return targets
-        return [value if value in keep else value + shift for value in targets]
+        return [v + shift if still and v not in keep else v for v, still in zip(targets, stayed, strict=True)]
     if kind == "str" and not all(_STRUCTURED.fullmatch(value) for value in targets):
         taken = set(marked)
         out = []
@@ -339,69 +374,213 @@ def _moved(kind: str, bounds: Bounds, targets: list[Any], keep: Protected) -> li
     return targets
 
 
+Point = tuple[str, float]  # a value on its line: "num" (numbers), "time" (seconds from 1970), "tod"
+_EPOCH = datetime(1970, 1, 1)
+_UTC_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_DAY_S = 86400.0
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
-Point = tuple[str, float | int]  # a measure or a date on its number line: ("num", x) or ("day", ordinal)
+_ISO_STAMP = re.compile(r"(\d{4}-\d{2}-\d{2})([ T])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?")
+_ISO_TIME = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?")
+_EXACT = 1 << 53  # integers a float holds exactly
 
 
-def _point(value: Any) -> Point | None:
-    """Where a float or a date (a `date`, or ISO text `YYYY-MM-DD`) lies on its line; None for the rest."""
-    if type(value) is float:
-        return ("num", value) if value == value and abs(value) != float("inf") else None
-    if type(value) is date:
-        return ("day", value.toordinal())
-    if type(value) is str and len(value) == 10 and _ISO_DAY.fullmatch(value):
-        try:
-            return ("day", date.fromisoformat(value).toordinal())
-        except ValueError:
-            return None
+@dataclass(frozen=True)
+class Place:
+    """Where a measure, a date or a time lies on its line (`x`), the grid it moves on (`step`: whole
+    units, cents, days, seconds; 0 for a float, which may go anywhere), and how a point of that grid is
+    written back in the value's own type and form (a `DECIMAL(6,2)` keeps two places, `YYYY-MM-DD
+    HH:MM:SS` text stays such text), so the engine takes the moved value as it took the original."""
+
+    line: str
+    x: float
+    step: float
+    write: Callable[[float], Any]
+
+
+def _on_grid(raw: float, step: float) -> float:
+    """`raw` as the grid writes it (k * step), so that an original and a drawn point compare equal."""
+    return round(raw / step) * step if step else raw
+
+
+def _place(value: Any) -> Place | None:
+    """The value's place on its line, or None (text that is not a date or a time, NaN, bool, ...)."""
+    kind = type(value)
+    if kind is float:
+        return Place("num", value, 0.0, float) if math.isfinite(value) else None
+    if kind is int:
+        return Place("num", float(value), 1.0, round) if abs(value) < _EXACT else None
+    if kind is Decimal:
+        return _decimal(value)
+    if kind is date:
+        return Place("time", (value - _EPOCH.date()).days * _DAY_S, _DAY_S, _day_writer(date))
+    if kind is datetime:
+        return _datetime(value)
+    if kind is time:
+        step = 1e-6 if value.microsecond else 1.0
+        x = value.hour * 3600 + value.minute * 60 + value.second + value.microsecond / 1e6
+        return Place("tod", _on_grid(x, step), step, lambda x: _time_of_day(x, value.tzinfo))
+    if kind is str:
+        return _text(value)
     return None
 
 
+def _decimal(value: Decimal) -> Place | None:
+    if not value.is_finite() or abs(value) >= _EXACT:
+        return None
+    exponent = min(int(value.as_tuple().exponent), 0)  # the places it is written with (its scale)
+    step = 10.0**exponent
+    return Place(
+        "num", _on_grid(float(value), step), step, lambda x: Decimal(round(x / step)).scaleb(exponent)
+    )
+
+
+def _datetime(value: datetime) -> Place:
+    step = 1e-6 if value.microsecond else 1.0
+    zone = value.tzinfo
+    epoch = _UTC_EPOCH if zone is not None else _EPOCH
+
+    def write(x: float) -> datetime:
+        moved = epoch + timedelta(microseconds=round(x * 1e6))
+        return moved.astimezone(zone) if zone is not None else moved
+
+    return Place("time", _on_grid((value - epoch).total_seconds(), step), step, write)
+
+
+def _day_writer(form: type) -> Callable[[float], Any]:
+    def write(x: float) -> Any:
+        day = _EPOCH.date() + timedelta(days=round(x / _DAY_S))
+        return day if form is date else day.isoformat()
+
+    return write
+
+
+def _time_of_day(x: float, zone: Any = None) -> time:
+    micro = round(x * 1e6)
+    seconds, micro = divmod(micro, 1_000_000)
+    return time(seconds // 3600, seconds // 60 % 60, seconds % 60, micro, tzinfo=zone)
+
+
+def _text(value: str) -> Place | None:
+    """A date, a timestamp or a time of day written as ISO text (SQLite's only way to hold them)."""
+    try:
+        if len(value) == 10 and _ISO_DAY.fullmatch(value):
+            return Place(
+                "time", (date.fromisoformat(value) - _EPOCH.date()).days * _DAY_S, _DAY_S, _day_writer(str)
+            )
+        stamp = _ISO_STAMP.fullmatch(value)
+        if stamp:
+            day, sep, hh, mm, ss, frac = stamp.groups()
+            step, x = _clock(int(hh), int(mm), ss, frac)
+            base = (date.fromisoformat(day) - _EPOCH.date()).days * _DAY_S
+            if x >= _DAY_S:
+                return None
+
+            def write_stamp(moved: float) -> str:
+                days, rest = divmod(round(moved / step) * step, _DAY_S)
+                when = (_EPOCH.date() + timedelta(days=int(days))).isoformat()
+                return when + sep + _clock_text(rest, ss is not None, len(frac or ""))
+
+            return Place("time", _on_grid(base + x, step), step, write_stamp)
+        clock = _ISO_TIME.fullmatch(value)
+        if clock:
+            hh, mm, ss, frac = clock.groups()
+            step, x = _clock(int(hh), int(mm), ss, frac)
+            if x >= _DAY_S:
+                return None
+            return Place(
+                "tod",
+                _on_grid(x, step),
+                step,
+                lambda moved: _clock_text(moved, ss is not None, len(frac or "")),
+            )
+    except ValueError:
+        return None
+    return None
+
+
+def _clock(hours: int, minutes: int, seconds: str | None, frac: str | None) -> tuple[float, float]:
+    """The grid a clock reading is written on (a minute, a second, its decimals) and its seconds."""
+    if hours > 23 or minutes > 59 or (seconds is not None and int(seconds) > 59):
+        raise ValueError("not a time of day")
+    step = 60.0 if seconds is None else 10.0 ** -len(frac) if frac else 1.0
+    x = (
+        hours * 3600
+        + minutes * 60
+        + (int(seconds) if seconds else 0)
+        + (int(frac) / 10 ** len(frac) if frac else 0)
+    )
+    return step, x
+
+
+def _clock_text(x: float, with_seconds: bool, places: int) -> str:
+    at = _time_of_day(x)
+    text = f"{at.hour:02d}:{at.minute:02d}"
+    if with_seconds:
+        text += f":{at.second:02d}"
+        if places:
+            text += "." + f"{at.microsecond:06d}"[:places]
+    return text
+
+
+def _point(value: Any) -> Point | None:
+    place = _place(value)
+    return None if place is None else (place.line, place.x)
+
+
 def _line(tables: Mapping[str, TableData], component: list[Column]) -> frozenset[Point]:
-    """The group's measures and dates before any deletion."""
+    """The group's measures, dates and times before any deletion."""
     return frozenset().union(*(tables[table].stats(index).points for table, index in component))
 
 
 def _nudged(targets: list[Any], keep: Protected, line: frozenset[Point], rng: random.Random) -> list[Any]:
-    """Floats and dates of an identifying group (a measure or a date nearly every row has its own) moved
-    off the original's values (issue 44): each to a random point of its line that no original value
-    holds, strictly between the group's smallest and largest, on the same side of every number or date
-    the question names (`amount > 100`, `day < '2021-01-01'` keep their rows). A pin on the gold's rows
-    by such a value (`price = 84.04`, `price >= 84.04` for the most expensive, `amount > 347.77` at the
-    second largest, `day = '2022-12-05'` for the latest) then picks nothing or other rows on the copy.
-    Those values stay; a date keeps its form, and one with no free day where it may go stays too."""
+    """Measures, dates and times of an identifying group (a value nearly every row has its own: prices,
+    amounts, points, weights, order days, timestamps) moved off the original's values (issue 44): each
+    to a random point of its grid that no original value holds, strictly between the group's smallest
+    and largest, on the same side of every number, date or time the question names (`amount > 100`,
+    `day < '2021-01-01'` keep their rows). A pin on the gold's rows by such a value (`price = 84.04`,
+    `points >= 4980` for the most, `amount > 347.77` at the second largest, `day = '2022-12-05'` for the
+    latest) then picks nothing or other rows on the copy. Those values stay; so does one with no free
+    point where it may go (an integer range every value of which is taken: `_moved` shifts those)."""
     if not line:
         return targets
-    axes: dict[str, list[float | int]] = {}
+    axes: dict[str, list[float]] = {}
     for kind, x in line:
         axes.setdefault(kind, []).append(x)
-    walls: dict[str, list[float | int]] = {}
+    walls: dict[str, list[float]] = {}
     for kind, x in keep.barriers:
         walls.setdefault(kind, []).append(x)
     for axis in (*axes.values(), *walls.values()):
         axis.sort()
-    taken = {x for _, x in line}
+    taken = {point for point in line}
+    full = {kind for kind, axis in axes.items() if axis[-1] - axis[0] + 1 <= len(axis)}  # ids 1 to 40
+    # This copy's values land in a random part of each interval (up to half of it short at either end),
+    # so that its extremes fall short of the original's on most copies: `MAX(points) ... WHERE points >
+    # <second largest>` keeps the copy's maximum only where some value lands above the old second one.
+    below, above = rng.uniform(0, _SHORT), rng.uniform(1 - _SHORT, 1)
+    budget = [_SCAN]
     out = []
     for value in targets:
-        point = _point(value)
-        if point is None or point in keep.barriers or value in keep:
+        place = _place(value)
+        if (
+            place is None
+            or place.line not in axes
+            or (place.step and (budget[0] <= 0 or (place.step == 1 and place.line in full)))  # no room
+            or (place.line, place.x) in keep.barriers
+            or value in keep
+        ):
             out.append(value)
             continue
-        kind, x = point
-        axis, wall = axes[kind], walls.get(kind, [])
-        at = bisect.bisect_left(wall, x)
+        axis, wall = axes[place.line], walls.get(place.line, [])
+        at = bisect.bisect_left(wall, place.x)
         low = max(axis[0], wall[at - 1]) if at > 0 else axis[0]
         high = min(axis[-1], wall[at]) if at < len(wall) else axis[-1]
-        moved = _free(kind, low, high, taken, rng)
+        span = high - low
+        moved = _free(place, (low, high), (low + below * span, low + above * span), taken, rng, budget)
         if moved is None:
             out.append(value)
             continue
-        taken.add(moved)
-        if kind == "num":
-            out.append(moved)
-        else:
-            day = date.fromordinal(int(moved))
-            out.append(day.isoformat() if type(value) is str else day)
+        taken.add((place.line, moved))
+        out.append(place.write(moved))
     return out
 
 
@@ -409,20 +588,42 @@ _DRAWS = 8
 
 
 def _free(
-    kind: str, low: float | int, high: float | int, taken: set[float | int], rng: random.Random
-) -> float | int | None:
-    """A point strictly between `low` and `high` that is not `taken` (a whole day for a date), or None."""
-    for _ in range(_DRAWS):
-        x: float | int = (
-            rng.uniform(low, high)
-            if kind == "num"
-            else rng.randint(int(low) + 1, int(high) - 1)
-            if high - low >= 2
-            else low
-        )
-        if low < x < high and x not in taken:
+    place: Place,
+    bounds: tuple[float, float],
+    part: tuple[float, float],
+    taken: set[Point],
+    rng: random.Random,
+    budget: list[int],
+) -> float | None:
+    """A point of `place`'s grid strictly between `bounds` that is not `taken`, drawn within `part` of
+    them where it can be (else the free grid point nearest a draw, looking at most `budget[0]` points
+    over the whole column: a range every point of which is taken costs no more), or None."""
+    low, high = bounds
+    step = place.step
+    for _ in range(_DRAWS if budget[0] > 0 or not step else 0):
+        x = rng.uniform(*part)
+        x = round(x / step) * step if step else x
+        if low < x < high and (place.line, x) not in taken:
             return x
+    if not step:
+        return None
+    budget[0] -= _DRAWS  # draws that found nothing: the grid is crowded here
+    first, last = math.floor(low / step) + 1, math.ceil(high / step) - 1
+    if first > last:
+        return None
+    start = rng.randint(first, last)
+    for k in range(last - first + 1):  # the grid outwards from a random start: the nearest free point
+        if budget[0] <= 0:
+            return None
+        budget[0] -= 1
+        for at in (start + k, start - k):
+            if first <= at <= last and (place.line, at * step) not in taken:
+                return at * step
     return None
+
+
+_SCAN = 1 << 14  # grid points looked at per group and type, past the random draws
+_SHORT = 0.5
 
 
 def _mark(value: str, keep: Protected, taken: set[str]) -> str:
@@ -480,6 +681,18 @@ def _narrow(tables: Mapping[str, TableData], component: list[Column], bounds: Bo
 
 
 _MANY = 8
+
+
+def _measured(tables: Mapping[str, TableData], component: list[Column]) -> bool:
+    """Whether a group holds a measure, a date or a time that most rows have their own (at least 3
+    distinct values, one for every two rows): prices of a few products, call times of a few customers.
+    Their floats, decimals, dates and times move like an identifying group's (a category keeps its
+    domain: few values, each shared by many rows)."""
+    for table, index in component:
+        stats = tables[table].stats(index)
+        if stats.points and stats.distinct >= 3 and stats.distinct * 2 >= stats.filled:
+            return True
+    return False
 
 
 def _identifying(tables: Mapping[str, TableData], component: list[Column]) -> bool:
