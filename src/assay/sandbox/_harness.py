@@ -20,6 +20,7 @@ import importlib
 import json
 import math
 import os
+import signal
 import struct
 import sys
 import traceback
@@ -399,6 +400,10 @@ def _importable(name: str) -> bool:
 
 def evaluate(spec: dict[str, Any]) -> int:
     """The evaluator process: run the test against proxies, write one verdict, exit 0."""
+    # Every child starts with SIGPIPE's default (a test expects it; _runner.py), but the evaluator writes
+    # to a program that may have ended already (`exit(0)` at import): that must be a ProgramGone verdict,
+    # not the evaluator killed before it writes one (a race: 6 of 15 runs of a test lost it).
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     verdict: dict[str, Any]
     try:
         size = os.fstat(EVAL_TEST).st_size

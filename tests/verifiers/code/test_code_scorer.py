@@ -187,6 +187,20 @@ def test_exit_before_the_asserts_fails(scorer: CodeScorer, exit_call: str) -> No
     assert result.reward == 0.0 and verdicts(result) == ["wrong_answer"]
 
 
+@pytest.mark.parametrize("exit_call", ["exit(0)", "import os; os._exit(0)"])
+def test_a_program_gone_before_the_evaluators_first_call_is_a_wrong_answer(
+    scorer: CodeScorer, exit_call: str
+) -> None:
+    """The program exits at import while the evaluator still compiles a long test, so the evaluator's
+    first request meets a pipe no one reads: that is the program gone (wrong answer), not an evaluator
+    killed by SIGPIPE before it writes a verdict (runtime error; the test above lost that race in 6 of
+    15 runs before the evaluator ignored SIGPIPE, this one always)."""
+    code = fence(f"def add(a, b):\n    return 0\n{exit_call}")
+    padding = "".join(f"_unused_{i} = [{i}, {i} + 1, str({i})]\n" for i in range(6_000))
+    result = score(scorer, code, [{"assert": padding + "assert add(1, 2) == 3"}])
+    assert result.reward == 0.0 and verdicts(result) == ["wrong_answer"]
+
+
 def test_expected_output_is_unreachable_from_inside(scorer: CodeScorer) -> None:
     secret = "EXPECTED-7f3a9c"
     code = fence("""
