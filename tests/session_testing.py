@@ -28,10 +28,13 @@ def session_settings(**sessions: Any) -> Settings:
 
 
 def live_sessions(**sessions: Any) -> Iterator[LiveServer]:
-    """A live server whose sessions have these settings, for a module fixture to `yield from`."""
+    """A live server whose sessions have these settings, for a module fixture to `yield from`. It keeps
+    idle connections as `assay serve` does: trainers' loops drive many session steps at once, and on
+    uvicorn's 5 s default a step sent on a connection the server is closing is lost (CI: 1 of 256
+    verl-tool trajectories, an httpx.ReadError, on a loaded 2-core machine)."""
     if not bwrap_works():
         pytest.skip("bubblewrap cannot run here")
-    live = LiveServer(session_settings(**sessions))
+    live = LiveServer(session_settings(**sessions)).keep_connections_as_served()
     live.start()
     yield live
     live.stop()
