@@ -19,7 +19,8 @@ AssayError
 │   ├── LimitsTooLarge       (sessions) limits past the server's maxima (HTTP 422)
 │   └── ToolUnavailable      (sessions) a tool the item gives nothing to work on (HTTP 422)
 ├── BackendUnavailable   a database engine, PRM or other backend cannot serve
-│   └── EngineUnavailable    (sql) the database cannot be opened or reached
+│   ├── EngineUnavailable    (sql) the database cannot be opened or reached
+│   └── BindingsUnavailable  (sessions) the trajectory table did not answer -> HTTP 503 with Retry-After
 ├── BackendTimeout       a backend did not answer in time -> status "timeout"
 ├── QueryError           (sql) a query gave no usable result; the scorer decides what that means
 ├── SandboxError         (sandbox) our side of a sandbox failed (a slot crashed, bwrap missing)

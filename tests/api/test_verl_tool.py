@@ -14,6 +14,7 @@ from session_testing import SQL, sql_session_settings
 
 import assay.api.verl_tool as verl_tool
 from assay.api import create_app
+from assay.distributed.bindings import RayBindings
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +109,25 @@ def test_code_that_names_no_tool_runs_in_the_tasks_one_tool_else_asks_to_name_on
     assert "several tools (sql, python)" in refused["observations"][0]
     bound = asyncio.run(client.app.state.engine.bindings.snapshot(verl_tool.SPACE))
     assert "m" not in bound  # no session opened for it
+
+
+def test_a_trajectory_table_that_does_not_answer_is_a_503_to_retry_never_an_observation(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `assay serve --ray` the table is a deployment a replica loss can take away for a while."""
+
+    class Lost:
+        def __getattr__(self, method: str) -> Any:
+            async def remote(*args: Any) -> Any:
+                raise ConnectionError("actor died")
+
+            return type("Method", (), {"remote": staticmethod(remote)})
+
+    engine = client.app.state.engine
+    monkeypatch.setattr(engine, "bindings", RayBindings(Lost()))
+    body = {"trajectory_ids": ["lost"], "actions": ["<python>print(1)</python>"], "finish": [False]}
+    response = client.post("/get_observation", json=body)
+    assert response.status_code == 503, response.text
+    assert response.json()["error"]["type"] == "unavailable" and "observations" not in response.json()
+    assert response.headers["Retry-After"] == "1"
+    assert engine.sessions.open_count == 0

@@ -6,12 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import pickle
+from typing import Any
 
 import pytest
 
-from assay.distributed.bindings import BindingsReplica
+from assay.distributed.bindings import BindingsReplica, RayBindings
 from assay.sessions import SessionsFull
-from assay.sessions.bindings import ABSENT, CLOSED, HELD, OPENING, YOURS, Bindings, Claim
+from assay.sessions.bindings import (
+    ABSENT,
+    CLOSED,
+    HELD,
+    OPENING,
+    YOURS,
+    Bindings,
+    BindingsUnavailable,
+    Claim,
+)
 
 
 def test_parallel_claims_of_one_key_open_it_once_and_the_others_get_its_session() -> None:
@@ -114,3 +124,37 @@ def test_the_ray_replica_returns_an_opens_error_as_a_value_that_pickles() -> Non
 
     claim = pickle.loads(pickle.dumps(asyncio.run(main())))
     assert claim.state == "failed" and isinstance(claim.value, SessionsFull) and claim.value.limit == 4
+
+
+class _Handle:
+    """The shape of a Serve handle to the `bindings` deployment (`handle.claim.remote(...)` awaited), on
+    an in-process replica; `lost` makes every call fail as Ray's would when the replica is gone."""
+
+    def __init__(self) -> None:
+        self.replica, self.lost = BindingsReplica(), False
+
+    def __getattr__(self, method: str) -> Any:
+        async def remote(*args: Any) -> Any:
+            if self.lost:
+                raise ConnectionError("actor died")
+            return await getattr(self.replica, method)(*args)
+
+        return type("Method", (), {"remote": staticmethod(remote)})
+
+
+def test_a_table_ray_cannot_reach_is_unavailable_and_an_opens_own_error_stays_its_own() -> None:
+    async def main() -> None:
+        handle = _Handle()
+        table = RayBindings(handle)
+        (mine,) = await table.claim("t", ["a"])
+        waiting = asyncio.create_task(table.wait("t", "a"))
+        await asyncio.sleep(0)
+        await table.abandon("t", "a", mine.value, SessionsFull(4, 1.0))
+        with pytest.raises(SessionsFull):  # the open's error, as the opener met it: not the table's
+            await waiting
+        handle.lost = True
+        for call in (table.claim("t", ["b"]), table.wait("t", "b"), table.release("t", "b", close=True)):
+            with pytest.raises(BindingsUnavailable, match="did not answer"):
+                await call
+
+    asyncio.run(main())

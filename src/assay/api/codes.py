@@ -13,6 +13,7 @@ import enum
 from fastapi import HTTPException
 
 from assay.errors import QueueFullError
+from assay.sessions.bindings import BindingsUnavailable
 from assay.sessions.store import SessionGone, SessionsFull
 
 
@@ -88,6 +89,8 @@ def refusal_of(exc: BaseException) -> Refusal:
         return Refusal.SESSIONS_FULL
     if isinstance(exc, SessionGone):
         return Refusal.SESSION_ENDED if exc.ended else Refusal.SESSION_UNKNOWN
+    if isinstance(exc, BindingsUnavailable):
+        return Refusal.UNAVAILABLE
     return Refusal.INTERNAL
 
 

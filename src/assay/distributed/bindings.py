@@ -18,7 +18,7 @@ import pickle
 from collections.abc import Sequence
 from typing import Any
 
-from assay.sessions.bindings import Bindings, Claim
+from assay.sessions.bindings import Bindings, BindingsUnavailable, Claim
 
 FAILED = "failed"  # how the deployment returns an open's error (a raised one would arrive wrapped by Ray)
 
@@ -67,36 +67,47 @@ def _portable(error: BaseException | None) -> BaseException | None:
 
 
 class RayBindings:
-    """`KeyedSessions` on the `bindings` deployment, through its handle (one round trip per call)."""
+    """`KeyedSessions` on the `bindings` deployment, through its handle (one round trip per call). A call
+    Ray cannot complete (the replica lost or restarting, the application going away) raises
+    `BindingsUnavailable`: the route answers 503 with Retry-After instead of a 500."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
+    async def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return await getattr(self._handle, method).remote(*args)
+        except Exception as exc:  # Ray's own failure: the table's errors come back as values
+            raise BindingsUnavailable(
+                f"the trajectory table (the `bindings` deployment) did not answer {method}: "
+                f"{type(exc).__name__}"
+            ) from exc
+
     async def claim(self, space: str, keys: Sequence[str]) -> list[Claim]:
         if not keys:
             return []
-        claims: list[Claim] = await self._handle.claim.remote(space, list(keys))
+        claims: list[Claim] = await self._call("claim", space, list(keys))
         return claims
 
     async def settle(self, space: str, key: str, token: int, value: Any) -> bool:
-        settled: bool = await self._handle.settle.remote(space, key, token, value)
+        settled: bool = await self._call("settle", space, key, token, value)
         return settled
 
     async def abandon(self, space: str, key: str, token: int, error: BaseException | None = None) -> None:
-        await self._handle.abandon.remote(space, key, token, _portable(error))
+        await self._call("abandon", space, key, token, _portable(error))
 
     async def wait(self, space: str, key: str) -> Claim:
-        claim: Claim = await self._handle.wait.remote(space, key)
+        claim: Claim = await self._call("wait", space, key)
         if claim.state == FAILED:
             raise claim.value
         return claim
 
     async def release(self, space: str, key: str, close: bool = False) -> Any:
-        return await self._handle.release.remote(space, key, close)
+        return await self._call("release", space, key, close)
 
     async def drop(self, space: str, key: str) -> None:
-        await self._handle.drop.remote(space, key)
+        await self._call("drop", space, key)
 
     async def snapshot(self, space: str) -> dict[str, str]:
-        held: dict[str, str] = await self._handle.snapshot.remote(space)
+        held: dict[str, str] = await self._call("snapshot", space)
         return held

@@ -35,10 +35,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+from assay.errors import BackendUnavailable
+
 KEPT = 100_000
 OPEN_LIMIT_S = 3600.0 + 600.0  # an open waits at most an hour for a free session (session_open.py)
 
 HELD, CLOSED, OPENING, YOURS, ABSENT = "held", "closed", "opening", "yours", "absent"
+
+
+class BindingsUnavailable(BackendUnavailable):
+    """The table did not answer (under `assay serve --ray`: its deployment's replica lost or restarting):
+    the route refuses the request with a 503 and Retry-After, which a trainer's client retries; the
+    trajectory never gets an infrastructure error as its observation, nor a 500."""
+
+    retry_after_s = 1.0
 
 
 class Claim(NamedTuple):
