@@ -95,18 +95,18 @@ def form_clusters(
     started = time.perf_counter()
     task, first, options = context
     scorer = scorer if scorer is not None else worker_scorer(task)
-    equivalence = equivalence.within(
+    bound = equivalence.within(
         scorer, scorer.item_model().model_validate(first), scorer.Options.model_validate(options)
     )
     filled = list(answers)
     for index, raw in enumerate(unread):
         if raw is not None and filled[index] is None:
-            try:
+            try:  # read by the task's own equivalence: a group's binding need not know how to read one
                 filled[index] = equivalence.answer(scorer.item_model().model_validate(raw))
             except Exception:  # an answer the task cannot read is no answer
                 filled[index] = None
     left = max(0.0, budget_s - (time.perf_counter() - started))
-    return filled, cluster_indices(filled, equivalence, left)
+    return filled, cluster_indices(filled, bound, left)
 
 
 def then_cluster(

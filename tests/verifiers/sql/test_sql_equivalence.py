@@ -65,6 +65,23 @@ def test_a_groups_sql_clusters_form_in_the_worker(sql_settings: Settings) -> Non
     assert outcome.stats.majority_correct is True, outcome.stats.clusters_unavailable
 
 
+def test_a_self_consistency_vote_over_sql_without_a_reference(sql_settings: Settings) -> None:
+    """Issue 42 item 2 through the engine: no reference, so no verdict; the clusters form by result
+    equality alone (the copies from the first answer that reads a table) and the vote is the majority's."""
+    answers = (ALL, SUBQUERY, ALL, JOIN, f"{SUBQUERY};", "SELECT 1")
+    items = [{"task": "sql", "db_id": "school", "response": f"```sql\n{sql}\n```"} for sql in answers]
+    with Engine(sql_settings) as engine:
+        voted, plain = engine.score_groups([{"items": items, "self_consistency": True}, {"items": items}])
+    clusters = voted.stats.answer_clusters or []
+    assert [(c.size, c.correct, c.members) for c in clusters] == [
+        (3, None, [1, 3, 4]),
+        (2, None, [0, 2]),
+        (1, None, [5]),
+    ], voted.stats.clusters_unavailable
+    assert (voted.stats.majority_answer, voted.stats.majority_correct) == (SUBQUERY, None)
+    assert (plain.stats.answer_clusters, plain.stats.majority_answer) == ([], None)
+
+
 # -- result equality on the group's databases, its hand-built groups (issue 42 item 1) -------------------
 EXISTS = (
     "SELECT name, id FROM students s WHERE EXISTS "
