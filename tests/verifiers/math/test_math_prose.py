@@ -239,6 +239,10 @@ def test_a_rejection_never_makes_the_rejected_value_the_answer(
         ("At least: 42", "42", False),
         ("Maybe: 42", "42", False),
         ("C: 24", "C", True),  # one letter before the colon is an option with its value, not a label
+        ("Final: x = 52", "52", True),  # a label, then one variable's value
+        ("Final: x = 1,248", "1248", True),  # read as the list x = 1 and 248 without the label rule
+        ("Given: x = 52", "52", False),
+        ("Check: x = 52", "52", False),
     ],
 )
 def test_a_one_line_reply_that_ends_on_its_value(
@@ -314,6 +318,15 @@ LONG_WORK = "\n\n".join([WORK.strip()] * 4) + "\n\n"
         ("Apples: 5\nPears: 7\nTotal: 12", "12", True),  # unless it sums the list up
         ("The answer is twelve or thirteen.", "12", False),
         ("Final: twelve or thirteen", "12", False),
+        ("Final: x = 52", "52", True),  # one variable's value after the label
+        ("Final: x = 1,248.", "1248", True),
+        ("Result: n_1 = -3", "-3", True),
+        ("Final: x = 53", "52", False),
+        ("Given: x = 52", "52", False),
+        ("Final: x = 52 or x = 53", "52", False),
+        ("Final: x = 52 maybe", "52", False),
+        ("Final: x + y = 52", "52", False),  # a sum is no one variable's value
+        ("Apples: x = 5\nPears: y = 52", "52", False),  # a list of labelled values, as with numbers
     ],
 )
 def test_a_closing_label_line_after_a_long_reply(
@@ -382,6 +395,12 @@ def test_a_number_word_that_states_no_value_earns_nothing(
         ("The answer is 53, not 52.", "53", True),  # in English too: a list of 53 and "not 52" before
         ("The answer is 53 apples and not 52. Then we check.", "53", True),
         ("The answer is 53, not 52.", "52", False),
+        ("The answer is twelve, not thirteen.", "12", True),  # in number words: a list of 12 and "not ..."
+        ("The answer is twelve, not thirteen.", "13", False),
+        ("Die Antwort ist zwölf, nicht dreizehn.", "12", True),
+        ("La respuesta es doce, no trece.", "12", True),
+        ("The answer is twelve, not counting the lid.", "12", False),  # no number rejected: left as said
+        ("The answer is twelve or thirteen, not fourteen.", "12", False),
         ("Answer: 53, not 52 or 54", "53", True),
         ("The answer is 53 or maybe 54, not 52.", "53", False),
         ("答案：不是52，而是53。", "53", True),

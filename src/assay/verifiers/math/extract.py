@@ -63,11 +63,13 @@ from assay.verifiers.math.sentences import (
     ends_short_on_value,
     in_english,
     is_connector,
+    labelled_assignment,
     labelled_line,
     looks_complete,
     other_values_after,
     paragraphs_of,
     without_trailing_rejection,
+    without_trailing_word_rejection,
     word_predicate,
 )
 from assay.verifiers.math.spelled import spelled_value
@@ -245,7 +247,7 @@ def _answer_after_cue(snippet: str) -> str | None:
     # its sentence (a list of 12 and "not 13" before)
     end = _SENTENCE_END_RE.search(line)
     head = line[: end.start()] if end else line
-    if (kept := without_trailing_rejection(head)) != head:
+    if (kept := without_trailing_word_rejection(without_trailing_rejection(head))) != head:
         line = kept + line[len(head) :]
     segments = math_segments(line)
     if not segments:
@@ -401,6 +403,8 @@ def _bare_value(region: str) -> str:
     text = _BARE_LEAD_RE.sub("", text)
     # "Matrix: $M$" -> "$M$", "Total: 42" -> "42" (a label of one letter is an option: "C: 24"; a label
     # that judges or bounds the value, "Wrong: 42", "At least: 42", is kept and the answer stays unread)
+    if (assigned := labelled_assignment(text)) is not None:
+        return assigned  # "Final: x = 1,248" -> "x = 1248"
     label = re.match(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", text) or answer_label(text)
     if label:
         text = text[label.end() :]

@@ -336,6 +336,28 @@ def without_trailing_rejection(answer: str) -> str:
     return head if re.search(r"\d", head) else answer
 
 
+@cache
+def _rejected_word_re() -> re.Pattern[str]:
+    """A closing rejection of a value written in words ("twelve, not thirteen", "zwölf, nicht dreizehn"):
+    a negation of `REJECTING`, then one to four words ending the answer."""
+    words = "|".join(re.escape(w) for w in sorted(set(REJECTING) - {"不是"}, key=len, reverse=True))
+    word = r"[^\W\d_]+"
+    return re.compile(
+        rf"[\s,;]+(?<![^\W\d_])(?:{words})\s+({word}(?:[\s-]+{word}){{0,3}})[\s.!。！]*$", re.IGNORECASE
+    )
+
+
+def without_trailing_word_rejection(answer: str) -> str:
+    """An answer in number words that ends by rejecting another number in words ("twelve, not
+    thirteen"): the number stated before the rejection ("twelve"); the answer unchanged unless both sides
+    read as numbers on their own, so "twelve, not counting the lid" keeps its rejection (and its list)."""
+    match = _rejected_word_re().search(answer)
+    if match is None or re.search(r"\d", answer) or spelled_value(match.group(1)) is None:
+        return answer
+    head = answer[: match.start()].strip()
+    return head if spelled_value(head) is not None else answer
+
+
 GUESS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|guess|probably|likely)\b", re.IGNORECASE)
 # A label before a value ("Total: 42", "Final: 52", "Gesamt: 52", "合计：52"): one to four words of letters
 # in any script (a label of one Latin letter is an option: "C: 24"), a colon, then the value.
@@ -378,6 +400,13 @@ _LABELLED_NUMBER_RE = re.compile(
 )
 
 
+# A value after its label given as one variable's ("Final: x = 52", "Result: n_1 = -3"); a sum or an
+# expression on either side is not one ("x + y = 52", "y = 2x + 1").
+_LABELLED_ASSIGNMENT_RE = re.compile(
+    rf"^\$?([A-Za-z](?:_\{{?\d+\}}?)?)[ \t]*=[ \t]*([-+]?{NUMBER_TOKEN_RE.pattern})\$?[ \t]*[.!。]?$"
+)
+
+
 # A label that sums up or concludes a list of labelled values ("Total:", "Sum:", "Gesamt:", "合计：").
 _SUMS_UP_RE = re.compile(
     r"^[*_\s]*(?:(?:grand\s+)?total|final|sum|result|overall|altogether|in\s+all|answer|gesamt|insgesamt|summe"
@@ -386,20 +415,46 @@ _SUMS_UP_RE = re.compile(
 )
 
 
+def _assignment(rest: str) -> str | None:
+    """ "x = 52" after a label, as the answer "x = 52" (which its gold "52" or "x = 52" matches); None for
+    anything else, or when the line doubts or bounds it."""
+    assigned = _LABELLED_ASSIGNMENT_RE.match(rest)
+    if assigned is None or _doubted(rest):
+        return None
+    return f"{assigned.group(1)} = {GROUP_SEPARATOR_RE.sub('', assigned.group(2))}"
+
+
+def labelled_assignment(text: str) -> str | None:
+    """ "Final: x = 52" (a label that states a value, then one variable's assignment) as "x = 52"; None
+    for anything else."""
+    label = answer_label(text, in_words=True) or answer_label(text)
+    return _assignment(text[label.end() :].replace("**", "")) if label is not None else None
+
+
 def labelled_line(lines: list[str]) -> str | None:
     """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
     stop: a label that states its value as the result closes the reply, so a long reply that ends on it
     is not cut off. The last line of a list of labelled values ("Apples: 12\nPears: 15") is no answer."""
-    if len(lines) > 1 and answer_label(lines[-2].strip()) and not _SUMS_UP_RE.search(lines[-1][:40]):
+    if (
+        len(lines) > 1
+        and (answer_label(lines[-2].strip()) or labelled_assignment(lines[-2].strip()))
+        and not _SUMS_UP_RE.search(lines[-1][:40])
+    ):
         return None  # "Apples: 12\nPears: 15"; "Apples: 5\nPears: 7\nTotal: 12" is summed up by its last line
-    if (worded := answer_label(lines[-1].strip(), in_words=True)) is not None:
-        said = lines[-1].strip()[worded.end() :].replace("**", "").rstrip(".!。")
+    line = lines[-1].strip()
+    if (worded := answer_label(line, in_words=True)) is not None:
+        said = line[worded.end() :].replace("**", "")
+        if assigned := _assignment(said):
+            return assigned
+        said = said.rstrip(".!。")
         spelled = spelled_value(said) if " " not in said.strip() else None
         return None if spelled is None else str(spelled)  # "Final: twelve"
-    label = answer_label(lines[-1].strip())
+    label = answer_label(line)
     if label is None:
         return None
-    rest = lines[-1].strip()[label.end() :].replace("**", "")
+    rest = line[label.end() :].replace("**", "")
+    if assigned := _assignment(rest):
+        return assigned
     value = _LABELLED_NUMBER_RE.match(rest)
     if (
         value is None
