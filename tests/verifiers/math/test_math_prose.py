@@ -226,6 +226,23 @@ def test_a_rejection_never_makes_the_rejected_value_the_answer(
     assert _correct(scorer, WORK + closing, gold) is False
 
 
+@pytest.mark.parametrize("long", [False, True], ids=["one-line", "closing-a-long-reply"])
+@pytest.mark.parametrize(
+    "after",
+    ["at least", "at most", "maybe", "probably", "possibly", "presumably", "I think", "(unverified)",
+     "(tentative)", "estimated", "or so", "or 53", "(or 53)", "give or take", "is wrong", "not sure"],
+)  # fmt: skip
+def test_a_labelled_value_followed_by_a_doubt_or_a_bound_earns_nothing(
+    scorer: MathScorer, after: str, long: bool
+) -> None:
+    """The label rules once read "Total: 52 at least" as 52 in a one-line reply, and "Total: 52 I
+    think" closing a long one (neither was read before the label rules); after an answer cue, a guess
+    or a bound after the value was read too ("The answer is 52 probably.")."""
+    for lead in ("Total: ", "Final: ", "Answer: ", "The answer is "):
+        assert _correct(scorer, (LONG_WORK if long else "") + f"{lead}52 {after}", "52") is False
+        assert _correct(scorer, (LONG_WORK if long else "") + f"{lead}52 apples", "52") is True
+
+
 @pytest.mark.parametrize(
     ("response", "gold", "label"),
     [

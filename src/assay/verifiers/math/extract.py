@@ -60,6 +60,8 @@ from assay.verifiers.math.sentences import (
     after_rejection,
     answer_label,
     concluding_number,
+    doubted_after_cue,
+    doubted_label_value,
     ends_short_on_value,
     in_english,
     is_connector,
@@ -290,9 +292,18 @@ def _cue_answer(region: str) -> Extraction | NoAnswer | None:
             answer = _answer_after_cue(region[end:])
         if answer and _taken_back(answer, region[end:]):
             return NoAnswer("the answer after the cue is taken back later (a hedge)")
+        if answer and doubted_after_cue(_first_clause(region[end:])):
+            return NoAnswer("the value after the cue is guessed or bounded (a hedge)")
         if answer:
             return Extraction((answer,), rule)
     return None
+
+
+def _first_clause(after_cue: str) -> str:
+    """The text after a cue up to the end of its sentence (or paragraph)."""
+    line = after_cue.lstrip(" \t:：*=—–-").split("\n\n", 1)[0][:_CUE_MAX_CHARS]
+    end = _SENTENCE_END_RE.search(line)
+    return line[: end.start()] if end else line
 
 
 def _taken_back(answer: str, after_cue: str) -> bool:
@@ -407,6 +418,8 @@ def _bare_value(region: str) -> str:
         return assigned  # "Final: x = 1,248" -> "x = 1248"
     label = re.match(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", text) or answer_label(text)
     if label:
+        if doubted_label_value(text[label.end() :]):
+            return region.strip()  # "Total: 42 at least", "Final: 52 maybe": no answer is read
         text = text[label.end() :]
     text = re.sub(r"^####\s*(?=[-+$\\\d.(])", "", text)  # "The result is #### 4": GSM8K's marker
     return text.lstrip("= ").strip() or region.strip()

@@ -415,11 +415,50 @@ _SUMS_UP_RE = re.compile(
 )
 
 
+# Doubts a labelled value may carry after it that the sentence rules read elsewhere ("I think it's 48."
+# states 48 in a sentence; "Total: 48 I think" is a label line hedged): a guess, a tentative or
+# unchecked value, "or so".
+_LABEL_DOUBT_RE = re.compile(
+    r"\b(?:presumabl\w*|tentative\w*|unverified|unchecked|uncertain|estimat\w*|or\s+so|give\s+or\s+take"
+    r"|I\s+(?:think|believe|guess|suppose))\b",
+    re.IGNORECASE,
+)
+
+
+# A guess or a bound after the value an answer cue states ("The answer is 52 probably.", "Answer: 52 at
+# least", "... 52 or more"): the sentence rules read these before the value, a cue's answer after it too.
+_AFTER_VALUE_DOUBT_RE = re.compile(
+    rf"(?:{GUESS_RE.pattern}|{_LABEL_DOUBT_RE.pattern}|\bat\s+(?:least|most)\b|\bor\s+(?:more|less|fewer)\b)",
+    re.IGNORECASE,
+)
+
+
+def doubted_after_cue(answer_clause: str) -> bool:
+    """Whether the clause after an answer cue states one number in words and, after it, guesses or
+    bounds it (a clause of two values, "2 (or maybe 3)", or of formulas is read whole and judged a hedge
+    by the comparison)."""
+    numbers = list(NUMBER_TOKEN_RE.finditer(answer_clause))
+    if len(numbers) != 1 or math_segments(answer_clause):  # formulas: read whole, as two values are
+        return False
+    return bool(_AFTER_VALUE_DOUBT_RE.search(answer_clause[numbers[0].end() :]))
+
+
+def doubted_label_value(rest: str) -> bool:
+    """Whether what follows a label doubts, bounds or rejects its value ("52 maybe", "52 at least",
+    "52 or 53", "52 (unverified)"): such a line states no answer, in a one-line reply as in a long one."""
+    return bool(
+        _doubted(rest)
+        or GUESS_RE.search(rest)
+        or _LABEL_DOUBT_RE.search(rest)
+        or re.search(r"(?<![^\W\d_])(?:or|oder|ou|o|или|或)(?![^\W\d_])", rest, re.IGNORECASE)
+    )
+
+
 def _assignment(rest: str) -> str | None:
     """ "x = 52" after a label, as the answer "x = 52" (which its gold "52" or "x = 52" matches); None for
     anything else, or when the line doubts or bounds it."""
     assigned = _LABELLED_ASSIGNMENT_RE.match(rest)
-    if assigned is None or _doubted(rest):
+    if assigned is None or doubted_label_value(rest):
         return None
     return f"{assigned.group(1)} = {GROUP_SEPARATOR_RE.sub('', assigned.group(2))}"
 
@@ -456,12 +495,7 @@ def labelled_line(lines: list[str]) -> str | None:
     if assigned := _assignment(rest):
         return assigned
     value = _LABELLED_NUMBER_RE.match(rest)
-    if (
-        value is None
-        or BOUND_WORDS_RE.search(rest)
-        or GUESS_RE.search(rest)
-        or hedge_or_negation().search(rest)
-    ):
+    if value is None or doubted_label_value(rest):
         return None  # "Final: 52 maybe", "Total: 52 at most"
     return GROUP_SEPARATOR_RE.sub("", value.group(1))  # "1,248" and "1 248" are 1248
 
