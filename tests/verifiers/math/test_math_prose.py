@@ -260,6 +260,8 @@ def test_a_labelled_value_followed_by_a_doubt_or_a_bound_earns_nothing(
         ("Final: x = 1,248", "1248", True),  # read as the list x = 1 and 248 without the label rule
         ("Given: x = 52", "52", False),
         ("Check: x = 52", "52", False),
+        ("Given: side length 52", "52", False),  # rewarded with the label rules before this check
+        ("Given: the side is 52.", "52", False),
     ],
 )
 def test_a_one_line_reply_that_ends_on_its_value(
@@ -344,6 +346,9 @@ LONG_WORK = "\n\n".join([WORK.strip()] * 4) + "\n\n"
         ("Final: x = 52 maybe", "52", False),
         ("Final: x + y = 52", "52", False),  # a sum is no one variable's value
         ("Apples: x = 5\nPears: y = 52", "52", False),  # a list of labelled values, as with numbers
+        ("Given: the side is 52.", "52", False),  # a label that sets up, before words too (rewarded before)
+        ("Check: the total is 52.", "52", False),
+        ("In short: the total is 52.", "52", True),
     ],
 )
 def test_a_closing_label_line_after_a_long_reply(

@@ -523,6 +523,15 @@ def _states_no_value(sentence: str) -> bool:
     )
 
 
+def _sets_up(sentence: str) -> bool:
+    """A sentence opened by a label that sets up, checks or guesses what follows ("Given: 1067.",
+    "Given: the side is 4.", "Check: x is 4."), before a value or before words."""
+    head = sentence[:_LABEL_MAX_CHARS]
+    if _LABEL_RE.match(head):
+        return answer_label(sentence) is None
+    return bool(_WORD_LABEL_RE.match(head)) and answer_label(sentence, in_words=True) is None
+
+
 def concluding_number(region: str) -> str | None:
     """The one number of a last sentence that concludes (rule 6 of extract.py's docstring); or the one
     interval / point it states, or the roots it lists ("x = 2 and x = -3")."""
@@ -535,8 +544,8 @@ def concluding_number(region: str) -> str | None:
     if len(sentence) > _LAST_SENTENCE_MAX_CHARS or not sentence.endswith((".", "!", "。", "！")):
         return None
     sentence = with_digits(sentence) or sentence  # "She has twelve apples left." states 12
-    if _LABEL_RE.match(sentence[:_LABEL_MAX_CHARS]) and not answer_label(sentence):
-        return None  # "Given: 1067.", "Estimate: 3,317.": a label that sets up or guesses its value
+    if _sets_up(sentence):
+        return None  # "Given: 1067.", "Estimate: 3,317.", "Given: the side is 4.": a label that sets up
     if _states_no_value(sentence) or math_segments(sentence) or _PLAIN_FORMULA_RE.search(sentence):
         return None  # a formula: rule 5 reads those
     sentence = without_rejections(sentence)  # "It is not 12, it is 42." states 42
