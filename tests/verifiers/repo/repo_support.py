@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -143,3 +144,20 @@ def swe_row(**fields: Any) -> dict[str, Any]:
         "version": "1.0",
     }
     return {**row, **fields}
+
+
+def canary_seed(folder: Path, meets_the_bug: bool) -> int:
+    """A seed for the scorer's canaries (its `secrets.randbits`) under which a canary of `test_mul`
+    expects 13, what the unfixed `mul(3, 4)` returns (`meets_the_bug`), or under which none does. A
+    canary's value is one digit off the real one and drawn per item, so about one item in ten has a
+    canary the bug passes; a test whose verdict depends on that pins the draw."""
+    from assay.verifiers.repo.canary import plant
+
+    (folder / "tests").mkdir(exist_ok=True)
+    tests = (*FAIL_TO_PASS, *PASS_TO_PASS)
+    for seed in range(200):
+        (folder / "tests" / "test_calc.py").write_text(TESTS)
+        plant(folder, tests, tuple(FAIL_TO_PASS), random.Random(seed))
+        if ("assert mul(3, 4) == 13" in (folder / "tests" / "test_calc.py").read_text()) is meets_the_bug:
+            return seed
+    raise AssertionError("no such seed in 200")

@@ -6,7 +6,19 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from repo_support import CALC, FAIL_TO_PASS, GOLD, PASS_TO_PASS, TESTS, calc_change, diff, git, item
+import pytest
+from repo_support import (
+    CALC,
+    FAIL_TO_PASS,
+    GOLD,
+    PASS_TO_PASS,
+    TESTS,
+    calc_change,
+    canary_seed,
+    diff,
+    git,
+    item,
+)
 
 from assay.settings import RepoSettings, Settings
 from assay.types import Item, Result, Status
@@ -44,7 +56,15 @@ def test_breaking_a_pass_to_pass_test_is_not_rewarded(score: Score) -> None:
     assert result.reward == 0.0 and result.details["not_passed"] == {PASS_TO_PASS[0]: "failed"}
 
 
-def test_partial_rewards_the_fraction_of_named_tests(score: Score) -> None:
+def test_partial_rewards_the_fraction_of_named_tests(
+    score: Score, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A canary drawn to expect the bug's 13 would pass and make the reward 0 (test_repo_verdict.py):
+    # the draw is pinned to one where none does.
+    from assay.verifiers.repo import scorer as scorer_module
+
+    seed = canary_seed(tmp_path, meets_the_bug=False)
+    monkeypatch.setattr(scorer_module.secrets, "randbits", lambda bits: seed)
     result = score(item("", options={"partial": True}))
     assert result.status is Status.OK and result.correct is False
     assert result.reward == 2 / 3

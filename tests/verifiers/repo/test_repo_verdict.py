@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_support import CALC, GOLD, TESTS, calc_change, diff, item
+from repo_support import CALC, GOLD, TESTS, calc_change, canary_seed, diff, item
 
 from assay.types import Result, Status
 from assay.verifiers.repo import pytest_config
@@ -574,13 +574,7 @@ def test_a_wrong_change_returning_a_canarys_value_earns_nothing_and_says_so(
     # The bug makes mul(3, 4) 13; a canary expecting 13 (one digit off 12) passes with the empty change.
     from assay.verifiers.repo import scorer as scorer_module
 
-    (tmp_path / "tests").mkdir()
-    tests = ("tests/test_calc.py::test_mul", "tests/test_calc.py::test_add", "tests/test_calc.py::test_clamp")
-    for seed in range(200):
-        (tmp_path / "tests" / "test_calc.py").write_text(TESTS)
-        plant(tmp_path, tests, tests[:1], random.Random(seed))
-        if "assert mul(3, 4) == 13" in (tmp_path / "tests" / "test_calc.py").read_text():
-            break
+    seed = canary_seed(tmp_path, meets_the_bug=True)
     monkeypatch.setattr(scorer_module.secrets, "randbits", lambda bits: seed)
     result = score(item("no change"))
     assert result.status is Status.OK and result.reward == 0.0 and "canary_passed" in result.details["flags"]
