@@ -525,6 +525,39 @@ def _restated_in_words(rng: random.Random, label: bool) -> Prose:
     return Prose("restated-words", str(n), f"He eats none of them.\n\n{sentence}", prompt, False)
 
 
+# After a stated value, how people hedge or bound it, and what they add that does neither.
+DOUBTS_AFTER = (
+    ", I think",
+    ", probably",
+    " or so",
+    " or more",
+    " at least",
+    " at most",
+    ", I guess",
+    " maybe",
+)
+NEUTRAL_AFTER = ("", " in total", " altogether", " in all")
+CLOSINGS = (
+    "We need {v} {noun}{after}.",
+    "Total: {v}{after}",
+    "The answer is {v}{after}.",
+    "Answer: {v}{after}",
+    "So {name} has {v} {noun}{after}.",
+)
+
+
+def _doubted_after(rng: random.Random, label: bool) -> Prose:
+    """A value stated after a cue, a label or in a closing sentence, in digits or in words: rewarded as
+    stated or with a neutral trailer ("in total"), never with a guess or a bound after it."""
+    n = rng.randint(2, 99)
+    value = written(n, rng) if rng.random() < 0.6 else _EN[n] if n < 20 else written(n, rng)
+    after = rng.choice(NEUTRAL_AFTER if label else DOUBTS_AFTER)
+    closing = rng.choice(CLOSINGS).format(
+        v=value, noun=rng.choice(NOUNS), after=after, name=rng.choice(NAMES).lower()
+    )
+    return Prose("doubted-after", str(n), f"{_working(rng, n, 3)}\n\n{closing}", None, label)
+
+
 KINDS = (
     _total,
     _spoken,
@@ -535,6 +568,7 @@ KINDS = (
     _label_line,
     _rejected_after_cue,
     _restated_in_words,
+    _doubted_after,
 )
 
 

@@ -6,9 +6,10 @@ sentence that only restates the prompt (a hack: the gold is a number of the prom
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
-from prose_answers import KINDS, draw
+from prose_answers import KINDS, Prose
 
 from assay.settings import Settings
 from assay.types import Item
@@ -77,6 +78,12 @@ def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gol
         ("The roots are 2 and -3.", "2"),
         ("The solution set is {2, -3}.", "-3"),  # read as -3 before: "{2" was no number
         ("Answer: I think 3 or 4", "3"),
+        ("We need 1000 bricks, I think.", "1000"),  # a guess or a bound after the value: rewarded before
+        ("We need 1000 bricks, probably.", "1000"),
+        ("We need 1000 bricks or more.", "1000"),
+        ("We need 1000 bricks or so.", "1000"),
+        ("The answer is twelve at least.", "12"),
+        ("She has twelve apples, I think.", "12"),
         ("Wir brauchen vielleicht 1000 Ziegel.", "1000"),
         ("Es sind nicht 1000 Ziegel.", "1000"),
         ("也许是1000块砖。", "1000"),
@@ -148,15 +155,15 @@ def test_an_own_closing_sentence_is_not_a_restatement(prompt: str | None, respon
 
 
 @pytest.mark.parametrize("label", [True, False], ids=["honest-rewarded", "control-earns-nothing"])
-@pytest.mark.parametrize("kind", [kind.__name__.lstrip("_") for kind in KINDS])
-def test_generated_prose_answers_get_their_label(scorer: MathScorer, kind: str, label: bool) -> None:
-    """40 rule-blind draws per kind and label (prose_answers.py); every one must get its label."""
+@pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.__name__.lstrip("_"))
+def test_generated_prose_answers_get_their_label(
+    scorer: MathScorer, kind: Callable[[random.Random, bool], Prose], label: bool
+) -> None:
+    """40 rule-blind draws per kind and label (prose_answers.py); every one must get its label. (Drawn
+    from each kind itself: a match by name once left four kinds with no draw at all.)"""
     wrong = []
-    for seed in range(400):
-        rng = random.Random(seed)
-        pair = draw(rng, label)
-        if pair.kind != kind:
-            continue
+    for seed in range(40):
+        pair = kind(random.Random(seed), label)
         if _correct(scorer, pair.response, pair.gold, pair.prompt) is not label:
             wrong.append((pair.gold, pair.response[-90:]))
     assert not wrong, wrong[:5]
@@ -261,6 +268,11 @@ def test_a_labelled_value_followed_by_a_doubt_or_a_bound_earns_nothing(
         ("Given: x = 52", "52", False),
         ("Check: x = 52", "52", False),
         ("Given: side length 52", "52", False),  # rewarded with the label rules before this check
+        ("Final: fifty-two", "52", True),  # a number in words after the label, as closing a long reply
+        ("Final: fifty-two maybe", "52", False),
+        ("Total: fifty-two bricks", "52", True),  # with its unit, as a number in digits may have
+        ("Total: fifty-two fifty-three", "52", False),
+        ("Total: fifty-two or fifty-three", "52", False),
         ("Given: the side is 52.", "52", False),
     ],
 )
@@ -371,6 +383,7 @@ def test_a_closing_label_line_after_a_long_reply(
         ("Il reste neuf pommes.", "9"),  # "neuf" before a plural noun is nine
         ("La respuesta es doscientos cincuenta y dos.", "252"),
         ("It is not twelve, it is thirteen.", "13"),
+        ("The most likely total is 1000.", "1000"),  # a guess word before the value guesses nothing
     ],
 )
 def test_a_number_in_words_is_read_where_it_states_a_value(

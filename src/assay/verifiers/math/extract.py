@@ -65,7 +65,6 @@ from assay.verifiers.math.sentences import (
     ends_short_on_value,
     in_english,
     is_connector,
-    labelled_assignment,
     labelled_line,
     looks_complete,
     other_values_after,
@@ -414,8 +413,8 @@ def _bare_value(region: str) -> str:
     text = _BARE_LEAD_RE.sub("", text)
     # "Matrix: $M$" -> "$M$", "Total: 42" -> "42" (a label of one letter is an option: "C: 24"; a label
     # that judges or bounds the value, "Wrong: 42", "At least: 42", is kept and the answer stays unread)
-    if (assigned := labelled_assignment(text)) is not None:
-        return assigned  # "Final: x = 1,248" -> "x = 1248"
+    if (labelled := labelled_line([text])) is not None:
+        return labelled  # "Final: x = 1,248" -> "x = 1248", "Final: twelve" -> "12", as closing a long reply
     label = re.match(r"^[A-Za-z][A-Za-z ]{0,30}:\s*(?=\$)", text) or answer_label(text)
     if label:
         if doubted_label_value(text[label.end() :]):

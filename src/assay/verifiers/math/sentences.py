@@ -12,7 +12,7 @@ from functools import cache
 from assay.verifiers.math.cue_extras import CONTRASTING, NOR_WORDS, REJECTING
 from assay.verifiers.math.cues import LANGUAGES, and_words, hedge_or_negation
 from assay.verifiers.math.formulas import math_segments, unbold
-from assay.verifiers.math.spelled import language_of, spelled_value, with_digits
+from assay.verifiers.math.spelled import language_of, spelled_numbers, spelled_value, with_digits
 
 # Words that may sit between the math segments of one answer ("either $2$ or $3$", "$x=1$ and $x=2$").
 CONNECTOR_RE = re.compile(
@@ -438,9 +438,11 @@ def doubted_after_cue(answer_clause: str) -> bool:
     bounds it (a clause of two values, "2 (or maybe 3)", or of formulas is read whole and judged a hedge
     by the comparison)."""
     numbers = list(NUMBER_TOKEN_RE.finditer(answer_clause))
-    if len(numbers) != 1 or math_segments(answer_clause):  # formulas: read whole, as two values are
+    if math_segments(answer_clause):  # formulas: read whole, as two values are
         return False
-    return bool(_AFTER_VALUE_DOUBT_RE.search(answer_clause[numbers[0].end() :]))
+    if not numbers and len(spelled_numbers(answer_clause)) == 1:  # "twelve at least"
+        return bool(_AFTER_VALUE_DOUBT_RE.search(answer_clause))
+    return len(numbers) == 1 and bool(_AFTER_VALUE_DOUBT_RE.search(answer_clause[numbers[0].end() :]))
 
 
 def doubted_label_value(rest: str) -> bool:
@@ -470,6 +472,19 @@ def labelled_assignment(text: str) -> str | None:
     return _assignment(text[label.end() :].replace("**", "")) if label is not None else None
 
 
+def _labelled_words(said: str) -> str | None:
+    """A number in words after a label, with at most two words of its unit after it, as a number in
+    digits may have ("Total: sixteen", "Total: one hundred bricks", "Total: sixteen in total"); None when
+    what follows doubts or bounds it, or no leading run of words is one well-formed number."""
+    words = said.split()
+    if doubted_label_value(said):
+        return None
+    for cut in range(len(words), max(0, len(words) - 3), -1):
+        if (spelled := spelled_value(" ".join(words[:cut]))) is not None:
+            return None if spelled_numbers(" ".join(words[cut:])) else str(spelled)  # not a second number
+    return None
+
+
 def labelled_line(lines: list[str]) -> str | None:
     """The value of a closing line "Final: 52" (or "Total: 1,000 bricks"), ended with or without a full
     stop: a label that states its value as the result closes the reply, so a long reply that ends on it
@@ -485,9 +500,7 @@ def labelled_line(lines: list[str]) -> str | None:
         said = line[worded.end() :].replace("**", "")
         if assigned := _assignment(said):
             return assigned
-        said = said.rstrip(".!。")
-        spelled = spelled_value(said) if " " not in said.strip() else None
-        return None if spelled is None else str(spelled)  # "Final: twelve"
+        return _labelled_words(said.rstrip(".!。"))  # "Final: twelve", "Total: one hundred bricks"
     label = answer_label(line)
     if label is None:
         return None
@@ -520,7 +533,15 @@ def _states_no_value(sentence: str) -> bool:
         or _HEDGE_WORDS_RE.search(sentence)
         or hedge_or_negation().search(stated)
         or (_NO_RE.search(stated) and language_of(sentence) != "en")  # "Juan no compró 52 manzanas."
+        or _doubted_after_value(stated)  # "She has 12 apples, probably.", "12 apples or more."
     )
+
+
+def _doubted_after_value(sentence: str) -> bool:
+    """A guess or a bound after the sentence's last number ("12 apples, I think", "12 or more"): before
+    the value it is read by the rules above; "The most likely total is 12." guesses nothing."""
+    numbers = list(NUMBER_TOKEN_RE.finditer(sentence))
+    return bool(numbers) and bool(_AFTER_VALUE_DOUBT_RE.search(sentence[numbers[-1].end() :]))
 
 
 def _sets_up(sentence: str) -> bool:
