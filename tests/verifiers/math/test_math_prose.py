@@ -84,6 +84,8 @@ def test_an_answer_stated_in_prose_is_read(scorer: MathScorer, closing: str, gol
         ("We need 1000 bricks or so.", "1000"),
         ("The answer is twelve at least.", "12"),
         ("She has twelve apples, I think.", "12"),
+        ("We don't need 1000 bricks.", "1000"),  # "n't" never matched inside its word before
+        ("She hasn't got 1000 bricks.", "1000"),
         ("Wir brauchen vielleicht 1000 Ziegel.", "1000"),
         ("Es sind nicht 1000 Ziegel.", "1000"),
         ("也许是1000块砖。", "1000"),

@@ -55,8 +55,9 @@ SPEAKER_LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 BOUND_WORDS_RE = re.compile(
-    r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|n't|never|except"
-    r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b",
+    r"\b(?:(?:less|more|greater|fewer|smaller|larger|other)\s+than|at\s+(?:least|most)|not|never|except"
+    r"|wrong|incorrect|mistaken?|(?:an?|my|the)\s+error\b(?!\s+in)|so\s+far|partial)\b"
+    r"|(?<=[a-z])n['’]t\b",  # "hasn't", "isn't": inside its word, where a \b before the n never holds
     re.IGNORECASE,
 )
 _TIME_TOKEN_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?\s?m\b\.?)?(?![\d:])", re.I)
