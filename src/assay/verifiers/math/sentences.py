@@ -435,9 +435,9 @@ _AFTER_VALUE_DOUBT_RE = re.compile(
 
 
 def doubted_after_cue(answer_clause: str) -> bool:
-    """Whether the clause after an answer cue states one number in words and, after it, guesses or
-    bounds it (a clause of two values, "2 (or maybe 3)", or of formulas is read whole and judged a hedge
-    by the comparison)."""
+    """Whether the clause after an answer cue states one number (in digits, or in words) and, after it,
+    guesses or bounds it; a clause of two values ("2 (or maybe 3)") or of formulas is read whole and
+    judged a hedge by the comparison."""
     numbers = list(NUMBER_TOKEN_RE.finditer(answer_clause))
     if math_segments(answer_clause):  # formulas: read whole, as two values are
         return False
