@@ -83,3 +83,21 @@ def sql_session_settings(directory: Path, **sessions: Any) -> Settings:
     devdata.build(directory, engines=("sqlite",), alternates=0)
     settings = session_settings(**sessions)
     return settings.model_copy(update={"sql": settings.sql.model_copy(update={"databases": directory})})
+
+
+class ServeHandle:
+    """The shape of a Serve handle to the `bindings` deployment (`handle.claim.remote(...)` awaited), on
+    an in-process replica; `lost` makes every call fail as Ray's would when the replica is gone."""
+
+    def __init__(self, lost: bool = False) -> None:
+        from assay.distributed.bindings import BindingsReplica
+
+        self.replica, self.lost = BindingsReplica(), lost
+
+    def __getattr__(self, method: str) -> Any:
+        async def remote(*args: Any) -> Any:
+            if self.lost:
+                raise ConnectionError("actor died")
+            return await getattr(self.replica, method)(*args)
+
+        return type("Method", (), {"remote": staticmethod(remote)})

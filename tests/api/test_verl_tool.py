@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from assay_testing import bwrap_works
 from fastapi.testclient import TestClient
-from session_testing import SQL, sql_session_settings
+from session_testing import SQL, ServeHandle, sql_session_settings
 
 import assay.api.verl_tool as verl_tool
 from assay.api import create_app
@@ -116,15 +116,8 @@ def test_a_trajectory_table_that_does_not_answer_is_a_503_to_retry_never_an_obse
 ) -> None:
     """Under `assay serve --ray` the table is a deployment a replica loss can take away for a while."""
 
-    class Lost:
-        def __getattr__(self, method: str) -> Any:
-            async def remote(*args: Any) -> Any:
-                raise ConnectionError("actor died")
-
-            return type("Method", (), {"remote": staticmethod(remote)})
-
     engine = client.app.state.engine
-    monkeypatch.setattr(engine, "bindings", RayBindings(Lost()))
+    monkeypatch.setattr(engine, "bindings", RayBindings(ServeHandle(lost=True)))
     body = {"trajectory_ids": ["lost"], "actions": ["<python>print(1)</python>"], "finish": [False]}
     response = client.post("/get_observation", json=body)
     assert response.status_code == 503, response.text

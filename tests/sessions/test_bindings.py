@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-from typing import Any
 
 import pytest
+from session_testing import ServeHandle
 
 from assay.distributed.bindings import BindingsReplica, RayBindings
 from assay.sessions import SessionsFull
@@ -126,25 +126,9 @@ def test_the_ray_replica_returns_an_opens_error_as_a_value_that_pickles() -> Non
     assert claim.state == "failed" and isinstance(claim.value, SessionsFull) and claim.value.limit == 4
 
 
-class _Handle:
-    """The shape of a Serve handle to the `bindings` deployment (`handle.claim.remote(...)` awaited), on
-    an in-process replica; `lost` makes every call fail as Ray's would when the replica is gone."""
-
-    def __init__(self) -> None:
-        self.replica, self.lost = BindingsReplica(), False
-
-    def __getattr__(self, method: str) -> Any:
-        async def remote(*args: Any) -> Any:
-            if self.lost:
-                raise ConnectionError("actor died")
-            return await getattr(self.replica, method)(*args)
-
-        return type("Method", (), {"remote": staticmethod(remote)})
-
-
 def test_a_table_ray_cannot_reach_is_unavailable_and_an_opens_own_error_stays_its_own() -> None:
     async def main() -> None:
-        handle = _Handle()
+        handle = ServeHandle()
         table = RayBindings(handle)
         (mine,) = await table.claim("t", ["a"])
         waiting = asyncio.create_task(table.wait("t", "a"))

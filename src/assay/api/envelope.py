@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from assay.api.codes import Refusal, envelope_type, refusal_of
 from assay.api.state import ClientGone
 from assay.errors import QueueFullError
+from assay.sessions.bindings import BindingsUnavailable
 
 log = logging.getLogger("assay.api")
 
@@ -58,10 +59,14 @@ def install(app: FastAPI) -> None:
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return refusal_response(Refusal.INVALID, _validation_message(exc))
 
-    @app.exception_handler(QueueFullError)
-    async def _full(request: Request, exc: QueueFullError) -> JSONResponse:
-        retry = str(max(1, round(exc.retry_after_s)))
+    async def _retry_later(request: Request, exc: Exception) -> JSONResponse:
+        """A refusal the client retries after `exc.retry_after_s`: a full queue (429), the trajectory table
+        not answering (503)."""
+        retry = str(max(1, round(getattr(exc, "retry_after_s", 1.0))))
         return refusal_response(refusal_of(exc), f"{exc}; retry after {retry}s", {"Retry-After": retry})
+
+    for retried in (QueueFullError, BindingsUnavailable):
+        app.add_exception_handler(retried, _retry_later)
 
     @app.exception_handler(ClientGone)
     async def _gone(request: Request, exc: ClientGone) -> JSONResponse:

@@ -16,13 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.api.body import BoundedRoute
 from assay.api.codes import CREATED, NO_CONTENT, Refusal, refusal_of, refuse
-from assay.api.envelope import AsciiJSONResponse, refusal_response
+from assay.api.envelope import AsciiJSONResponse
 from assay.api.protocol import SESSION_ERRORS
 from assay.api.state import admitted, engine_of, remember_tools
 from assay.errors import ItemError
 from assay.registry import Registry
 from assay.sandbox.base import SandboxError
-from assay.sessions.bindings import BindingsUnavailable
 from assay.sessions.limits import SessionLimits
 from assay.sessions.service import StepCall
 from assay.sessions.store import SessionGone, SessionsFull
@@ -163,8 +162,8 @@ def _gone_body(exc: SessionGone) -> dict[str, Any]:
 
 
 def install(app: FastAPI) -> None:
-    """The envelopes of session failures: session_gone (404/410), sessions_full (429) and an
-    unreachable trajectory table (503)."""
+    """The envelopes of session failures: session_gone (404/410) and sessions_full (429); an unreachable
+    trajectory table (503) is the envelope's retry-later refusal."""
 
     @app.exception_handler(SessionGone)
     async def _gone(request: Request, exc: SessionGone) -> JSONResponse:
@@ -178,8 +177,3 @@ def install(app: FastAPI) -> None:
         message = f"{exc}; retry after {retry}s"
         body = {"error": {"type": refusal.type, "message": message, "limit": exc.limit}}
         return AsciiJSONResponse(body, status_code=refusal.code, headers={"Retry-After": retry})
-
-    @app.exception_handler(BindingsUnavailable)
-    async def _unbound(request: Request, exc: BindingsUnavailable) -> JSONResponse:
-        retry = str(max(1, round(exc.retry_after_s)))
-        return refusal_response(refusal_of(exc), f"{exc}; retry after {retry}s", {"Retry-After": retry})
