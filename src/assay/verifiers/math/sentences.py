@@ -317,6 +317,12 @@ def _doubted(text: str) -> bool:
     )
 
 
+# What joins a stated value to the rejection after it: "53, а не 52", "53 and not 52", "12, but not 13".
+_TRAILING_JOINER_RE = re.compile(
+    r"(?:[\s,;，；]|(?<![^\W\d_])(?:a|а|and|и|but|aber|mais|pero|ma|mas|maar|men))*$", re.I
+)
+
+
 def without_trailing_rejection(answer: str) -> str:
     """An answer that ends by rejecting another value ("53, а не 52", "53, not 52"): the value stated
     before the rejection ("53"); the answer unchanged when there is none."""
@@ -327,13 +333,7 @@ def without_trailing_rejection(answer: str) -> str:
         last = match
     if last is None or answer[last.end() :].strip(" .!。！"):
         return answer
-    head = answer[: last.start()]
-    head = re.sub(
-        r"(?:[\s,;，；]|(?<![^\W\d_])(?:a|а|and|и|but|aber|mais|pero|ma|mas|maar|men))*$",
-        "",
-        head,
-        flags=re.I,
-    )
+    head = _TRAILING_JOINER_RE.sub("", answer[: last.start()])
     return head if re.search(r"\d", head) else answer
 
 
@@ -355,7 +355,7 @@ def without_trailing_word_rejection(answer: str) -> str:
     match = _rejected_word_re().search(answer)
     if match is None or re.search(r"\d", answer) or spelled_value(match.group(1)) is None:
         return answer
-    head = answer[: match.start()].strip()
+    head = _TRAILING_JOINER_RE.sub("", answer[: match.start()])  # "двенадцать, а не тринадцать"
     return head if spelled_value(head) is not None else answer
 
 
