@@ -327,6 +327,55 @@ _ES_HUNDREDS = [
 _ES_HUNDREDS += ["ochocientos", "novecientos"]
 
 
+_RU = [
+    "ноль",
+    "один",
+    "два",
+    "три",
+    "четыре",
+    "пять",
+    "шесть",
+    "семь",
+    "восемь",
+    "девять",
+    "десять",
+    "одиннадцать",
+    "двенадцать",
+    "тринадцать",
+    "четырнадцать",
+    "пятнадцать",
+    "шестнадцать",
+    "семнадцать",
+    "восемнадцать",
+    "девятнадцать",
+]
+_RU_TENS = [
+    "_",
+    "_",
+    "двадцать",
+    "тридцать",
+    "сорок",
+    "пятьдесят",
+    "шестьдесят",
+    "семьдесят",
+    "восемьдесят",
+    "девяносто",
+]
+_RU_HUNDREDS = [
+    "_",
+    "сто",
+    "двести",
+    "триста",
+    "четыреста",
+    "пятьсот",
+    "шестьсот",
+    "семьсот",
+    "восемьсот",
+    "девятьсот",
+]
+_ZH = "零一二三四五六七八九"
+
+
 def _en(n: int, rng: random.Random) -> str:
     if n < 20:
         return _EN[n]
@@ -372,11 +421,37 @@ def _es(n: int) -> str:
     return _ES_HUNDREDS[n // 100] + (f" {_es(n % 100)}" if n % 100 else "")
 
 
+def _ru(n: int) -> str:
+    hundreds, tens, units = n // 100, n // 10 % 10, n % 10
+    parts = [_RU_HUNDREDS[hundreds]] if hundreds else []
+    if n % 100 >= 20:
+        parts += [_RU_TENS[tens]] + ([_RU[units]] if units else [])
+    elif n % 100:
+        parts.append(_RU[n % 100])
+    return " ".join(parts)
+
+
+def _zh(n: int, rng: random.Random) -> str:
+    """ "十二", "二十二", "一百零五", "两百二十" (两 or 二 before 百, as people write it)."""
+    hundreds, tens, units = n // 100, n // 10 % 10, n % 10
+    out = (rng.choice("两二") if hundreds == 2 else _ZH[hundreds]) + "百" if hundreds else ""
+    if tens:
+        out += ("" if n < 20 else _ZH[tens]) + "十"
+    elif hundreds and units:
+        out += "零"
+    return out + (_ZH[units] if units else "")
+
+
 def in_words(n: int, language: str, rng: random.Random) -> str:
     """`n` (2 to 999) in words, as the language counts."""
-    return {"en": lambda: _en(n, rng), "de": lambda: _de(n), "fr": lambda: _fr(n), "es": lambda: _es(n)}[
-        language
-    ]()
+    return {
+        "en": lambda: _en(n, rng),
+        "de": lambda: _de(n),
+        "fr": lambda: _fr(n),
+        "es": lambda: _es(n),
+        "ru": lambda: _ru(n),
+        "zh": lambda: _zh(n, rng),
+    }[language]()
 
 
 # (language, closing with {v} and {noun}) of a worked answer; the noun is the language's own
@@ -393,6 +468,20 @@ SAID = {
     "de": ("Die Antwort ist {v}.", "Sie hat noch {v} Äpfel übrig.", "Insgesamt sind es {v} Stück."),
     "fr": ("La réponse est {v}.", "Il reste {v} pommes.", "Au total, il faut {v} briques."),
     "es": ("La respuesta es {v}.", "En total hay {v} manzanas.", "Le quedan {v} manzanas en total."),
+    "ru": (
+        "Ответ: {v}.",
+        "У неё осталось {v} яблок.",
+        "Всего нужно {v} кирпичей.",
+        "Итого получается {v} страниц.",
+        "Осталось {v} яблок, а не {w}.",
+    ),
+    "zh": (
+        "答案是{v}。",
+        "答案：{v}",
+        "所以一共需要{v}块砖。",
+        "小明还剩{v}个苹果。",
+        "一共有{v}个，不是{w}个。",
+    ),
 }
 # the same closings when they must earn nothing: a guess, a bound, a rejection, a question, two values
 NOT_SAID = {
@@ -409,6 +498,24 @@ NOT_SAID = {
     "de": ("Vielleicht sind es {v} Stück.", "Die Antwort ist nicht {v}.", "Es sind mindestens {v} Stück."),
     "fr": ("Peut-être {v} pommes.", "La réponse n'est pas {v}.", "Il faut au moins {v} briques."),
     "es": ("Quizás {v} manzanas.", "La respuesta no es {v}.", "Hay al menos {v} manzanas."),
+    "ru": (
+        "Возможно, осталось {v} яблок.",
+        "Ответ: не {v}.",
+        "Осталось как минимум {v} яблок.",
+        "Ответ: {v} или {w}.",
+        "Осталось {v} яблок и {w} груш.",
+        "Осталось {w} яблок, а не {v}.",
+        "Может быть, {v}?",
+    ),
+    "zh": (
+        "也许是{v}个。",
+        "答案不是{v}。",
+        "至少需要{v}块砖。",
+        "答案是{v}或{w}。",
+        "一共有{v}个苹果和{w}个梨。",
+        "一共有{w}个，不是{v}个。",
+        "这{v}个苹果一共{w}元。",
+    ),
 }
 
 

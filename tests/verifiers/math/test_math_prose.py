@@ -386,6 +386,15 @@ def test_a_closing_label_line_after_a_long_reply(
         ("La respuesta es doscientos cincuenta y dos.", "252"),
         ("It is not twelve, it is thirteen.", "13"),
         ("The most likely total is 1000.", "1000"),  # a guess word before the value guesses nothing
+        ("Ответ: двенадцать.", "12"),
+        ("Ответ: две тысячи пятьсот.", "2500"),
+        ("У неё осталось двенадцать яблок.", "12"),
+        ("Это не двенадцать, а тринадцать.", "13"),
+        ("答案是十二。", "12"),
+        ("答案：一百零五", "105"),
+        ("答案是两千个。", "2000"),  # with its measure word
+        ("所以一共需要二千五百块砖。", "2500"),
+        ("一共有十二个，不是十三个。", "12"),  # the rejected value is the other one
     ],
 )
 def test_a_number_in_words_is_read_where_it_states_a_value(
@@ -411,6 +420,24 @@ def test_a_number_in_words_is_read_where_it_states_a_value(
         ("It is not twelve, it is thirteen.", "12"),
         ("There are nineteen ninety ways.", "1990"),  # no well-formed number
         ("Die Antwort ist nicht zweiundfünfzig.", "52"),
+        ("She has twelve apples after 13 days.", "13"),  # the wrong value in words, the gold in digits
+        ("The answer is twelve apples in 13 days.", "13"),
+        ("Ответ: не двенадцать.", "12"),
+        ("Это не двенадцать, а тринадцать.", "12"),
+        ("Возможно, осталось двенадцать яблок.", "12"),
+        ("Осталось как минимум двенадцать яблок.", "12"),  # a bound
+        ("Осталось пять из двенадцати.", "5"),  # "five of twelve"
+        ("Осталось двенадцать яблок за 13 дней.", "13"),
+        ("一共有十二个，不是十三个。", "13"),  # "twelve, not thirteen": 13 rejected
+        ("不是十二个，是十三个。", "12"),
+        ("一共需要十二块砖，共13步。", "13"),
+        ("也许是十二个。", "12"),
+        ("一共有十二个以上。", "12"),  # "twelve or more"
+        ("这三个苹果一共十二元。", "3"),  # "these three apples"
+        ("答案是一百二。", "120"),  # colloquial, not the counting's own form
+        ("答案是十分之一。", "10"),  # 十分 inside a fraction
+        ("答案是三角形。", "3"),
+        ("小明得了第一名。", "1"),  # an ordinal
     ],
 )
 def test_a_number_word_that_states_no_value_earns_nothing(
@@ -435,6 +462,11 @@ def test_a_number_word_that_states_no_value_earns_nothing(
         ("The answer is twelve, not thirteen.", "12", True),  # in number words: a list of 12 and "not ..."
         ("The answer is twelve, not thirteen.", "13", False),
         ("Die Antwort ist zwölf, nicht dreizehn.", "12", True),
+        ("Ответ: двенадцать, а не тринадцать.", "12", True),
+        ("Ответ: двенадцать, а не тринадцать.", "13", False),
+        ("Ответ: двенадцать, а не 13.", "13", False),  # the wrong value in words, the gold rejected
+        ("答案是十二，不是13。", "12", True),
+        ("答案是十二，不是13。", "13", False),
         ("La respuesta es doce, no trece.", "12", True),
         ("The answer is twelve, not counting the lid.", "12", False),  # no number rejected: left as said
         ("The answer is twelve or thirteen, not fourteen.", "12", False),

@@ -13,7 +13,11 @@ from prose_answers import in_words
 from assay.verifiers.math.spelled import spelled_numbers, spelled_value, with_digits
 
 
-@given(st.integers(min_value=2, max_value=999), st.sampled_from(["en", "de", "fr", "es"]), st.randoms())
+@given(
+    st.integers(min_value=2, max_value=999),
+    st.sampled_from(["en", "de", "fr", "es", "ru", "zh"]),
+    st.randoms(),
+)
 def test_every_number_said_in_words_is_read_back(n: int, language: str, rng: random.Random) -> None:
     words = in_words(n, language, rng)
     if words in ("neuf", "sept", "once", "dos", "elf", "cent"):
@@ -33,6 +37,21 @@ def test_every_number_said_in_words_is_read_back(n: int, language: str, rng: ran
         "once",
         "a",
         "twenty twelve",
+        "двенадцати",  # an oblique case ("из двенадцати"): no answer form
+        "сто двадцати",
+        "две тысяч",  # the scale word disagrees with its count
+        "пять тысячи",
+        "тысячи",  # "thousands (of)"
+        "один",  # also "alone", "one of"
+        "一百二",  # the colloquial 120: not how the counting writes a number
+        "二三",  # "two or three"
+        "千万",  # "by all means"
+        "万一",  # "in case"
+        "十两",  # "ten taels"
+        "两",  # 2 only before a measure word or 百 / 千 / 万
+        "一个",  # "a"
+        "十二个苹果",  # a numeral, a measure word and more: not a bare answer
+        "三角形",
     ],
 )
 def test_what_is_no_well_formed_number_is_not_read(text: str) -> None:
@@ -47,14 +66,55 @@ def test_what_is_no_well_formed_number_is_not_read(text: str) -> None:
         ("En total hay ciento veinte manzanas.", "En total hay 120 manzanas."),
         ("The two numbers are equal.", None),  # after a determiner: it names things
         ("Twelve apples remain.", None),  # the subject, at the start
-        ("She has 12 apples and three pears.", None),  # a sentence that writes digits keeps them alone
+        ("She has 12 apples and three pears.", "She has 12 apples and 3 pears."),  # two numbers, not one
         ("Tiene una manzana.", None),  # an article alone
         ("It takes one hour.", None),  # English "one" is also a pronoun
+        ("У неё осталось двенадцать яблок.", "У неё осталось 12 яблок."),
+        ("Всего нужно две тысячи кирпичей.", "Всего нужно 2000 кирпичей."),
+        ("Все три угла равны.", None),  # after a determiner
+        ("Нужно в два раза больше.", None),  # a multiplier
+        ("Осталось пять из двенадцати.", None),  # a number in an oblique case: the sentence isn't read
+        ("所以一共需要二千五百块砖。", "所以一共需要 2500 块砖。"),  # 一共 "altogether" is no number
+        ("他十分高兴，一共有十二个。", "他十分高兴，一共有 12 个。"),  # 十分 "very" neither
+        ("一共是一百二十。", "一共是 120 。"),  # ending its clause after a verb
+        ("第三个盒子里有十二个苹果。", "第三个盒子里有 12 个苹果。"),  # 第三 is an ordinal
+        ("这三个苹果一共十二元。", None),  # after a determiner
+        ("一共有十几个。", None),  # "ten-odd": a number no rule reads
+        ("一共有十二个以上。", None),  # a bound after it
+        ("答案是百分之二十。", None),  # a percent
+        ("三元一次方程组有三个未知数。", None),  # 元 is "unknown" there, not money
+        ("答えは十二個です。", None),  # Japanese: not read in a sentence
     ],
 )
 def test_with_digits_reads_only_the_words_that_state_a_value(sentence: str, expected: str | None) -> None:
     assert with_digits(sentence) == expected
 
 
+@pytest.mark.parametrize(
+    ("words", "n"),
+    [
+        ("двадцать одна тысяча", 21000),  # "тысяча" after a count ending in one
+        ("две тысячи пятьсот", 2500),
+        ("двенадцать тысяч", 12000),  # 11 to 14 take "тысяч"
+        ("тысяча двести", 1200),
+        ("сто один", 101),
+        ("一万零五", 10005),
+        ("两千", 2000),  # 两 before 千
+        ("一十二", 12),  # the formal 一十
+        ("十二个", 12),  # with its measure word
+        ("两个", 2),
+        ("零", 0),
+    ],
+)
+def test_russian_and_chinese_numbers_are_read(words: str, n: int) -> None:
+    assert spelled_value(words) == n
+
+
 def test_a_prompt_s_numbers_in_words_are_all_found() -> None:
     assert spelled_numbers("Tom has twelve apples and Ann has twenty-two. How many?") == {12, 22}
+    assert spelled_numbers("У Тома двенадцать яблок, у Анны двадцать два. 小明有十五个梨，又买了两个。") == {
+        12,
+        22,
+        15,
+        2,
+    }

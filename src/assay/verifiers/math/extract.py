@@ -73,7 +73,7 @@ from assay.verifiers.math.sentences import (
     without_trailing_word_rejection,
     word_predicate,
 )
-from assay.verifiers.math.spelled import spelled_value
+from assay.verifiers.math.spelled import number_words, spelled_value
 
 _CUE_RE = re.compile(
     r"(?:\*\*\s*(?:final\s+)?answer\s*:?\s*\*\*\s*:?"
@@ -203,8 +203,9 @@ def _clause(line: str) -> str | None:
 
 def _one_number(clause: str) -> str | None:
     """The number of an answer written as a sentence ("Jane started growing Sphere 3 hours ago"): only
-    when the sentence holds exactly one number and names no bound ("not 3", "at least 3")."""
-    if len(_WORDS_RE.findall(clause)) < 3 or BOUND_WORDS_RE.search(clause):
+    when the sentence holds exactly one number, in digits or in words, and names no bound ("not 3", "at
+    least 3"): "twelve apples in 13 days" states two (issue 44)."""
+    if len(_WORDS_RE.findall(clause)) < 3 or BOUND_WORDS_RE.search(clause) or number_words(clause):
         return None
     numbers = set(NUMBER_TOKEN_RE.findall(clause))
     return numbers.pop() if len(numbers) == 1 else None

@@ -1,26 +1,38 @@
 """Whole numbers written in words ("fifty-two", "one hundred and twenty", "zweiundfünfzig", "cinquante-
-deux", "ciento veinte"), in English, German, French and Spanish (issue 44: "The answer is fifty-two.", "She
-has twelve apples left." were no answer).
+deux", "ciento veinte", "сто двадцать", "一百二十"), in English, German, French, Spanish, Russian and
+Chinese (issue 44: "The answer is fifty-two.", "She has twelve apples left.", "Ответ: двенадцать.",
+"答案是十二。" were no answer).
 
 Two uses, both conservative:
 - `spelled_value(text)`: an answer that is only a number in words ("one hundred and twenty" after a cue)
   is that number;
-- `with_digits(sentence)`: a closing sentence that writes no digit, with its number words as digits, so
-  the rules for a sentence with one number read it. Number words are read only where they state a
-  quantity: never at the start of the sentence or after a determiner ("The two numbers are equal.", "All
-  three angles ..."), never before "of" or a multiplier ("one of the boxes", "three times as many"), never
-  an article ("un", "ein", "una") alone, and never a run that is not a well-formed number ("nineteen
-  ninety", "two three"). The sentence's language is the one whose function words it uses most (a tie
-  reads nothing), so Spanish "once" is never read in "She did it once." and French "neuf" only in French.
+- `with_digits(sentence)`: a closing sentence with its number words as digits, so the rules for a
+  sentence with one number read it (and a sentence that also writes digits states two numbers). Number
+  words are read only where they state a quantity: never at the start of the sentence or after a
+  determiner ("The two numbers are equal.", "All three angles ...", "Все три угла ..."), never before
+  "of" or a multiplier ("one of the boxes", "three times as many", "два из", "в два раза"), never an
+  article ("un", "ein", "una", "один") alone, and never a run that is not a well-formed number ("nineteen
+  ninety", "two three", "две тысяч"). The sentence's language is the one whose function words it uses
+  most (a tie reads nothing), so Spanish "once" is never read in "She did it once." and French "neuf"
+  only in French.
 
-Written for Assay from the languages' counting rules; Russian, Chinese and the other languages of the
-cue table are not read (their number words inflect or sit inside other words: 一共, 十分).
+Russian is read in the nominative (and the accusative that equals it), with the scale words agreeing with
+their count ("одна тысяча", "две тысячи", "пять тысяч"); a sentence with a number word in another case
+("из двенадцати", "около двадцати", "двухсот"), a collective ("трое") or "полтора" is not read, since those
+cases part or bound what they count. Chinese numerals are read by chinese.py: only as a whole numeral,
+before a measure word ("十二个") or ending a clause after a verb, never inside a word (一共, 十分).
+
+Written for Assay from the languages' counting rules; Japanese, Korean and the other languages of the cue
+table are not read in closing sentences (a Japanese answer of bare numerals after its cue, "答えは十二です",
+is read as Chinese numerals are).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from assay.verifiers.math.chinese import HAN_RE, chinese_with_digits, numeral_answer, numerals_in
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,7 @@ class _Counting:
     blockers: frozenset[str]  # after a number word: a part or a multiplier ("of", "times")
     markers: frozenset[str]  # the language's function words (which language a sentence is in)
     vigesimal: frozenset[int] = frozenset()  # tens after which a value up to 19 is added (French 60, 80)
+    unread: frozenset[str] = frozenset()  # number words not read (cases, collectives): the sentence isn't
 
 
 def _numbered(text: str, start: int = 0, step: int = 1) -> dict[str, int]:
@@ -66,6 +79,46 @@ _ES_VALUES = (
         100,
         100,
     )
+)
+
+_RU_VALUES = (
+    _numbered(
+        "ноль _ два три четыре пять шесть семь восемь девять десять одиннадцать двенадцать тринадцать"
+        " четырнадцать пятнадцать шестнадцать семнадцать восемнадцать девятнадцать"
+    )
+    | _numbered("двадцать тридцать сорок пятьдесят шестьдесят семьдесят восемьдесят девяносто", 20, 10)
+    | _numbered("сто двести триста четыреста пятьсот шестьсот семьсот восемьсот девятьсот", 100, 100)
+    | {"один": 1, "одна": 1, "одно": 1, "две": 2, "нуль": 0}
+)
+# Russian number words in the other cases ("двенадцати", "двухсот", "тысячей"), collectives ("трое") and
+# "полтора": "из двенадцати", "около двенадцати", "более двухсот" bound or part what they count, and a
+# case of a number is no answer form; a sentence that holds one is not read.
+_RU_TEN_TO_TWENTY = [w for w, v in _RU_VALUES.items() if 5 <= v <= 20 or v == 30]
+_RU_GENITIVE_UNITS = (
+    "двух",
+    "трех",
+    "трёх",
+    "четырех",
+    "четырёх",
+    "пяти",
+    "шести",
+    "семи",
+    "восьми",
+    "девяти",
+)
+_RU_DATIVE_UNITS = ("двум", "трем", "трём", "четырем", "четырём", "пяти", "шести", "семи", "восьми", "девяти")
+_RU_UNREAD = (
+    _words(
+        "одного одной одному одним одном одну одною одни одних одними двух двум двумя трех трёх трем трём"
+        " тремя четырех четырёх четырем четырём четырьмя восьми сорока девяноста ста пятидесяти шестидесяти"
+        " семидесяти восьмидесяти пятьюдесятью шестьюдесятью семьюдесятью восемьюдесятью тысячу тысячей"
+        " тысячам тысячами тысячах тысяче миллиону миллионом миллионе миллионам миллионами миллионах двое"
+        " трое четверо пятеро шестеро семеро полтора полторы полутора"
+    )
+    | {f"{w[:-1]}{end}" for w in _RU_TEN_TO_TWENTY for end in ("и", "ью")}  # "двенадцати", "пятью"
+    | {f"{stem}{end}" for stem in _RU_GENITIVE_UNITS for end in ("сот", "стах")}  # "двухсот", "пятистах"
+    | {f"{stem}стам" for stem in _RU_DATIVE_UNITS}  # "двумстам"
+    | {f"{w}стами" for w in ("двумя", "тремя", "четырьмя", "пятью", "шестью", "семью", "восемью", "девятью")}
 )
 
 COUNTINGS: tuple[_Counting, ...] = (
@@ -122,6 +175,29 @@ COUNTINGS: tuple[_Counting, ...] = (
         ),
         _words("von mal halbe drittel viertel"),
         _words("der die das ist sind hat haben es und insgesamt noch bleiben bleibt sie er wir antwort"),
+    ),
+    _Counting(
+        "ru",
+        _RU_VALUES,
+        frozenset(),  # the hundreds are words of their own ("двести"), as in Spanish
+        {"тысяча": 1000, "тысячи": 1000, "тысяч": 1000}
+        | {"миллион": 10**6, "миллиона": 10**6, "миллионов": 10**6},
+        frozenset(),
+        _words("один одна одно"),  # also "alone", "one of", "the same" ("одно и то же")
+        _words(
+            "все эти те оба обе каждые первые последние другие остальные следующие какие любые его её ее их"
+            " мои наши ваши свои минус плюс почти примерно приблизительно"
+        ),
+        _words(
+            "из раз раза с на целых целая целые треть трети третей четверть четверти четвертей половина"
+            " половины вторых третьих четвертых четвёртых пятых шестых седьмых восьмых девятых десятых сотых"
+            " тысячных"
+        ),
+        _words(
+            "и в не на что это у есть всего осталось остался осталась остались ответ она он они мы так как"
+            " с по из итого нужно получается значит будет равно равен всех её их"
+        ),
+        unread=_RU_UNREAD,
     ),
 )
 
@@ -230,6 +306,20 @@ def _joins(counting: _Counting, last: int) -> bool:
     return 20 <= last <= 90 and last % 10 == 0
 
 
+def _agrees(counting: _Counting, count: int, scale: str) -> bool:
+    """Whether a Russian scale word takes the form its count asks for: "одна тысяча", "двадцать одна
+    тысяча" (1), "две тысячи" (2 to 4), "пять тысяч", "двенадцать тысяч" (5 and more, 11 to 14); other
+    languages write one form."""
+    if counting.code != "ru":
+        return True
+    last = count % 100 if 11 <= count % 100 <= 14 else count % 10
+    if scale in ("тысяча", "миллион"):
+        return last == 1
+    if scale in ("тысячи", "миллиона"):
+        return 2 <= last <= 4
+    return last != 1 and not 2 <= last <= 4
+
+
 def _read_run(tokens: list[str], index: int, counting: _Counting) -> _Run | None:
     """The longest well-formed number that starts at `tokens[index]`; None when none does. Each value
     added within a group must be below the place of the one before ("twenty two", not "two twenty";
@@ -244,7 +334,7 @@ def _read_run(tokens: list[str], index: int, counting: _Counting) -> _Run | None
     while position < len(tokens):
         word = tokens[position]
         number = _number_of(word, counting)
-        bare = current == 0 and (led_by_a or counting.code in ("fr", "es"))  # "cent", "mille", "mil"
+        bare = current == 0 and (led_by_a or counting.code in ("fr", "es", "ru"))  # "cent", "mil", "тысяча"
         if word in counting.joiners and end is not None and not joined and _joins(counting, last):
             joined = True
             position += 1
@@ -252,7 +342,12 @@ def _read_run(tokens: list[str], index: int, counting: _Counting) -> _Run | None
         if word in counting.hundreds and (1 <= current <= 9 or bare):
             current = max(current, 1) * 100
             last = current
-        elif word in counting.scales and counting.scales[word] < cap and (current or bare):
+        elif (
+            word in counting.scales
+            and counting.scales[word] < cap
+            and (current or bare)
+            and _agrees(counting, max(current, 1), word)
+        ):
             total += max(current, 1) * counting.scales[word]
             current, last, cap = 0, counting.scales[word], counting.scales[word]
         elif number is not None and (
@@ -303,7 +398,10 @@ def _language(words: list[str]) -> _Counting | None:
 
 def spelled_value(text: str) -> int | None:
     """The number an answer written only in number words states ("one hundred and twenty",
-    "zweiundfünfzig", "cinquante-deux", "ciento veinte"); None for anything else."""
+    "zweiundfünfzig", "cinquante-deux", "ciento veinte", "сто двадцать", "一百二十", "十二个"); None for
+    anything else."""
+    if HAN_RE.search(text):
+        return numeral_answer(text.strip().rstrip(".!。！"))
     tokens = [t for t, _, _ in _tokens(text.strip().rstrip(".!。"))]
     if not tokens or re.search(r"\d", text):
         return None
@@ -316,15 +414,16 @@ def spelled_value(text: str) -> int | None:
 
 def with_digits(sentence: str) -> str | None:
     """The sentence with the number words that state a quantity written as digits ("She has twelve apples
-    left." -> "She has 12 apples left."); None when the sentence writes a digit, holds no number word,
-    or holds one that states no value or cannot be read soundly (see the module docstring)."""
-    if re.search(r"\d", sentence):
-        return None
+    left." -> "She has 12 apples left.", "一共有十二个。" -> "一共有 12 个。"); digits it writes stay, so
+    "twelve apples after 13 days" states two numbers. None when the sentence holds no number word, or
+    holds one that states no value or cannot be read soundly (see the module docstring)."""
+    if HAN_RE.search(sentence):
+        return chinese_with_digits(sentence)
     tokens = _tokens(sentence)
     words = [t for t, _, _ in tokens]
     counting = _language(words)
-    if counting is None:
-        return None
+    if counting is None or counting.unread.intersection(words):
+        return None  # "Осталось пять из двенадцати.": a number in a case no rule reads
     runs = _runs(words, counting)
     if not runs:
         return None
@@ -348,8 +447,19 @@ def with_digits(sentence: str) -> str | None:
 def spelled_numbers(text: str) -> set[int]:
     """Every number written in words in `text`, in any table language and any position (the generous
     reading: used for what a prompt already states, where reading more is the safe side)."""
-    words = [t for t, _, _ in _tokens(text[-20_000:])]  # the question is at a long prompt's end
-    return {run.value for counting in COUNTINGS for run in _runs(words, counting)}
+    text = text[-20_000:]  # the question is at a long prompt's end
+    words = [t for t, _, _ in _tokens(text)]
+    return {run.value for counting in COUNTINGS for run in _runs(words, counting)} | numerals_in(text)
+
+
+def number_words(text: str) -> set[int]:
+    """The numbers written in words in `text`, in its language and any position, but for an article or
+    an ambiguous word alone ("one of them", "neuf"): what a text that writes digits also states."""
+    words = [t for t, _, _ in _tokens(text)]
+    counting = _language(words)
+    if counting is None:
+        return set()
+    return {run.value for run in _runs(words, counting) if not _alone(words, run, counting)}
 
 
 def language_of(sentence: str) -> str | None:
