@@ -144,7 +144,8 @@ SHARED_RUNS = frozenset({"demo_run"})
 def _alone(item: pytest.Item) -> bool:
     if any(item.get_closest_marker(name) is not None for name in ALONE_REQUIREMENTS):
         return True
-    parts = Path(str(item.path)).relative_to(TESTS).parts
+    path = Path(str(item.path))
+    parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
     return len(parts) > 1 and parts[0] in ALONE_FOLDERS
 
 
@@ -253,6 +254,9 @@ def _record(name: str, call: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "alone: make test runs it in its one-process tier (set at collection: see ALONE_FOLDERS)"
+    )
     markexpr = config.option.markexpr
     if markexpr and _deselects_all(markexpr, {"integration"}):
         import _posixsubprocess
