@@ -130,25 +130,6 @@ REQUIREMENTS: dict[str, tuple[Callable[[], bool], str]] = {
 }
 
 
-# - `alone`: a test `make test` runs in its one-process tier, not beside another test: one that starts
-#   vLLM or Ray (each takes every core it finds, and their start-up deadlines are tight on 2 busy cores),
-#   or lives where tests time processes and worker pools (ALONE_FOLDERS). Set here at collection, on
-#   `integration` and `slow` tests only; every other test of those tiers runs on 2 processes.
-# - `xdist_group("demo_run")`: the tests that read the shared demo training run (`demo_run`, minutes) go
-#   to one worker, so it runs once (`--dist loadgroup`).
-ALONE_REQUIREMENTS = frozenset({"requires_vllm", "requires_ray"})
-ALONE_FOLDERS = frozenset({"engine", "faults", "distributed", "judges", "prm"})
-SHARED_RUNS = frozenset({"demo_run"})
-
-
-def _alone(item: pytest.Item) -> bool:
-    if any(item.get_closest_marker(name) is not None for name in ALONE_REQUIREMENTS):
-        return True
-    path = Path(str(item.path))
-    parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
-    return len(parts) > 1 and parts[0] in ALONE_FOLDERS
-
-
 def _in_ci() -> bool:
     return bool(os.environ.get("CI") or os.environ.get("ASSAY_REQUIRE_ALL"))
 
@@ -230,11 +211,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("integration") is None and _starts_processes(item):
             item.add_marker(pytest.mark.integration)
-        later = item.get_closest_marker("integration") or item.get_closest_marker("slow")
-        if later is not None and _alone(item):
-            item.add_marker(pytest.mark.alone)
-        for shared in sorted(SHARED_RUNS & set(getattr(item, "fixturenames", ()))):
-            item.add_marker(pytest.mark.xdist_group(shared))
 
 
 # -- the tier guard --------------------------------------------------------------------------------
@@ -254,9 +230,6 @@ def _record(name: str, call: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "alone: make test runs it in its one-process tier (set at collection: see ALONE_FOLDERS)"
-    )
     markexpr = config.option.markexpr
     if markexpr and _deselects_all(markexpr, {"integration"}):
         import _posixsubprocess

@@ -78,15 +78,6 @@ PLANTED = {
         "def test_uses_server(server):\n"
         "    assert server.returncode == 0\n"
     ),
-    "test_vllm.py": (
-        "import pytest\n\n"
-        "@pytest.mark.requires_vllm\n"
-        "def test_alone():\n"
-        "    pass\n\n"
-        "@pytest.mark.slow\n"
-        "def test_shared():\n"
-        "    pass\n"
-    ),
     "test_heavy.py": (
         "import pytest\npytestmark = pytest.mark.integration\nimport a_module_that_does_not_exist\n"
     ),
@@ -114,7 +105,6 @@ def test_the_fast_tier_fails_a_test_starting_a_process_and_skips_integration_mod
     assert "test_uses_server" not in out  # deselected: its fixture starts a process
     assert "a_module_that_does_not_exist" not in out  # never imported
     assert "2 passed" not in out and "1 failed, 1 passed" in out
-    assert "test_alone" not in out  # requires_vllm makes it integration: deselected
 
 
 def test_the_whole_suite_runs_every_tier_without_the_guard(tmp_path: Path) -> None:
@@ -123,19 +113,3 @@ def test_the_whole_suite_runs_every_tier_without_the_guard(tmp_path: Path) -> No
     assert "PASSED test_missed.py::test_spawns" in out  # no guard when integration tests run too
     assert "PASSED test_fixture.py::test_uses_server" in out
     assert "ModuleNotFoundError" in out  # the integration module is imported now
-
-
-def test_make_tests_one_process_tier_takes_vllm_and_ray_and_the_rest_shares(tmp_path: Path) -> None:
-    """`make test` runs `(integration or slow) and alone` in one process and the rest of those tiers on
-    two: a test needing vLLM is `alone`, a slow one beside it is not, a planted file outside the suite's
-    folders is never `alone` by place."""
-    alone = run_planted(tmp_path, "-m", "(integration or slow) and alone", "--continue-on-collection-errors")
-    out = alone.stdout + alone.stderr
-    assert "PASSED test_vllm.py::test_alone" in out or "no vLLM environment" in out, out  # run or skipped
-    assert "test_shared" not in out and "test_uses_server" not in out
-    shared = run_planted(
-        tmp_path, "-m", "(integration or slow) and not alone", "--continue-on-collection-errors"
-    )
-    out = shared.stdout + shared.stderr
-    assert "PASSED test_vllm.py::test_shared" in out and "PASSED test_fixture.py::test_uses_server" in out
-    assert "test_alone" not in out
