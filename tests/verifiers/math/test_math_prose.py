@@ -502,3 +502,35 @@ def test_a_long_run_of_letters_is_no_slow_label(scorer: MathScorer) -> None:
     label is matched on its first characters, in linear time, so this scores at once."""
     assert _correct(scorer, WORK + "a" * 5000 + ": 52", "52") is False
     assert _correct(scorer, WORK + "Total" + "l" * 300 + ".", "52") is False
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "Answer: 12?",  # the English rule the others now follow
+        "Die Antwort ist 12?",
+        "La réponse est 12 ?",
+        "Ответ: 12? Не уверен.",
+        "答案：12？",
+        "答案是12吗？",  # "is the answer 12?"
+        "答案是十二？",
+        "答案：12?不确定。",
+    ],
+)
+def test_a_value_asked_after_a_cue_is_no_answer_in_any_language(scorer: MathScorer, closing: str) -> None:
+    assert _correct(scorer, WORK + closing, "12") is False
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "Warum? Die Antwort ist 12.",
+        "答案是多少？答案是12。",
+        "答案：12。对吗？",
+        "Ответ: 12. Почему? Потому что 3*4=12.",
+    ],
+)
+def test_a_question_before_the_cue_or_after_the_stated_value_leaves_the_answer(
+    scorer: MathScorer, closing: str
+) -> None:
+    assert _correct(scorer, WORK + closing, "12") is True

@@ -385,12 +385,17 @@ _END_RE = re.compile(r"[。！？；!?;\n।]|[.．]\s|[.．]$|[，,、]\s*(?=[^
 def localised_answer(snippet: str, language: Language) -> str:
     """The answer after a localised cue, up to the end of its clause and without the language's sentence
     closer; a second value after the language's "or" keeps the sentence whole, with the "or" written in
-    English so the comparer sees the hedge ("42 oder 43" -> "42 or 43")."""
+    English so the comparer sees the hedge ("42 oder 43" -> "42 or 43"). A clause that ends in a question
+    mark keeps it ("12?"): asked, not stated, it is no answer in any language."""
     snippet = snippet.lstrip(" \t:：*=—–-")  # "Правильный ответ — 418"
     snippet = speaker_lead().sub("", snippet, count=1)  # "Antwort: ich denke 3" -> "3"
     sentence = re.split(r"[。！？!?\n।]|[.．]\s", snippet, maxsplit=1)[0]
     cut = _END_RE.search(snippet)
     head = snippet[: cut.start()] if cut else snippet
+    if (
+        cut and cut.group() in "?？"
+    ):  # "Ответ: 12?", "答案是12吗？": a question, as "Answer: 12?" is in English
+        return head.strip() + "?"
     if re.match(r"^\(?[A-J]\)?(?![A-Za-z])", head) and not prose_choice(head):
         head = sentence  # "答案：D是干扰项，B是正确的": the letter of the clause is ruled out, read on
     for word in language.or_words:
