@@ -534,3 +534,25 @@ def test_a_question_before_the_cue_or_after_the_stated_value_leaves_the_answer(
     scorer: MathScorer, closing: str
 ) -> None:
     assert _correct(scorer, WORK + closing, "12") is True
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "The answer is 1000 or more.",  # the English rule the others now follow
+        "Die Antwort ist 1000 oder mehr.",
+        "Ответ: 1000 или больше.",
+        "Ответ: 1000 кирпичей или меньше.",
+        "答案是1000或更多。",
+        "答案：1000块或以上",
+    ],
+)
+def test_a_value_then_or_and_a_word_is_a_bound_in_any_language(scorer: MathScorer, closing: str) -> None:
+    assert _correct(scorer, WORK + closing, "1000") is False
+
+
+@pytest.mark.parametrize(
+    "closing", ["Ответ: 1000 кирпичей.", "答案是1000块砖。", "Die Antwort ist 1000 Ziegel.", "答案还是1000。"]
+)
+def test_a_value_with_its_unit_words_and_no_or_is_still_the_answer(scorer: MathScorer, closing: str) -> None:
+    assert _correct(scorer, WORK + closing, "1000") is True

@@ -404,6 +404,8 @@ def localised_answer(snippet: str, language: Language) -> str:
         if re.search(rf"{alone}\s*(?:[-+$\\(\d]|[A-J](?![^\W\d_]))", sentence):
             head = re.sub(rf"\s*{alone}\s*", " or ", sentence)
             break
+        if after_value := _or_after_value(word).search(head):  # "1000 oder mehr", "1000或更多": a bound
+            return f"{head[: after_value.start(1)].strip()} or {head[after_value.end(1) :].strip()}"
     head = head.strip().rstrip(".．。")
     for trailer in sorted(language.trailers, key=len, reverse=True):
         if head.endswith(trailer) and len(head) > len(trailer):
@@ -412,6 +414,16 @@ def localised_answer(snippet: str, language: Language) -> str:
     if unit := _NUMBER_THEN_WORDS_RE.match(head.strip()):
         return unit.group(1)  # "42 Äpfel", "42个苹果": the number with its unit words after it
     return head.strip()
+
+
+@cache
+def _or_after_value(word: str) -> re.Pattern[str]:
+    """The language's "or" after a value in the answer's clause ("1000 oder mehr", "1000 кирпичей или
+    больше", "1000块或更多"): a bound or a hedge, never the value's unit words. A word of a script
+    written without spaces (Chinese, Japanese) needs no boundary."""
+    if re.match(r"[\u3040-\u30ff\u3400-\u9fff]", word):
+        return re.compile(rf"\d\D*?({re.escape(word)})")
+    return re.compile(rf"\d\D*?(?<![^\W\d_])({re.escape(word)})(?![^\W\d_])", re.IGNORECASE)
 
 
 # A number followed by at most three words of letters only (a unit or a counted noun, in any script).
