@@ -392,9 +392,7 @@ def localised_answer(snippet: str, language: Language) -> str:
     sentence = re.split(r"[。！？!?\n।]|[.．]\s", snippet, maxsplit=1)[0]
     cut = _END_RE.search(snippet)
     head = snippet[: cut.start()] if cut else snippet
-    if (
-        cut and cut.group() in "?？"
-    ):  # "Ответ: 12?", "答案是12吗？": a question, as "Answer: 12?" is in English
+    if cut and cut.group() in ("?", "？"):  # "Ответ: 12?", "答案是12吗？": asked, as "Answer: 12?" is
         return head.strip() + "?"
     if re.match(r"^\(?[A-J]\)?(?![A-Za-z])", head) and not prose_choice(head):
         head = sentence  # "答案：D是干扰项，B是正确的": the letter of the clause is ruled out, read on
@@ -419,11 +417,9 @@ def localised_answer(snippet: str, language: Language) -> str:
 @cache
 def _or_after_value(word: str) -> re.Pattern[str]:
     """The language's "or" after a value in the answer's clause ("1000 oder mehr", "1000 кирпичей или
-    больше", "1000块或更多"): a bound or a hedge, never the value's unit words. A word of a script
-    written without spaces (Chinese, Japanese) needs no boundary."""
-    if re.match(r"[\u3040-\u30ff\u3400-\u9fff]", word):
-        return re.compile(rf"\d\D*?({re.escape(word)})")
-    return re.compile(rf"\d\D*?(?<![^\W\d_])({re.escape(word)})(?![^\W\d_])", re.IGNORECASE)
+    больше", "1000块或更多"): a bound or a hedge, never the value's unit words. Word boundaries as a
+    cue's (`_phrase`): none in a script written without spaces."""
+    return re.compile(rf"\d\D*?({_phrase(word)})", re.IGNORECASE)
 
 
 # A number followed by at most three words of letters only (a unit or a counted noun, in any script).
