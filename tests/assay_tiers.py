@@ -10,6 +10,8 @@ import itertools
 import os
 import re
 import subprocess
+import threading
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -217,16 +219,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # In a run that leaves `integration` out (`make check`), a test that starts a process anyway fails and
 # says so: the markers above are a rule, not a hope. Every way the standard library starts a program or a
 # worker ends in one of these calls.
-_SPAWNED: list[str] = []
+# A spawn from a thread that was already running when the test started (a pool or a library's thread that
+# an earlier test left behind) is not the test's: counting it failed an unrelated test at random.
+_SPAWNED: list[tuple[str, str]] = []  # (what started, where)
+_THREADS_BEFORE: set[int] = set()
 
 
 def _record(name: str, call: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(call)
     def spawn(*args: Any, **kwargs: Any) -> Any:
-        _SPAWNED.append(name)
+        thread = threading.current_thread()
+        if thread is threading.main_thread() or thread.ident not in _THREADS_BEFORE:
+            caller = next(
+                (f for f in reversed(traceback.extract_stack()[:-1]) if not _in_stdlib(f.filename)), None
+            )
+            where = f"{caller.filename}:{caller.lineno}" if caller else "?"
+            _SPAWNED.append((name, f"{where} in thread {thread.name}"))
         return call(*args, **kwargs)
 
     return spawn
+
+
+def _in_stdlib(filename: str) -> bool:
+    return filename.startswith(_STDLIB) or filename == __file__
+
+
+_STDLIB = os.path.dirname(os.__file__)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -242,20 +260,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
     _SPAWNED.clear()  # what started before this test (collection, a test runner's own set-up) is not its
+    _THREADS_BEFORE.clear()
+    _THREADS_BEFORE.update(t.ident for t in threading.enumerate() if t.ident is not None)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
     report: pytest.TestReport = yield
     if _SPAWNED:
-        started = sorted(set(_SPAWNED))
+        started = sorted({name for name, _ in _SPAWNED})
+        where = sorted({place for _, place in _SPAWNED})
         _SPAWNED.clear()
         if report.passed:
             report.outcome = "failed"
             report.longrepr = (
                 f"{item.nodeid} started {', '.join(started)} during {report.when} but is not marked "
                 "`integration`: give it a fixture in INTEGRATION_FIXTURES or its module a sign in "
-                "INTEGRATION_SIGNS (tests/assay_tiers.py)"
+                f"INTEGRATION_SIGNS (tests/assay_tiers.py); called from {'; '.join(where)}"
             )
     return report
 

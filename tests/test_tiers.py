@@ -78,6 +78,25 @@ PLANTED = {
         "def test_uses_server(server):\n"
         "    assert server.returncode == 0\n"
     ),
+    # A thread an earlier test left behind spawns during a later test: not the later test's (it failed an
+    # unrelated test at random); a thread the test starts itself is the test's.
+    "test_threads.py": (
+        "import os, sys, threading\n\n"
+        "def _spawn():\n"
+        "    pid = os.posix_spawn(sys.executable, [sys.executable, '-c', 'pass'], dict(os.environ))\n"
+        "    os.waitpid(pid, 0)\n\n"
+        "go, done = threading.Event(), threading.Event()\n"
+        "left = threading.Thread(target=lambda: (go.wait(), _spawn(), done.set()), daemon=True)\n\n"
+        "def test_leaves_a_thread():\n"
+        "    left.start()\n\n"
+        "def test_after_a_left_thread():\n"
+        "    go.set()\n"
+        "    assert done.wait(60)\n\n"
+        "def test_spawns_in_its_own_thread():\n"
+        "    own = threading.Thread(target=_spawn)\n"
+        "    own.start()\n"
+        "    own.join()\n"
+    ),
     "test_heavy.py": (
         "import pytest\npytestmark = pytest.mark.integration\nimport a_module_that_does_not_exist\n"
     ),
@@ -102,9 +121,12 @@ def test_the_fast_tier_fails_a_test_starting_a_process_and_skips_integration_mod
     assert "FAILED test_missed.py::test_spawns" in out
     assert "started a spawned process during call but is not marked `integration`" in out
     assert "PASSED test_missed.py::test_pure" in out
+    assert "PASSED test_threads.py::test_after_a_left_thread" in out
+    assert "FAILED test_threads.py::test_spawns_in_its_own_thread" in out
+    assert "test_threads.py:4 in thread Thread-" in out  # where it was called from
     assert "test_uses_server" not in out  # deselected: its fixture starts a process
     assert "a_module_that_does_not_exist" not in out  # never imported
-    assert "2 passed" not in out and "1 failed, 1 passed" in out
+    assert "2 failed, 3 passed" in out
 
 
 def test_the_whole_suite_runs_every_tier_without_the_guard(tmp_path: Path) -> None:
