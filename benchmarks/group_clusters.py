@@ -34,7 +34,9 @@ call (each distinct query once per database) and a gold per group, sql is 6-11 m
 each answer scored as the gold are the floor. With result equality on the reference's copies and the
 results scoring recorded (verifiers/sql/equivalence.py), sql is 0.7-1.1 ms, 0.1-2.4% at G = 8 and 64 on
 SQLite, DuckDB and PostgreSQL, and `sql-alike` 21-146% (293-962% before, or past the deadline);
-docs/voting.md has one run each, before and after.
+docs/voting.md has one run each, before and after. With two answers judged wrong compared on the
+database alone (no query run, no copy built), `sql-alike` is 3.7-10.1% on DuckDB and PostgreSQL and
+25-27% on SQLite, where scoring is cheapest (38-157% and 49-64% before, the same run).
 """
 
 from __future__ import annotations

@@ -85,18 +85,22 @@ def test_the_worker_side_clustering_is_the_separate_paths() -> None:
     ]
     context = jobs[0]
     formed = then_cluster(MathEquivalence(), context, False, 5.0, 10.0, jobs, scored, 0.0, scorer)
-    assert formed is not None and formed[3] == _MERGED and formed[0] == _SPELLINGS
+    assert formed is not None and formed[4] == _MERGED and formed[0] == _SPELLINGS
+    assert formed[1] == [r["correct"] for r in scored]
     # Spread over a group whose position 1 held an invalid item: positions shift, answers align.
     early = Early.at([0, *range(2, len(_SPELLINGS) + 1)], len(_SPELLINGS) + 1, formed)
     assert early is not None and early.groups[0] == [0, 2, 3, 4, 5, 9]
-    assert early.fits([_SPELLINGS[0], None, *_SPELLINGS[1:]], [False] * (len(_SPELLINGS) + 1))
+    verdicts = [r["correct"] for r in scored]
+    spread = [verdicts[0], None, *verdicts[1:]]
+    assert early.fits([_SPELLINGS[0], None, *_SPELLINGS[1:]], spread, [False] * (len(_SPELLINGS) + 1))
 
 
 def test_worker_clusters_are_dropped_when_the_answers_changed_after_them() -> None:
-    early = Early(["1/2", "0.5"], [False, False], ["1/2", "0.5"], [[0, 1]], 0.1)
-    assert early.fits(["1/2", "0.5"], [False, False])
-    assert not early.fits(["1/2", None], [False, False])  # a review or a deadline took an answer away
-    assert not early.fits(["1/2", "0.5"], [False, True])
+    early = Early(["1/2", "0.5"], [True, True], [False, False], ["1/2", "0.5"], [[0, 1]], 0.1)
+    assert early.fits(["1/2", "0.5"], [True, True], [False, False])
+    assert not early.fits(["1/2", None], [True, True], [False, False])  # a deadline took an answer away
+    assert not early.fits(["1/2", "0.5"], [True, True], [False, True])
+    assert not early.fits(["1/2", "0.5"], [True, False], [False, False])  # a review changed a verdict
 
 
 def test_the_worker_side_clustering_gives_up_when_the_batch_has_no_time_left() -> None:

@@ -49,22 +49,29 @@ class Early:
     they were formed from, by group position."""
 
     answers: list[str | None]
+    verdicts: list[bool | None]
     reading: list[bool]  # positions whose item was read for its answer (self-consistency)
     filled: list[str | None]
     groups: list[list[int]]
     elapsed_ms: float
 
-    def fits(self, answers: Sequence[str | None], reading: Sequence[bool]) -> bool:
-        """Whether these clusters were formed from `answers` (the engine's, after reviews and deadlines),
-        with the same items read for theirs: only then are they the clusters of the group."""
-        return self.answers == list(answers) and self.reading == list(reading)
+    def fits(
+        self, answers: Sequence[str | None], verdicts: Sequence[bool | None], reading: Sequence[bool]
+    ) -> bool:
+        """Whether these clusters were formed from `answers` and `verdicts` (the engine's, after reviews
+        and deadlines), with the same items read for theirs: only then are they the clusters of the group."""
+        return (
+            self.answers == list(answers)
+            and self.verdicts == list(verdicts)
+            and self.reading == list(reading)
+        )
 
     @classmethod
     def at(cls, positions: Sequence[int], size: int, formed: Any) -> Early | None:
         """`formed` (what `then_cluster` returned over a batch) by the group positions of the batch."""
         if formed is None:
             return None
-        answers, reading, filled, groups, elapsed_ms = formed
+        answers, verdicts, reading, filled, groups, elapsed_ms = formed
 
         def spread(values: Sequence[Any], blank: Any) -> list[Any]:
             out = [blank] * size
@@ -74,6 +81,7 @@ class Early:
 
         return cls(
             answers=spread(answers, None),
+            verdicts=spread(verdicts, None),
             reading=spread(reading, False),
             filled=spread(filled, None),
             groups=[[positions[i] for i in group] for group in groups],
@@ -88,16 +96,19 @@ def form_clusters(
     unread: list[dict[str, Any] | None],
     budget_s: float,
     scorer: Scorer | None = None,
+    verdicts: Sequence[bool | None] = (),
 ) -> tuple[list[str | None], list[list[int]]]:
     """(answers, clusters): `answers` with each None whose `unread` item is given read by the task, then
     the clusters' positions, by the equivalence bound to the group's `context` (task, first item,
-    options) and `scorer` (in a worker: the worker's own). Runs in a worker or a thread."""
+    options) and `scorer` (in a worker: the worker's own), told which answers scoring judged wrong
+    (`verdicts`, by position). Runs in a worker or a thread."""
     started = time.perf_counter()
     task, first, options = context
     scorer = scorer if scorer is not None else worker_scorer(task)
     bound = equivalence.within(
         scorer, scorer.item_model().model_validate(first), scorer.Options.model_validate(options)
     )
+    bound.judged_wrong(_judged_wrong(answers, verdicts))
     filled = list(answers)
     for index, raw in enumerate(unread):
         if raw is not None and filled[index] is None:
@@ -107,6 +118,13 @@ def form_clusters(
                 filled[index] = None
     left = max(0.0, budget_s - (time.perf_counter() - started))
     return filled, cluster_indices(filled, bound, left)
+
+
+def _judged_wrong(answers: Sequence[str | None], verdicts: Sequence[bool | None]) -> frozenset[str]:
+    """The answers some member holds with a wrong verdict and none with a right one."""
+    held = list(zip(answers, verdicts, strict=False))
+    right = {answer for answer, verdict in held if verdict is True}
+    return frozenset(a for a, verdict in held if a is not None and verdict is False and a not in right)
 
 
 def then_cluster(
@@ -119,13 +137,14 @@ def then_cluster(
     scored: list[dict[str, Any]],
     elapsed_s: float,
     scorer: Scorer | None = None,
-) -> tuple[list[str | None], list[bool], list[str | None], list[list[int]], float] | None:
+) -> tuple[list[str | None], list[bool | None], list[bool], list[str | None], list[list[int]], float] | None:
     """In the worker that just scored a group's items (`scorer`: that worker's own unless given):
-    (answers, reading, filled, clusters, ms) over the batch, or None (out of time, or anything failed)
-    so the engine forms them the separate way. Its budget ends a grace before the batch's deadline; a
+    (answers, verdicts, reading, filled, clusters, ms) over the batch, or None (out of time, or anything
+    failed) so the engine forms them the separate way. Its budget ends a grace before the batch's deadline; a
     comparison that hangs past it costs the batch, whose items are then scored one by one."""
     started = time.perf_counter()
     answers = [r.get("extracted") if r.get("status") == Status.OK.value else None for r in scored]
+    verdicts = [r.get("correct") if r.get("status") == Status.OK.value else None for r in scored]
     unread = [
         job[1] if self_consistency and answer is None else None
         for job, answer in zip(jobs, answers, strict=True)
@@ -134,11 +153,11 @@ def then_cluster(
     if left <= 0:
         return None
     try:
-        filled, groups = form_clusters(equivalence, context, answers, unread, left, scorer)
+        filled, groups = form_clusters(equivalence, context, answers, unread, left, scorer, verdicts)
     except Exception:  # ClusteringTimeout or worse: the separate path retries, under its own budget
         return None
     reading = [raw is not None for raw in unread]
-    return answers, reading, filled, groups, (time.perf_counter() - started) * 1000.0
+    return answers, verdicts, reading, filled, groups, (time.perf_counter() - started) * 1000.0
 
 
 def batch_clustering(
@@ -188,7 +207,7 @@ async def group_vote(
         groups = cluster_keys(answers, [_outcome_key(equivalence, r) for r in results])
         return Vote(clusters=answer_clusters(groups, answers, verdicts), elapsed_ms=elapsed_ms())
     reading = [self_consistency and p is not None and answers[i] is None for i, p in enumerate(prepared)]
-    if early is not None and early.fits(answers, reading):
+    if early is not None and early.fits(answers, verdicts, reading):
         clusters = answer_clusters(early.groups, early.filled, verdicts)
         return Vote(clusters=clusters, elapsed_ms=early.elapsed_ms + elapsed_ms())
     unread: list[dict[str, Any] | None] = [
@@ -199,7 +218,7 @@ async def group_vote(
     context = (item.task, item.model_dump(mode="json"), options.model_dump(mode="json"))
     try:
         filled, groups = await _cluster(
-            runner, scorer_cls, context, lane, equivalence, answers, unread, budget
+            runner, scorer_cls, context, lane, equivalence, answers, verdicts, unread, budget
         )
     except Exception as exc:  # the deadline, a dead worker, no slot: the group scores without clusters
         reason = "no clusters within the deadline" if isinstance(exc, TimeoutError) else failure_text(exc)
@@ -221,15 +240,16 @@ async def _cluster(
     lane: Hashable,
     equivalence: Equivalence,
     answers: list[str | None],
+    verdicts: list[bool | None],
     unread: list[dict[str, Any] | None],
     budget: float,
 ) -> tuple[list[str | None], list[list[int]]]:
     if sum(a is not None for a in answers) <= 1 and not any(unread):  # nothing to compare
         return answers, [[i] for i, a in enumerate(answers) if a is not None]
     if scorer_cls.runs_in == "process" and runner.pool is not None:
-        args = (equivalence, context, answers, unread, budget)
+        args = (equivalence, context, answers, unread, budget, None, verdicts)
         return await runner.call_in_worker(form_clusters, args, budget + _KILL_GRACE_S, lane)
     scorer = runner.scorers(scorer_cls)
-    work = partial(form_clusters, equivalence, context, answers, unread, budget, scorer)
+    work = partial(form_clusters, equivalence, context, answers, unread, budget, scorer, verdicts)
     call = asyncio.get_running_loop().run_in_executor(runner.threads, work)
     return await asyncio.wait_for(call, budget + _KILL_GRACE_S)

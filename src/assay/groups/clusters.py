@@ -14,6 +14,8 @@ The rules, stated once here and in docs/voting.md:
 - Merging: answers with equal keys (or identical text) are one answer; then each remaining answer joins the
   first cluster, in order of appearance, whose representative it is equivalent to (leader clustering:
   deterministic, at most one comparison per pair of representatives, none where the signatures differ).
+  The task's equivalence is first told which answers scoring judged wrong (`Equivalence.judged_wrong`):
+  it may compare two of those by a cheaper standard (sql: results on the item's database alone).
 - A cluster's `representative` is its first member's answer; its `correct` is the verdict of its first
   member that has one (null when none has: self-consistency without references).
 - Order and ties: clusters by size, largest first; among equal sizes, the one whose first member comes

@@ -18,6 +18,7 @@ instead (`outcome_key`): scoring already ran the program, so nothing is compared
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar
 
 from assay.types import Item, Result
@@ -54,6 +55,13 @@ class Equivalence:
         """Whether `a` and `b` are one answer (symmetric). Called only for pairs whose keys differ and
         whose signatures do not."""
         return a == b
+
+    def judged_wrong(self, answers: AbstractSet[str]) -> None:
+        """The answers the group's scoring judged wrong against its reference (none of them judged right
+        in another member), told to a bound equivalence before its first comparison. A task may compare
+        two of these by a cheaper standard than the one it holds an answer to for a reward (the sql task:
+        results on the item's own database only): a wrong answer earns nothing whichever cluster it joins.
+        This base ignores them."""
 
     def outcome_key(self, result: Result) -> Hashable | None:
         """With `by_outcome`: the key of a member's scored result (an ok one with an answer); equal keys

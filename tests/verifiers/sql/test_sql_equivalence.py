@@ -3,6 +3,7 @@ group's database, judged by the scorer itself in both directions."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -198,6 +199,90 @@ def test_clusters_after_scoring_run_no_query_again_and_build_no_copy(
         scorer.close()
     assert clusters == [[0, 2, 3, 5], [1], [4]]
     assert ran == [] and built == []
+
+
+# -- two answers scoring judged wrong: equal on the item's own database ------------------------------
+COUNT, MAX_ID = "SELECT COUNT(*) FROM students", "SELECT MAX(id) FROM students"  # 40 and 40, then not
+
+
+def test_two_wrong_answers_are_one_when_their_results_on_the_items_database_are(
+    sql_scorer: SqlScorer,
+) -> None:
+    """The copies refuse a reward to a match by coincidence; a wrong answer earns nothing whichever cluster
+    it joins, so two wrong ones are compared as execution match does, on the item's own database."""
+    item = Item(task="sql", db_id="school", response="", reference=JOIN)
+    answers = [JOIN, COUNT, MAX_ID]
+    assert cluster_indices(answers, SqlEquivalence().within(sql_scorer, item, SqlOptions())) == [
+        [0],
+        [1],
+        [2],
+    ]
+    for wrong, clusters in (({COUNT, MAX_ID}, [[0], [1, 2]]), ({COUNT}, [[0], [1], [2]])):
+        bound = SqlEquivalence().within(sql_scorer, item, SqlOptions())
+        bound.judged_wrong(frozenset(wrong))
+        assert cluster_indices(answers, bound) == clusters  # one answer judged wrong: the full standard
+
+
+def test_a_groups_wrong_answers_merge_by_their_results_and_the_right_ones_stay_apart(
+    sql_dir: Path, sql_settings: Settings
+) -> None:
+    """Through the engine: the verdicts reach the clustering. A literal filter on the gold's ids gives the
+    gold's rows on the database and not on its alternate: wrong, and never one answer with the right ones
+    (which are held to the full standard), though one with a wrong answer equal to it on the database."""
+    with sqlite3.connect(sql_dir / "school.sqlite") as db:
+        ids = ", ".join(str(row[0]) for row in db.execute(JOIN))
+    literal = f"SELECT id, name FROM students WHERE id IN ({ids})"
+    answers = (COUNT, JOIN, MAX_ID, SUBQUERY, COUNT, literal, f"{literal} AND id > 0")
+    items = [
+        {"task": "sql", "db_id": "school", "response": f"```sql\n{sql}\n```", "reference": JOIN}
+        for sql in answers
+    ]
+    with Engine(sql_settings) as engine:
+        (outcome,) = engine.score_groups([{"items": items}])
+    assert [r.correct for r in outcome.results] == [False, True, False, True, False, False, False]
+    clusters = outcome.stats.answer_clusters or []
+    assert [(c.size, c.correct, c.members) for c in clusters] == [
+        (3, False, [0, 2, 4]),
+        (2, True, [1, 3]),
+        (2, False, [5, 6]),
+    ], outcome.stats.clusters_unavailable
+    assert outcome.stats.majority_correct is False
+
+
+def test_wrong_answers_of_one_shape_are_clustered_without_running_a_query(
+    sql_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worst case for the clustering's cost (benchmarks/group_clusters.py's `sql-alike`): wrong answers
+    of one shape, equal in pairs on the data. Each pair was checked on the alternate and the copies, where
+    scoring ran none of them; now their results from scoring decide, in memory."""
+    responses = [JOIN]
+    for k in (4, 7, 9):
+        responses += [
+            f"SELECT id, name FROM students WHERE id != {k}",
+            f"SELECT name, id FROM students WHERE id + 0 != {k}",
+        ]
+    scorer = SqlScorer(sql_settings)
+    try:
+        items = [Item(task="sql", db_id="school", response=r, reference=JOIN) for r in responses]
+        results = [scorer.score(item, SqlOptions()) for item in items]
+        ran: list[str] = []
+        run = SqliteEngine.run
+
+        def counted_run(engine: SqliteEngine, sql: str, limits: QueryLimits) -> QueryResult:
+            ran.append(sql)
+            return run(engine, sql, limits)
+
+        monkeypatch.setattr(SqliteEngine, "run", counted_run)
+        equivalence = SqlEquivalence().within(scorer, items[0], SqlOptions())
+        equivalence.judged_wrong(
+            frozenset(r.extracted for r in results if r.correct is False and r.extracted)
+        )
+        clusters = cluster_indices([r.extracted for r in results], equivalence)
+    finally:
+        scorer.close()
+    assert [r.correct for r in results] == [True] + [False] * 6
+    assert clusters == [[0], [1, 2], [3, 4], [5, 6]]
+    assert ran == []
 
 
 def test_a_query_the_deadline_cuts_short_makes_the_clusters_unavailable(sql_dir: Path) -> None:

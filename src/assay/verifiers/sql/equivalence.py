@@ -12,14 +12,23 @@ scoring also: a query that is refused, or fails on the instance or an alternate,
 that reads a table (`allow_constant`: it may be, and then no copies are used); two queries that both fail
 on a copy are not told apart by it, one that fails where the other runs is.
 
+Two answers the group's scoring judged wrong against its reference (`judged_wrong`) are held to a lesser
+standard: their results equal on the item's own database, as execution match (BIRD, Spider) and execution-
+based self-consistency votes compare queries. The alternates and copies exist to refuse a reward to an
+answer that matches the gold by a coincidence of the data; a wrong answer earns nothing whichever cluster
+it joins. A right answer, or one without a verdict (self-consistency), is held to the full standard, so a
+wrong answer that gives the gold's rows on the database (a literal filter on their ids) never joins the
+right ones.
+
 Cost: each distinct query is read once and runs once per database, and in the worker that just scored
 the group not even that: the scorer recorded what it ran (memo.py), and the copies are the ones it built
 (dependence.py keeps them). A query runs on an alternate or a copy only once it equals another on the
 databases before. What is left is comparing results in memory, pair by pair where the shapes (columns,
 rows on the instance) agree: `compare.Fingerprint` settles the pairs of equal values and the pairs that
-cannot match as multisets without compare()'s search. The worst case is a group of many answers of one
-shape, equal in pairs on the data but written differently and wrong: each pair is then checked on every
+cannot match as multisets without compare()'s search. The worst case was a group of many answers of one
+shape, equal in pairs on the data but written differently and wrong: each pair was checked on every
 copy, where scoring, finding them wrong on the instance, ran none of them (docs/voting.md measures it).
+Judged wrong, they are now compared on the database alone, from the results scoring recorded.
 
 Before this, each pair was scored both ways (each query as the other's gold), which built copies seeded
 by every answer that matched another on the instance: the share of clustering in a group's scoring time
@@ -30,6 +39,7 @@ stayed at 20-41% at G = 8. Verdicts differ from that mutual scoring only through
 from __future__ import annotations
 
 from collections.abc import Hashable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -106,6 +116,7 @@ class ResultEquality(Equivalence):
         self._copies: dict[frozenset[str] | None, list[tuple[SqlEngine, QueryResult | QueryError]]] = {}
         self._pivot: tuple[Analysis, QueryResult] | None = None
         self._fingerprints: dict[int, tuple[QueryResult, Fingerprint]] = {}
+        self._wrong: frozenset[str] = frozenset()
         try:
             self._instances = scorer._instances(item.db_id, options) if item.db_id else []
         except Exception:  # an unknown database: every answer stands alone, as scoring finds it invalid
@@ -123,17 +134,22 @@ class ResultEquality(Equivalence):
             return ("alone", answer)
         return (len(read.results[0].columns), len(read.results[0].rows))
 
+    def judged_wrong(self, answers: AbstractSet[str]) -> None:
+        self._wrong = frozenset(answers)
+
     def equivalent(self, a: str, b: str) -> bool:
         first, second = self._read(a), self._read(b)
         if first.alone or second.alone or self._constant_apart(first, second):
             return False
-        for index, instance in enumerate(self._instances):
+        both_wrong = a in self._wrong and b in self._wrong
+        instances = self._instances[:1] if both_wrong else self._instances
+        for index, instance in enumerate(instances):
             x, y = self._result(first, index), self._result(second, index)
             if x is None or y is None or not self._may_agree(first, x, second, y):
                 return False
             if not self._agree(self._scorer._engine(instance), (first, x), (second, y)):
                 return False
-        if not self._copies_apply(first, second):
+        if both_wrong or not self._copies_apply(first, second):
             return True
         return all(self._agree_on_copy(copy, first, second) for copy in self._copies_for(first, second))
 
