@@ -545,6 +545,9 @@ def test_a_question_before_the_cue_or_after_the_stated_value_leaves_the_answer(
         "Ответ: 1000 кирпичей или меньше.",
         "答案是1000或更多。",
         "答案：1000块或以上",
+        "Odpowiedź: 1000 lub więcej.",  # a word with a letter outside ASCII: read as "1000" before
+        "Odpowiedź: 1000 albo mniej.",
+        "Odpověď: 1000 nebo více.",
     ],
 )
 def test_a_value_then_or_and_a_word_is_a_bound_in_any_language(scorer: MathScorer, closing: str) -> None:

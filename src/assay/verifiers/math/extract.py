@@ -201,11 +201,16 @@ def _clause(line: str) -> str | None:
     return clause or None
 
 
+_OR_AFTER_NUMBER_RE = re.compile(r"\d\s+or\s+[^\W\d_]", re.IGNORECASE)
+
+
 def _one_number(clause: str) -> str | None:
     """The number of an answer written as a sentence ("Jane started growing Sphere 3 hours ago"): only
     when the sentence holds exactly one number, in digits or in words, and names no bound ("not 3", "at
     least 3"): "twelve apples in 13 days" states two (issue 44)."""
     if len(_WORDS_RE.findall(clause)) < 3 or BOUND_WORDS_RE.search(clause) or number_words(clause):
+        return None
+    if _OR_AFTER_NUMBER_RE.search(clause):  # "1000 or więcej" (a localised "or more"), "3 or so": a bound
         return None
     numbers = set(NUMBER_TOKEN_RE.findall(clause))
     return numbers.pop() if len(numbers) == 1 else None
