@@ -39,7 +39,7 @@ from assay.distributed.sessions import NAMESPACE
 pytestmark = [pytest.mark.slow, pytest.mark.requires_ray, pytest.mark.timeout(300)]
 
 APP = "assay-trajectories-test"
-MAX_TURNS = 40  # a trajectory turns until it has reached both replicas: 2^-39 that one never does
+MAX_TURNS = 40  # a trajectory turns until it has reached both replicas, or this many turns
 MATH = {"task": "math", "prompt": "What is 6 * 7?", "reference": "42"}
 
 
@@ -158,9 +158,11 @@ def test_verl_tool_trajectories_keep_one_session_across_two_ingress_replicas(app
                     break
 
     asyncio.run(main())
+    # Ray Serve's router is not a fair coin (a trajectory here once stayed on one replica for 40 turns):
+    # the trajectories that crossed are the evidence, and every trajectory must read its own variables.
     assert any(run["split"] for run in checked), "no parallel first calls reached different replicas"
     for run in checked:
-        assert run["first"] == ["", ""] and run["replicas"] == 2
+        assert run["first"] == ["", ""]
         assert run["observed"] == run["expected"]
     assert _open_sessions() == 0
     assert _bound(verl_tool.SPACE) == {}
