@@ -130,19 +130,25 @@ def test_columns_in_another_order_are_one_answer(sql_scorer: SqlScorer, engine: 
     assert _clusters(sql_scorer, answers, engine=engine) == [[0, 2, 3], [1], [4]]
 
 
+def _count_queries(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every query SQLite runs from now on, in order (the engine's own `run`, wrapped)."""
+    ran: list[str] = []
+    run = SqliteEngine.run
+
+    def counted(engine: SqliteEngine, sql: str, limits: QueryLimits) -> QueryResult:
+        ran.append(sql)
+        return run(engine, sql, limits)
+
+    monkeypatch.setattr(SqliteEngine, "run", counted)
+    return ran
+
+
 def test_a_member_that_errors_or_is_unsafe_stands_alone_and_unsafe_sql_never_runs(
     sql_scorer: SqlScorer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     unsafe = ["DELETE FROM students", "SELECT 1; DROP TABLE students", "ATTACH DATABASE '/tmp/x' AS x"]
     answers = [JOIN, "SELECT nope FROM nowhere", *unsafe, SUBQUERY, "SELECT nope FROM nowhere"]
-    ran: list[str] = []
-    run = SqliteEngine.run
-
-    def recorded(engine: SqliteEngine, sql: str, limits: QueryLimits) -> QueryResult:
-        ran.append(sql)
-        return run(engine, sql, limits)
-
-    monkeypatch.setattr(SqliteEngine, "run", recorded)
+    ran = _count_queries(monkeypatch)
     assert _clusters(sql_scorer, answers) == [[0, 5], [1, 6], [2], [3], [4]]
     assert not any("DELETE" in sql or "DROP" in sql or "ATTACH" in sql for sql in ran)
 
@@ -179,19 +185,14 @@ def test_clusters_after_scoring_run_no_query_again_and_build_no_copy(
     try:
         items = [Item(task="sql", db_id="school", response=r, reference=JOIN) for r in responses]
         results = [scorer.score(item, SqlOptions()) for item in items]
-        ran: list[str] = []
         built: list[object] = []
-        run, build = SqliteEngine.run, scratch_module._ScratchSqlite.build
-
-        def counted_run(engine: SqliteEngine, sql: str, limits: QueryLimits) -> QueryResult:
-            ran.append(sql)
-            return run(engine, sql, limits)
+        build = scratch_module._ScratchSqlite.build
 
         def counted_build(engine: object) -> None:
             built.append(engine)
             build(engine)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(SqliteEngine, "run", counted_run)
+        ran = _count_queries(monkeypatch)
         monkeypatch.setattr(scratch_module._ScratchSqlite, "build", counted_build)
         equivalence = SqlEquivalence().within(scorer, items[0], SqlOptions())
         clusters = cluster_indices([r.extracted for r in results], equivalence)
@@ -265,14 +266,7 @@ def test_wrong_answers_of_one_shape_are_clustered_without_running_a_query(
     try:
         items = [Item(task="sql", db_id="school", response=r, reference=JOIN) for r in responses]
         results = [scorer.score(item, SqlOptions()) for item in items]
-        ran: list[str] = []
-        run = SqliteEngine.run
-
-        def counted_run(engine: SqliteEngine, sql: str, limits: QueryLimits) -> QueryResult:
-            ran.append(sql)
-            return run(engine, sql, limits)
-
-        monkeypatch.setattr(SqliteEngine, "run", counted_run)
+        ran = _count_queries(monkeypatch)
         equivalence = SqlEquivalence().within(scorer, items[0], SqlOptions())
         equivalence.judged_wrong(
             frozenset(r.extracted for r in results if r.correct is False and r.extracted)
