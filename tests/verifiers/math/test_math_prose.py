@@ -559,3 +559,20 @@ def test_a_value_then_or_and_a_word_is_a_bound_in_any_language(scorer: MathScore
 )
 def test_a_value_with_its_unit_words_and_no_or_is_still_the_answer(scorer: MathScorer, closing: str) -> None:
     assert _correct(scorer, WORK + closing, "1000") is True
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold", "correct"),
+    [
+        ("答案是二分之一。", "1/2", True),
+        ("答案是二分之一。", "0.5", True),
+        ("答案：负三分之二", "-\\frac{2}{3}", True),
+        ("答案是一又二分之一。", "3/2", True),
+        ("答案是三分之一。", "1/2", False),
+        ("答案是二分之一或三分之一。", "1/2", False),  # two values: a hedge
+    ],
+)
+def test_a_fraction_in_chinese_numerals_after_a_cue(
+    scorer: MathScorer, closing: str, gold: str, correct: bool
+) -> None:
+    assert _correct(scorer, WORK + closing, gold) is correct

@@ -4,12 +4,14 @@ and what is no well-formed number, or states no value in its sentence, is not.""
 from __future__ import annotations
 
 import random
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from prose_answers import in_words
 
+from assay.verifiers.math.chinese import fraction_value
 from assay.verifiers.math.spelled import spelled_numbers, spelled_value, with_digits
 
 
@@ -118,3 +120,32 @@ def test_a_prompt_s_numbers_in_words_are_all_found() -> None:
         15,
         2,
     }
+
+
+@given(st.integers(2, 999), st.integers(1, 999), st.booleans(), st.randoms())
+def test_a_fraction_in_chinese_numerals_is_read_denominator_first(
+    denominator: int, numerator: int, negative: bool, rng: random.Random
+) -> None:
+    said = "一" if numerator == 1 else in_words(numerator, "zh", rng)
+    text = ("负" if negative else "") + f"{in_words(denominator, 'zh', rng)}分之{said}"
+    assert fraction_value(text) == (-1 if negative else 1) * Fraction(numerator, denominator), text
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("一又二分之一", Fraction(3, 2)),
+        ("两又三分之二。", None),  # 两 alone counts only before a measure word
+        ("二又三分之二。", Fraction(8, 3)),
+        ("一又三分之四", None),  # a mixed number's fraction is below one
+        ("百分之二十", None),  # a percent: 百 alone is not how 100 is counted
+        ("零分之一", None),
+        ("三分之两", None),
+        ("十几分之一", None),
+        ("三分之", None),
+        ("二分之一个", None),  # more than the fraction
+        ("二分之一或三分之一", None),
+    ],
+)
+def test_what_a_chinese_fraction_answer_is(text: str, value: Fraction | None) -> None:
+    assert fraction_value(text) == value

@@ -16,6 +16,7 @@ Written for Assay from the counting rules of Modern Standard Chinese.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 _DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _UNITS = {"十": 10, "百": 100, "千": 1000}
@@ -160,3 +161,27 @@ def numerals_in(text: str) -> set[int]:
         if (value := numeral(match.group(0), counted)) is not None:
             values.add(value)
     return values
+
+
+# A fraction as Chinese says it, the denominator first: 三分之二 (2/3), 负二分之一 (-1/2), 一又二分之一 (3/2).
+_FRACTION_RE = re.compile(
+    r"(负)?(?:([零一二两三四五六七八九十百千万]+)又)?([零一二两三四五六七八九十百千万]+)分之([零一二两三四五六七八九十百千万]+)"
+)
+
+
+def fraction_value(text: str) -> Fraction | None:
+    """The value of an answer that is one fraction in numerals ("三分之二", "负二分之一", "一又二分之一");
+    None for anything else. Each part must be a well-formed numeral, so 百分之二十 (a percent: 百 is not
+    how 100 is counted) and 十几分之一 are not read; a mixed number's fraction is below one."""
+    match = _FRACTION_RE.fullmatch(text.strip().rstrip(".。"))
+    if match is None:
+        return None
+    negative, whole_text, denominator_text, numerator_text = match.groups()
+    denominator, numerator = numeral(denominator_text), numeral(numerator_text)
+    whole = numeral(whole_text) if whole_text else 0
+    if denominator is None or numerator is None or whole is None or denominator == 0:
+        return None
+    if whole_text and not 0 < numerator < denominator:
+        return None  # "一又三分之四": not how a mixed number is said
+    value = whole + Fraction(numerator, denominator)
+    return -value if negative else value
