@@ -93,10 +93,10 @@ def form_clusters(
     equivalence: Equivalence,
     context: Context,
     answers: list[str | None],
+    verdicts: Sequence[bool | None],
     unread: list[dict[str, Any] | None],
     budget_s: float,
     scorer: Scorer | None = None,
-    verdicts: Sequence[bool | None] = (),
 ) -> tuple[list[str | None], list[list[int]]]:
     """(answers, clusters): `answers` with each None whose `unread` item is given read by the task, then
     the clusters' positions, by the equivalence bound to the group's `context` (task, first item,
@@ -122,7 +122,7 @@ def form_clusters(
 
 def _judged_wrong(answers: Sequence[str | None], verdicts: Sequence[bool | None]) -> frozenset[str]:
     """The answers some member holds with a wrong verdict and none with a right one."""
-    held = list(zip(answers, verdicts, strict=False))
+    held = list(zip(answers, verdicts, strict=True))
     right = {answer for answer, verdict in held if verdict is True}
     return frozenset(a for a, verdict in held if a is not None and verdict is False and a not in right)
 
@@ -153,7 +153,7 @@ def then_cluster(
     if left <= 0:
         return None
     try:
-        filled, groups = form_clusters(equivalence, context, answers, unread, left, scorer, verdicts)
+        filled, groups = form_clusters(equivalence, context, answers, verdicts, unread, left, scorer)
     except Exception:  # ClusteringTimeout or worse: the separate path retries, under its own budget
         return None
     reading = [raw is not None for raw in unread]
@@ -247,9 +247,9 @@ async def _cluster(
     if sum(a is not None for a in answers) <= 1 and not any(unread):  # nothing to compare
         return answers, [[i] for i, a in enumerate(answers) if a is not None]
     if scorer_cls.runs_in == "process" and runner.pool is not None:
-        args = (equivalence, context, answers, unread, budget, None, verdicts)
+        args = (equivalence, context, answers, verdicts, unread, budget)
         return await runner.call_in_worker(form_clusters, args, budget + _KILL_GRACE_S, lane)
     scorer = runner.scorers(scorer_cls)
-    work = partial(form_clusters, equivalence, context, answers, unread, budget, scorer, verdicts)
+    work = partial(form_clusters, equivalence, context, answers, verdicts, unread, budget, scorer)
     call = asyncio.get_running_loop().run_in_executor(runner.threads, work)
     return await asyncio.wait_for(call, budget + _KILL_GRACE_S)

@@ -164,9 +164,8 @@ def numerals_in(text: str) -> set[int]:
 
 
 # A fraction as Chinese says it, the denominator first: 三分之二 (2/3), 负二分之一 (-1/2), 一又二分之一 (3/2).
-_FRACTION_RE = re.compile(
-    r"(负)?(?:([零一二两三四五六七八九十百千万]+)又)?([零一二两三四五六七八九十百千万]+)分之([零一二两三四五六七八九十百千万]+)"
-)
+_RUN = NUMERAL_RE.pattern
+_FRACTION_RE = re.compile(rf"(负)?(?:({_RUN})又)?({_RUN})分之({_RUN})")
 
 
 def fraction_value(text: str) -> Fraction | None:
