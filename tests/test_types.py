@@ -136,3 +136,58 @@ def test_one_id_coercion_for_items_groups_and_unreadable_items(raw: Any, echoed:
     else:
         with pytest.raises(ValidationError):
             Item.model_validate({"id": raw, "task": "math"})
+
+
+# Issue 36: each built-in task declares its own item fields, in its folder; `Item` holds the shared ones.
+_SHARED = {"id", "task", "prompt", "response", "messages", "reference", "options"}
+
+
+def test_item_holds_only_the_fields_every_task_shares_and_each_task_declares_its_own() -> None:
+    from assay.registry import folder_tasks, load_object
+
+    assert set(Item.model_fields) == _SHARED
+    declared: dict[str, str] = {}
+    for folder, path in folder_tasks().items():
+        scorer = load_object(path)
+        if scorer.Fields is not None:
+            assert scorer.Fields.__module__.startswith(f"assay.verifiers.{folder}."), scorer.Fields
+            for name in scorer.Fields.model_fields:
+                assert name not in declared, f"{name} declared by {declared.get(name)} and {folder}"
+                declared[name] = folder
+    assert {"tests", "db_id", "FAIL_TO_PASS", "response_b", "steps", "metadata"} <= set(declared)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda raw: Item(**raw),
+        Item.model_validate,
+        lambda raw: Item.model_validate_json(json.dumps(raw)),
+    ],
+    ids=["constructor", "model_validate", "model_validate_json"],
+)
+def test_an_item_of_a_builtin_task_is_read_with_its_tasks_fields(build: Any) -> None:
+    import pickle
+
+    from assay.verifiers.code.fields import CodeFields
+
+    item = build({"task": "code", "language": "python", "tests": [{"stdin": 1, "stdout": 1}]})
+    assert isinstance(item, Item) and isinstance(item, CodeFields)
+    assert CodeFields.of(item) is item and item.tests == [{"stdin": "1", "stdout": "1"}]
+    assert pickle.loads(pickle.dumps(item)) == item
+    with pytest.raises(ValidationError, match="tets"):
+        build({"task": "code", "tets": []})  # a typo of the task's own field is still refused
+
+
+def test_another_builtin_tasks_fields_are_ignored_as_before_and_unknown_keys_refused() -> None:
+    # A mixed dataset gives every row every column: a math row with code's and sql's columns still reads.
+    item = Item.model_validate({"task": "math", "reference": "2", "tests": None, "db_id": "x", "rubric": "r"})
+    assert type(item) is Item and item.model_dump(exclude_none=True) == {
+        "task": "math",
+        "reference": "2",
+        "options": {},
+    }
+    with pytest.raises(ValidationError, match="no_such_field"):
+        Item.model_validate({"task": "math", "no_such_field": 1})
+    with pytest.raises(ValidationError, match="Invalid JSON"):
+        Item.model_validate_json("{not json")

@@ -7,16 +7,19 @@ every field here. Scorers return `Result`; infrastructure failure is a status, n
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import from_json
 
 from assay.messages import assistant_text, check_messages
 
 __all__ = [
+    "BuiltinFields",
     "Item",
     "Result",
     "Status",
@@ -28,6 +31,7 @@ __all__ = [
     "id_text",
     "lone_surrogate",
     "number_as_text",
+    "use_builtin_fields",
 ]
 
 
@@ -98,9 +102,7 @@ def number_as_text(value: Any) -> Any:
 
 
 # Item fields that hold text but that datasets often give as numbers.
-NUMERIC_TEXT_FIELDS = ("prompt", "response", "reference", "response_b")
-# Keys of a code test whose value is text compared or fed as text (`expected` stays a value).
-_NUMERIC_TEXT_TEST_KEYS = ("stdin", "stdout")
+NUMERIC_TEXT_FIELDS = ("prompt", "response", "reference")
 
 
 class Status(StrEnum):
@@ -130,42 +132,9 @@ class Item(BaseModel):
         default=None, description="Gold answer (math), gold SQL (sql), reference answer (judge)."
     )
     options: dict[str, Any] = Field(default_factory=dict, description="Validated by the task's options.")
-    # code
-    language: str | None = Field(default=None, description="code: language of the program (python).")
-    tests: list[dict[str, Any]] | None = Field(
-        default=None, description='code: [{"stdin","stdout"}] or [{"fn_name","args","expected"}].'
-    )
-    hidden_tests: list[dict[str, Any]] | None = Field(
-        default=None,
-        description="code: more tests of the same shapes, counted in the reward and never returned.",
-    )
-    # sql
-    db_id: str | None = Field(default=None, description="sql: name of a database the server knows.")
-    dialect: str | None = Field(default=None, description="sql: dialect of the predicted SQL.")
-    # repo (issue 27; the upper-case names and instance_id/patch are SWE-bench's instance fields)
-    repo: str | None = Field(default=None, description="repo: a repository under ASSAY_REPOS.")
-    base_commit: str | None = Field(default=None, description="repo: commit to check out first.")
-    test_patch: str | None = Field(default=None, description="repo: hidden tests, applied after the change.")
-    test_cmd: str | None = Field(default=None, description="repo: the pytest command (default: pytest).")
-    FAIL_TO_PASS: list[str] | str | None = Field(
-        default=None, description="repo: pytest node ids that must pass (a list, or one as JSON text)."
-    )
-    PASS_TO_PASS: list[str] | str | None = Field(
-        default=None, description="repo: pytest node ids that must keep passing (list or JSON text)."
-    )
-    instance_id: str | None = Field(default=None, description="repo: SWE-bench's instance id.")
-    patch: str | None = Field(default=None, description="repo: the gold change (SWE-bench; preflight).")
-    # judge
-    mode: str | None = Field(default=None, description="judge: pointwise (default) or pairwise.")
-    response_b: str | None = Field(default=None, description="judge: the other response (pairwise).")
-    rubric: str | None = Field(default=None, description="judge: the rubric to grade against.")
-    # prm
-    steps: list[str] | None = Field(default=None, description="prm: reasoning steps, instead of splitting.")
-    # reasoning_gym: the entry as reasoning-gym generated it (question -> prompt, answer -> reference)
-    dataset: str | None = Field(default=None, description="reasoning_gym: the dataset the entry comes from.")
-    metadata: dict[str, Any] | None = Field(
-        default=None, description="reasoning_gym: the entry's metadata, which its dataset's scorer reads."
-    )
+    # A task's own fields (code's `tests`, sql's `db_id`, repo's `FAIL_TO_PASS`, ...) are declared by the
+    # task, in its folder (`Scorer.Fields`, a `TaskFields`): an item of that task is read with
+    # `Item.with_fields(Fields)`, which `Item(...)` and `Item.model_validate` pick by `task` (issue 36).
 
     @model_validator(mode="before")
     @classmethod
@@ -184,6 +153,18 @@ class Item(BaseModel):
             )
         return {**data, "response": text}
 
+    @model_validator(mode="before")
+    @classmethod
+    def _other_tasks_fields_ignored(cls, data: Any) -> Any:
+        """A field that another built-in task declares is accepted and ignored, as it was while every
+        task's fields lived on `Item`: a mixed dataset gives every row every column."""
+        if not isinstance(data, dict) or _builtin is None:
+            return data
+        other = _builtin.field_names() & data.keys()
+        if not other or other <= cls.model_fields.keys():
+            return data
+        return {k: v for k, v in data.items() if k not in other or k in cls.model_fields}
+
     @field_validator("id", mode="before")
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
@@ -193,18 +174,6 @@ class Item(BaseModel):
     @classmethod
     def _number_as_text(cls, value: Any) -> Any:
         return number_as_text(value)
-
-    @field_validator("tests", mode="before")
-    @classmethod
-    def _test_numbers_as_text(cls, value: Any) -> Any:
-        if not isinstance(value, list):
-            return value
-        return [
-            {k: number_as_text(v) if k in _NUMERIC_TEXT_TEST_KEYS else v for k, v in t.items()}
-            if isinstance(t, dict)
-            else t
-            for t in value
-        ]
 
     @model_validator(mode="after")
     def _valid_unicode(self) -> Item:
@@ -227,6 +196,38 @@ class Item(BaseModel):
         is still an unknown field. One model per `fields` (cached)."""
         return Item if fields is None else _with_fields(fields)
 
+    def __new__(cls, *args: Any, **data: Any) -> Any:
+        # `Item(task="code", tests=...)` is an item of the code task, read with its fields.
+        return super().__new__(cls.model_for(data.get("task")) if cls is Item else cls)
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """As pydantic's; on `Item` itself, an item of a built-in task is read with that task's fields."""
+        model = cls.model_for(obj.get("task")) if cls is Item and isinstance(obj, Mapping) else cls
+        if model is not cls:
+            return model.model_validate(obj, *args, **kwargs)  # type: ignore[return-value]
+        return super().model_validate(obj, *args, **kwargs)
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, *args: Any, **kwargs: Any) -> Self:
+        """As pydantic's; on `Item` itself, an item of a built-in task is read with that task's fields."""
+        if cls is Item:
+            try:
+                obj = from_json(json_data)
+            except ValueError:  # not JSON: pydantic's own error says so
+                obj = None
+            model = cls.model_for(obj.get("task")) if isinstance(obj, dict) else cls
+            if model is not cls:
+                return model.model_validate_json(json_data, *args, **kwargs)  # type: ignore[return-value]
+        return super().model_validate_json(json_data, *args, **kwargs)
+
+    @staticmethod
+    def model_for(task: Any) -> type[Item]:
+        """The model an item of the built-in task `task` is read with (`Item` for another task; a
+        registry's `item_model` also knows its plugins' tasks)."""
+        fields = _builtin.fields(task) if _builtin is not None and isinstance(task, str) else None
+        return Item.with_fields(fields)
+
     def __reduce__(self) -> Any:
         # An item model made by `with_fields` is not importable by name: such an item pickles as its
         # task fields' model (importable) and its values, and is read again on the other side.
@@ -239,6 +240,26 @@ class Item(BaseModel):
 Item.FIELDS = frozenset(Item.model_fields)
 
 
+class BuiltinFields(Protocol):
+    """The built-in tasks' own item fields, as `assay.registry` finds them in the task folders."""
+
+    def fields(self, task: str) -> type[TaskFields] | None:
+        """The fields of the built-in task `task`; None where it has none or is not built in."""
+
+    def field_names(self) -> frozenset[str]:
+        """Every field some built-in task declares."""
+
+
+_builtin: BuiltinFields | None = None
+
+
+def use_builtin_fields(builtin: BuiltinFields) -> None:
+    """Installed once by `assay.registry` (imported with `assay`): the vocabulary cannot import the task
+    folders, which build on it."""
+    global _builtin
+    _builtin = builtin
+
+
 class TaskFields(BaseModel):
     """Base of a task's own item fields (`Scorer.Fields`), for a task whose items carry more than
     `Item`'s: each field optional or defaulted (the wire only gains keys), frozen, unknown keys an error.
@@ -248,7 +269,10 @@ class TaskFields(BaseModel):
 
     @classmethod
     def of(cls, item: Item) -> Self:
-        """This task's fields of `item` (read with `Item.with_fields(cls)`; defaults where it has none)."""
+        """This task's fields of `item`: the item itself where it was read with `Item.with_fields(cls)`
+        (as every item of the task is), else read from its values (defaults where it has none)."""
+        if isinstance(item, cls):
+            return item
         return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
 
 

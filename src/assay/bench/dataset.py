@@ -23,7 +23,7 @@ from assay.errors import ItemError
 from assay.items import parse_item
 from assay.jsonl import read_lines
 from assay.registry import Registry
-from assay.types import NUMERIC_TEXT_FIELDS, Item
+from assay.types import Item
 
 EXTRA_FIELDS = ("label", "category", "note")
 # Fields whose value is a list or an object: in CSV (and some Parquet files) they arrive as JSON text.
@@ -149,7 +149,7 @@ def to_row(
     for key, value in record.items():
         if key not in renamed and key not in mapping.values():
             renamed[key] = value
-    fields = Item.model_fields if registry is None else registry.item_model({"task": task}).model_fields
+    fields = (Item.model_for(task) if registry is None else registry.item_model({"task": task})).model_fields
     item = {k: v for k, v in renamed.items() if k in fields and v is not None and v != ""}
     item.setdefault("task", task)
     problems: list[str] = []
@@ -176,7 +176,7 @@ def to_row(
         else:
             # Baselines read the row's item as written: give them the text the engine scores (an
             # integer answer column arrives as int; issue 31).
-            item.update({f: getattr(parsed, f) for f in (*NUMERIC_TEXT_FIELDS, "tests") if f in item})
+            item.update({f: getattr(parsed, f) for f in item if f in type(parsed).model_fields})
     row_id = item.get("id") if isinstance(item.get("id"), str) else f"row-{index}"
     category = renamed.get("category")
     return Row(

@@ -37,7 +37,7 @@ from assay.registry.gate import Gate
 from assay.settings import Section as SettingsSection
 from assay.settings import Settings
 from assay.suggest import did_you_mean
-from assay.types import Item, Result, TaskFields, TaskInfo, TaskOptions
+from assay.types import Item, Result, TaskFields, TaskInfo, TaskOptions, use_builtin_fields
 
 if TYPE_CHECKING:
     from prometheus_client.registry import Collector
@@ -359,6 +359,37 @@ def _load(path: str) -> type[Scorer]:
     if not (isinstance(obj, type) and issubclass(obj, Scorer)):
         raise ConfigError(f'plugin "{path}" is not a subclass of assay.registry.Scorer')
     return obj
+
+
+class _BuiltinFields:
+    """The built-in tasks' own item fields (`Scorer.Fields`), read from the task folders on first use:
+    what `Item(task=..., ...)` and `Item.model_validate` read an item of such a task with."""
+
+    def __init__(self) -> None:
+        self._by_task: dict[str, type[TaskFields] | None] | None = None
+        self._names: frozenset[str] = frozenset()
+        self._loading = False
+
+    def _found(self) -> dict[str, type[TaskFields] | None]:
+        if self._by_task is None and not self._loading:  # an item read while the folders import: none
+            self._loading = True
+            try:
+                scorers = [_load(path) for path in folder_tasks().values()]
+            finally:
+                self._loading = False
+            self._names = frozenset().union(*(cls.Fields.model_fields for cls in scorers if cls.Fields))
+            self._by_task = {cls.name: cls.Fields for cls in scorers}
+        return self._by_task or {}
+
+    def fields(self, task: str) -> type[TaskFields] | None:
+        return self._found().get(task)
+
+    def field_names(self) -> frozenset[str]:
+        self._found()
+        return self._names
+
+
+use_builtin_fields(_BuiltinFields())
 
 
 class Registry(Mapping[str, type[Scorer]]):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
+from assay.verifiers.code.fields import CodeFields
 from assay.verifiers.code.gate import CodeGate
 
 
@@ -22,7 +23,8 @@ class CodeValidation(Validation):
         return max(1, repeats) + 1
 
     def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
-        language = item.language or "python"
+        fields = CodeFields.of(item)
+        language = fields.language or "python"
         found = []
         if item.reference:
             program = _fenced(item.reference, language)
@@ -32,7 +34,7 @@ class CodeValidation(Validation):
             ]
         if language == "python":
             names = sorted(
-                {str(t["fn_name"]) for t in item.tests or [] if isinstance(t, dict) and "fn_name" in t}
+                {str(t["fn_name"]) for t in fields.tests or [] if isinstance(t, dict) and "fn_name" in t}
             )
             body = "\n".join(f"def {name}(*args, **kwargs):\n    return None" for name in names) or "pass"
             label = "functions that return None" if names else "a program that prints nothing"

@@ -83,6 +83,7 @@ from assay.verifiers.code.audit import CodeAudit
 from assay.verifiers.code.blocks import assert_shape, extract_code, last_function, used_names
 from assay.verifiers.code.compare import check_stdout, same_json
 from assay.verifiers.code.equivalence import DIGEST, CodeEquivalence, observation, outputs_digest
+from assay.verifiers.code.fields import CodeFields
 from assay.verifiers.code.flags import hardcoded_visible_outputs, tabled
 from assay.verifiers.code.probes import CodeValidation
 
@@ -310,6 +311,7 @@ class CodeScorer(Scorer[CodeOptions]):
     name: ClassVar[str] = "code"
     description: ClassVar[str] = "Run the program in a sandbox against stdin/stdout, call or assert tests."
     Options: ClassVar[type[TaskOptions]] = CodeOptions
+    Fields = CodeFields
     item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests", "hidden_tests")
     runs_in = "thread"
     baselines: ClassVar[tuple[str, ...]] = ("code-stdout",)  # `assay bench` runs it beside the task
@@ -349,26 +351,28 @@ class CodeScorer(Scorer[CodeOptions]):
     @classmethod
     def deadline_for(cls, settings: Settings, item: Item, options: CodeOptions) -> float:
         limits = per_test_limits(settings.code, options)
-        tests = len(item.tests or ()) + len(item.hidden_tests or ())
+        fields = CodeFields.of(item)
+        tests = len(fields.tests or ()) + len(fields.hidden_tests or ())
         compile_s = settings.code.compile_timeout_s * 2 + 5
         # The engine starts this deadline once the item holds a sandbox slot (its wait is bounded
         # apart, by code.wait_s); the margin covers replacing a recycled slot.
         return _SLOT_MARGIN_S + compile_s + tests * (limits.wall + 0.5)
 
     def score(self, item: Item, options: CodeOptions) -> Result:
-        language = lookup(item.language)
+        fields = CodeFields.of(item)
+        language = lookup(fields.language)
         if language is None:
-            return Result.invalid(f'unknown language "{item.language}" ({", ".join(language_names())})')
+            return Result.invalid(f'unknown language "{fields.language}" ({", ".join(language_names())})')
         if not language.available():
             return Result.error(f"language {language.name} is not installed on this server")
-        hidden = item.hidden_tests or []
-        if not item.tests and not hidden:
+        hidden = fields.hidden_tests or []
+        if not fields.tests and not hidden:
             return Result.invalid("code items need a non-empty list of tests")
-        count = len(item.tests or ()) + len(hidden)
+        count = len(fields.tests or ()) + len(hidden)
         if count > self.settings.code.max_tests:
             return Result.invalid(f"{count} tests; at most {self.settings.code.max_tests}")
         try:
-            plan = parse_tests(item.tests or [], language)
+            plan = parse_tests(fields.tests or [], language)
         except (ValueError, TypeError) as exc:
             return Result.invalid(str(exc))
         if hidden:
@@ -381,7 +385,7 @@ class CodeScorer(Scorer[CodeOptions]):
             return Result.verdict(False, f"no {language.name} code found in the response")
         plan.resolve(source)
         result = self._run(language, source, plan, options)
-        if result.status == "ok" and hardcoded_visible_outputs(source, item.tests or [], result.details):
+        if result.status == "ok" and hardcoded_visible_outputs(source, fields.tests or [], result.details):
             return tabled(result, flag_only=options.lookup_tables == "flag")
         return result
 

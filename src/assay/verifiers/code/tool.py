@@ -24,6 +24,7 @@ from assay.sessions.tools import (
     ToolUnavailable,
 )
 from assay.types import Item
+from assay.verifiers.code.fields import CodeFields
 
 _STDERR_SHOWN = 400
 
@@ -49,18 +50,18 @@ class RunTestsTool(Tool[RunTestsArguments]):
         return CodeScorer(self.settings)
 
     def check(self, item: Item) -> None:
-        if not item.tests:
+        if not CodeFields.of(item).tests:
             raise ToolUnavailable("the run_tests tool needs a code item with public tests")
 
     def call(self, session: SessionContext, state: Any, arguments: RunTestsArguments) -> Observation:
         from assay.types import Status
 
-        item = session.item
-        language = item.language or "python"
-        program = Item(
+        item, fields = session.item, CodeFields.of(session.item)
+        language = fields.language or "python"
+        program = self.scorer.item_model()(
             task="code",
             language=language,
-            tests=item.tests,
+            tests=fields.tests,
             options=item.options,
             response=f"```{language}\n{arguments.code}\n```",
         )

@@ -57,6 +57,7 @@ from assay.registry import Audit, Scorer
 from assay.settings import Settings
 from assay.types import Item, Result, TaskOptions
 from assay.verifiers.judge.audit import JudgeAudit
+from assay.verifiers.judge.fields import JudgeFields
 
 
 class JudgeOptions(TaskOptions):
@@ -100,16 +101,17 @@ class JudgeOptions(TaskOptions):
 
 def _item_problem(item: Item) -> str | None:
     """Why the item cannot be judged as given, or None."""
-    mode = item.mode or "pointwise"
+    fields = JudgeFields.of(item)
+    mode = fields.mode or "pointwise"
     if mode not in ("pointwise", "pairwise"):
-        return f'judge mode must be "pointwise" or "pairwise", got {item.mode!r}'
+        return f'judge mode must be "pointwise" or "pairwise", got {fields.mode!r}'
     if not item.prompt:
         return "judge items need a prompt (the judge grades the response to it)"
     if item.response is None:
         return "judge items need a response"
-    if mode == "pairwise" and item.response_b is None:
+    if mode == "pairwise" and fields.response_b is None:
         return "pairwise judge items need response_b"
-    if mode == "pointwise" and item.response_b is not None:
+    if mode == "pointwise" and fields.response_b is not None:
         return 'response_b is only read in mode "pairwise"; set mode or drop response_b'
     return None
 
@@ -120,6 +122,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
         "An LLM judge (pointwise rubric or debiased pairwise) over an OpenAI-compatible API."
     )
     Options: ClassVar[type[TaskOptions]] = JudgeOptions
+    Fields = JudgeFields
     item_fields: ClassVar[tuple[str, ...]] = (
         "prompt",
         "response",
@@ -215,7 +218,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
             models = self._models(options)
             judge = self.judge()
             async with clock.running_item():
-                if (item.mode or "pointwise") == "pairwise":
+                if (JudgeFields.of(item).mode or "pointwise") == "pairwise":
                     return await self._pairwise(judge, item, options, models)
                 return await self._pointwise(judge, item, options, models)
         except JudgeFailure as exc:
@@ -302,7 +305,9 @@ class JudgeScorer(Scorer[JudgeOptions]):
         )
 
     async def _pointwise(self, judge: Judge, item: Item, options: JudgeOptions, models: list[str]) -> Result:
-        rubric = Rubric.build(item.rubric, options.min_score, options.max_score, options.score_descriptions)
+        rubric = Rubric.build(
+            JudgeFields.of(item).rubric, options.min_score, options.max_score, options.score_descriptions
+        )
         assert item.response is not None
         votes: list[PointwiseVote] = await self._votes(
             grade, judge, item, options, models, rubric=rubric, use_logprobs=options.use_logprobs
@@ -323,9 +328,10 @@ class JudgeScorer(Scorer[JudgeOptions]):
         return self._finish(item, options, models, combined.reward, baseline, details, reason, combined)
 
     async def _pairwise(self, judge: Judge, item: Item, options: JudgeOptions, models: list[str]) -> Result:
-        assert item.response is not None and item.response_b is not None
+        fields = JudgeFields.of(item)
+        assert item.response is not None and fields.response_b is not None
         votes: list[PairwiseVote] = await self._votes(
-            compare, judge, item, options, models, response_b=item.response_b, criteria=item.rubric,
+            compare, judge, item, options, models, response_b=fields.response_b, criteria=fields.rubric,
             swap=options.swap,
         )  # fmt: skip
         for vote in votes:
@@ -339,10 +345,10 @@ class JudgeScorer(Scorer[JudgeOptions]):
             "consistent": all(v.consistent for v in votes),
             "orders_disagree": sum(not v.consistent for v in votes),
             "votes": [v.details() for v in votes],
-            "lengths": {"response": len(item.response), "response_b": len(item.response_b)},
+            "lengths": {"response": len(item.response), "response_b": len(fields.response_b)},
         }
         reason = _pairwise_reason(votes, combined.reward)
-        baseline = len(item.response_b)
+        baseline = len(fields.response_b)
         return self._finish(item, options, models, combined.reward, baseline, details, reason, combined)
 
     def _finish(
@@ -362,7 +368,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
             details["ensemble"] = combined.details(options.aggregate)
         details["cached"] = sum(int(v["cached"]) for v in details["votes"])
         fresh = details["cached"] == 0  # only new judgements feed the length regression
-        key = (item.mode or "pointwise", *models)
+        key = (JudgeFields.of(item).mode or "pointwise", *models)
         regression = self._lengths.setdefault(
             key, LengthRegression(self.settings.judge.length_window, self.settings.judge.length_min_samples)
         )
@@ -396,14 +402,14 @@ class JudgeScorer(Scorer[JudgeOptions]):
 def _guard(item: Item) -> dict[str, Guarded]:
     assert item.response is not None
     guarded = {"response": neutralise(item.response)}
-    if item.response_b is not None:
-        guarded["response_b"] = neutralise(item.response_b)
+    if (other := JudgeFields.of(item).response_b) is not None:
+        guarded["response_b"] = neutralise(other)
     return guarded
 
 
 def _unjudged(item: Item, guarded: dict[str, Guarded], flags: list[str]) -> Result:
     """A response with nothing beyond a master key: reward 0 (a tie against another such), no judge."""
-    mode = item.mode or "pointwise"
+    mode = JudgeFields.of(item).mode or "pointwise"
     other = guarded.get("response_b")
     reward = 0.5 if other is not None and not other.substantive else 0.0
     where = {name: list(g.flags) for name, g in guarded.items() if g.flags}

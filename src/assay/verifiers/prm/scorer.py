@@ -35,6 +35,7 @@ from assay.prm.steps import check_steps, split_steps
 from assay.registry import Scorer
 from assay.settings import PrmSettings, Settings
 from assay.types import Item, Result, TaskOptions
+from assay.verifiers.prm.fields import PrmFields
 
 
 class PrmOptions(TaskOptions):
@@ -76,6 +77,7 @@ class PrmScorer(Scorer[PrmOptions]):
         "Process reward model: a score per reasoning step (Qwen2.5-Math-PRM, Math-Shepherd, classifier)."
     )
     Options: ClassVar[type[TaskOptions]] = PrmOptions
+    Fields = PrmFields
     item_fields: ClassVar[tuple[str, ...]] = ("prompt", "steps", "response")
     runs_in = "async"
     work: ClassVar[str] = "prm"
@@ -112,8 +114,8 @@ class PrmScorer(Scorer[PrmOptions]):
         prm = self.settings.prm
         if prm.format == "vstar" and item.response is not None:
             steps = [item.response]  # the response as the policy wrote it: the verifier scores its tokens
-        elif item.steps is not None:
-            steps = [step.strip() for step in item.steps]
+        elif (given := PrmFields.of(item).steps) is not None:
+            steps = [step.strip() for step in given]
         elif item.response is not None:
             steps = split_steps(item.response, prm.step_separator)
         else:

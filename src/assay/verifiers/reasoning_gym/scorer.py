@@ -16,6 +16,7 @@ from assay.types import Item, Result, TaskOptions
 from assay.verifiers.math.extract import Extraction, extract, tagged_answers
 from assay.verifiers.math.scorer import MathOptions, MathScorer
 from assay.verifiers.reasoning_gym import forms, library
+from assay.verifiers.reasoning_gym.fields import ReasoningGymFields
 from assay.verifiers.reasoning_gym.guard import refusal
 
 log = logging.getLogger(__name__)
@@ -23,7 +24,11 @@ log = logging.getLogger(__name__)
 
 def entry_of(item: Item) -> dict[str, Any]:
     """The entry as reasoning-gym gave it, rebuilt from the item's fields."""
-    return {"question": item.prompt or "", "answer": item.reference, "metadata": dict(item.metadata or {})}
+    return {
+        "question": item.prompt or "",
+        "answer": item.reference,
+        "metadata": dict(ReasoningGymFields.of(item).metadata or {}),
+    }
 
 
 def answer_of(response: str, max_chars: int) -> str | Result:
@@ -51,8 +56,9 @@ def own_verdict(item: Item, answer: str) -> tuple[float, str]:
     refused = refusal(answer)
     if refused is not None:
         return 0.0, f"the answer is not given to reasoning-gym's scorer: {refused}"
-    score = library.own_score(item.dataset or "", answer, entry_of(item))
-    return score, f"reasoning-gym's {item.dataset} scorer: {score:g}"
+    dataset = ReasoningGymFields.of(item).dataset
+    score = library.own_score(dataset or "", answer, entry_of(item))
+    return score, f"reasoning-gym's {dataset} scorer: {score:g}"
 
 
 class ReasoningGymValidation(Validation):
@@ -104,6 +110,7 @@ class ReasoningGymScorer(Scorer[TaskOptions]):
     description: ClassVar[str] = (
         "An entry of a reasoning-gym dataset: Assay's math verdict or the dataset's own."
     )
+    Fields = ReasoningGymFields
     item_fields: ClassVar[tuple[str, ...]] = ("prompt", "response", "reference", "dataset", "metadata")
     runs_in = "process"
     validation: ClassVar[Validation] = ReasoningGymValidation()
@@ -129,16 +136,17 @@ class ReasoningGymScorer(Scorer[TaskOptions]):
             return Result.error(f"reasoning-gym scorer failed: {type(exc).__name__}: {exc}")
 
     def _score(self, item: Item) -> Result:
-        if not item.dataset:
+        dataset = ReasoningGymFields.of(item).dataset
+        if not dataset:
             return Result.invalid(
                 "reasoning_gym items need `dataset`: the reasoning-gym dataset of the entry"
             )
         if item.response is None:
             return Result.invalid("reasoning_gym items need a response")
-        library.check_name(item.dataset)
+        library.check_name(dataset)
         if item.reference and (refused := refusal(item.reference)):
             return Result.invalid(f"the reference is not given to reasoning-gym's scorer: {refused}")
-        if item.reference and forms.is_math(item.dataset):
+        if item.reference and forms.is_math(dataset):
             return self._math_verdict(item)
         answer = answer_of(item.response, self.settings.math.max_response_chars)
         if isinstance(answer, Result):

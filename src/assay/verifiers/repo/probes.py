@@ -11,6 +11,7 @@ from typing import Any
 
 from assay.registry import Finding, Validation, ValidationProbe
 from assay.types import Item, Result
+from assay.verifiers.repo.task import RepoFields
 
 
 class RepoValidation(Validation):
@@ -24,7 +25,7 @@ class RepoValidation(Validation):
     def check_prompt(self, item: Item) -> list[Finding]:
         """A repo item without a hidden test patch is judged by tests the policy can read: a change that
         special-cases their inputs is only caught by a heuristic (issue 37)."""
-        if item.test_patch:
+        if RepoFields.of(item).test_patch:
             return []
         reason = (
             "no hidden test_patch: the tests that judge a change are visible to the policy, so hard-coding"
@@ -37,9 +38,9 @@ class RepoValidation(Validation):
 
     def probes(self, index: int, item: Item, repeats: int) -> list[ValidationProbe]:
         found = []
-        if item.patch:
+        if gold := RepoFields.of(item).patch:
             found += [
-                ValidationProbe.answer(index, item, item.patch, "accepted", "the gold patch", run)
+                ValidationProbe.answer(index, item, gold, "accepted", "the gold patch", run)
                 for run in range(max(2, repeats))
             ]
         return [*found, ValidationProbe.answer(index, item, "", "rejected", "the empty change")]

@@ -34,7 +34,7 @@ from assay.verifiers.repo.dependencies import Environments, environments, instal
 from assay.verifiers.repo.probes import RepoValidation
 from assay.verifiers.repo.pytest_config import PytestAsker, PytestConfig, config_flags, config_named
 from assay.verifiers.repo.run import Report, TestRun, run_tests
-from assay.verifiers.repo.task import RepoTask, TaskInvalid, parse_task
+from assay.verifiers.repo.task import RepoFields, RepoTask, TaskInvalid, parse_task
 from assay.verifiers.repo.workcopy import RepoNotFound, hygiene_flags, resolve_repo, working_copy
 
 _SHOWN = 20  # failing tests named in details
@@ -66,6 +66,7 @@ class RepoScorer(Scorer[RepoOptions]):
     name = "repo"
     description = "Apply a unified diff to a repository and run its pytest tests in the sandbox."
     Options: ClassVar[type[TaskOptions]] = RepoOptions
+    Fields = RepoFields
     item_fields: ClassVar[tuple[str, ...]] = (
         "repo",
         "response",

@@ -11,11 +11,31 @@ import shlex
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from pydantic import Field
+
 from assay.errors import ItemError
-from assay.types import Item
+from assay.types import Item, TaskFields
 
 # How a test command may start: the rest are pytest's own arguments.
 _PYTEST_PREFIXES = (("pytest",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"), ("py.test",))
+
+
+class RepoFields(TaskFields):
+    """The repo task's own item fields (issue 27; the upper-case names and instance_id/patch are
+    SWE-bench's instance fields)."""
+
+    repo: str | None = Field(default=None, description="repo: a repository under ASSAY_REPOS.")
+    base_commit: str | None = Field(default=None, description="repo: commit to check out first.")
+    test_patch: str | None = Field(default=None, description="repo: hidden tests, applied after the change.")
+    test_cmd: str | None = Field(default=None, description="repo: the pytest command (default: pytest).")
+    FAIL_TO_PASS: list[str] | str | None = Field(
+        default=None, description="repo: pytest node ids that must pass (a list, or one as JSON text)."
+    )
+    PASS_TO_PASS: list[str] | str | None = Field(
+        default=None, description="repo: pytest node ids that must keep passing (list or JSON text)."
+    )
+    instance_id: str | None = Field(default=None, description="repo: SWE-bench's instance id.")
+    patch: str | None = Field(default=None, description="repo: the gold change (SWE-bench; preflight).")
 
 
 class TaskInvalid(ItemError):
@@ -78,19 +98,20 @@ def pytest_args(test_cmd: str | None) -> tuple[str, ...]:
 
 def parse_task(item: Item) -> RepoTask:
     """The task an item describes; TaskInvalid says what is missing or malformed."""
-    if not item.repo:
+    fields = RepoFields.of(item)
+    if not fields.repo:
         raise TaskInvalid("a repo item needs `repo`, the name of a repository under ASSAY_REPOS")
-    fail_to_pass = node_ids(item.FAIL_TO_PASS, "FAIL_TO_PASS")
-    pass_to_pass = node_ids(item.PASS_TO_PASS, "PASS_TO_PASS")
+    fail_to_pass = node_ids(fields.FAIL_TO_PASS, "FAIL_TO_PASS")
+    pass_to_pass = node_ids(fields.PASS_TO_PASS, "PASS_TO_PASS")
     if not fail_to_pass and not pass_to_pass:
         raise TaskInvalid("a repo item needs FAIL_TO_PASS and/or PASS_TO_PASS tests")
     return RepoTask(
-        repo=item.repo,
+        repo=fields.repo,
         fail_to_pass=fail_to_pass,
         pass_to_pass=pass_to_pass,
-        base_commit=item.base_commit or None,
-        test_patch=item.test_patch or "",
-        pytest_args=pytest_args(item.test_cmd),
-        gold_patch=item.patch,
-        instance_id=item.instance_id,
+        base_commit=fields.base_commit or None,
+        test_patch=fields.test_patch or "",
+        pytest_args=pytest_args(fields.test_cmd),
+        gold_patch=fields.patch,
+        instance_id=fields.instance_id,
     )

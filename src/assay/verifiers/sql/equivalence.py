@@ -58,6 +58,7 @@ from assay.verifiers.sql.engines import (
     QueryResult,
     SqlEngine,
 )
+from assay.verifiers.sql.fields import SqlFields
 from assay.verifiers.sql.memo import Budget, QueryMemo
 from assay.verifiers.sql.statement import Analysis, constant_answer, extract_sql
 
@@ -117,8 +118,10 @@ class ResultEquality(Equivalence):
         self._pivot: tuple[Analysis, QueryResult] | None = None
         self._fingerprints: dict[int, tuple[QueryResult, Fingerprint]] = {}
         self._wrong: frozenset[str] = frozenset()
+        self._fields = SqlFields.of(item)
         try:
-            self._instances = scorer._instances(item.db_id, options) if item.db_id else []
+            db_id = self._fields.db_id
+            self._instances = scorer._instances(db_id, options) if db_id else []
         except Exception:  # an unknown database: every answer stands alone, as scoring finds it invalid
             self._instances = []
         self._dialect = DIALECTS[self._instances[0].engine] if self._instances else "sqlite"
@@ -165,7 +168,7 @@ class ResultEquality(Equivalence):
         sql = extract_sql(answer[-self._scorer.settings.sql.max_response_chars :])
         if sql is None or not self._instances:
             return _Answer(None, alone=True)
-        query = self._scorer.read_prediction(sql, self._dialect, self._item.dialect)
+        query = self._scorer.read_prediction(sql, self._dialect, self._fields.dialect)
         if query.refusal is not None:
             return _Answer(query, alone=True)  # never run, as scoring never runs it
         try:
@@ -320,7 +323,7 @@ class ResultEquality(Equivalence):
         check = Check(
             scorer._engine(instance),
             instance.location,
-            f"{self._item.db_id}\x00{gold.sql}",
+            f"{self._fields.db_id}\x00{gold.sql}",
             gold,
             gold,
             (gold_result, gold_result),

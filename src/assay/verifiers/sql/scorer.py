@@ -56,6 +56,7 @@ from assay.verifiers.sql.engines import (
     SqliteEngine,
 )
 from assay.verifiers.sql.equivalence import SqlEquivalence
+from assay.verifiers.sql.fields import SqlFields
 from assay.verifiers.sql.memo import Budget, Recorded, Run
 from assay.verifiers.sql.statement import (
     Analysis,
@@ -141,6 +142,7 @@ class SqlScorer(Scorer[SqlOptions]):
         "(SQLite, DuckDB, PostgreSQL), read-only and bounded."
     )
     Options: ClassVar[type[TaskOptions]] = SqlOptions
+    Fields = SqlFields
     item_fields: ClassVar[tuple[str, ...]] = ("response", "reference", "db_id", "dialect")
     runs_in = "process"
     baselines: ClassVar[tuple[str, ...]] = ("sql-set",)  # `assay bench` runs it beside the task
@@ -190,9 +192,10 @@ class SqlScorer(Scorer[SqlOptions]):
         problem = _item_problem(item)
         if problem is not None:
             return Result.invalid(problem)
-        assert item.db_id is not None and item.reference is not None and item.response is not None
+        fields = SqlFields.of(item)
+        assert fields.db_id is not None and item.reference is not None and item.response is not None
         try:
-            instances = self._instances(item.db_id, options)
+            instances = self._instances(fields.db_id, options)
         except catalog.UnknownDatabase as exc:  # an ItemError: `invalid`
             return Result.of_error(exc)
         budget = Budget(self.settings.sql.deadline_s, self.settings.sql.query_timeout_s, self.recorded.run)
@@ -200,7 +203,7 @@ class SqlScorer(Scorer[SqlOptions]):
         gold = self.read_gold(item.reference.strip().rstrip(";").strip(), dialect)
         if gold.refusal is not None:
             return Result.invalid(f"the reference is not one read-only query: {gold.refusal}")
-        details: dict[str, Any] = {"db_id": item.db_id, "engine": instances[0].engine}
+        details: dict[str, Any] = {"db_id": fields.db_id, "engine": instances[0].engine}
         limit = self.settings.sql.max_response_chars
         sql = extract_sql(item.response[-limit:])
         cut = len(item.response) > limit
@@ -213,7 +216,7 @@ class SqlScorer(Scorer[SqlOptions]):
                 else "the response"
             )
             return _reward(False, False, options, f"no SQL found in {where}", details=details)
-        pred = self.read_prediction(sql, dialect, item.dialect)
+        pred = self.read_prediction(sql, dialect, fields.dialect)
         details["notes"] = [*pred.notes] + ([f"sqlglot: {pred.parse_error}"] if pred.parse_error else [])
         if pred.refusal is not None:
             reason = f"rejected before execution: {pred.refusal}"
@@ -262,7 +265,7 @@ class SqlScorer(Scorer[SqlOptions]):
         def match(engine: SqlEngine, gold_result: QueryResult, pred_result: QueryResult) -> Comparison:
             return self._match(engine, gold, gold_result, pred_result, compared.ordered, tol, budget)
 
-        seed = f"{item.db_id}\x00{gold.sql}"
+        seed = f"{SqlFields.of(item).db_id}\x00{gold.sql}"
         originals = (compared.seen["gold"], compared.seen["pred"])
         engine = self._engine(instance)
         check = Check(
@@ -433,12 +436,13 @@ class SqlScorer(Scorer[SqlOptions]):
 def _item_problem(item: Item) -> str | None:
     if not item.reference or not item.reference.strip():
         return "sql items need a reference (the gold query)"
-    if not item.db_id:
+    fields = SqlFields.of(item)
+    if not fields.db_id:
         return "sql items need a db_id (the name of a database the server knows)"
     if item.response is None:
         return "sql items need a response"
-    if item.dialect is not None:
-        return known_dialect(item.dialect)
+    if fields.dialect is not None:
+        return known_dialect(fields.dialect)
     return None
 
 

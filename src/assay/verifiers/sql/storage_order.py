@@ -30,6 +30,7 @@ from assay.types import Item
 from assay.verifiers.sql import catalog
 from assay.verifiers.sql.compare import Tolerance, canon, compare, tie_blocks
 from assay.verifiers.sql.engines import QueryError, QueryLimits, Row, SqlEngine, SqliteEngine, _authorize
+from assay.verifiers.sql.fields import SqlFields
 from assay.verifiers.sql.statement import Analysis, analyse, keyed_query, order_key_columns
 
 MAX_BYTES = 256 << 20
@@ -136,9 +137,10 @@ class OrderCheck(Recheck):
 
     def why(self, item: Item) -> str | None:
         """Why the gold depends on storage order; None when it does not, or when that cannot be told."""
-        if item.task != "sql" or not item.db_id or not item.reference:
+        db_id = SqlFields.of(item).db_id
+        if item.task != "sql" or not db_id or not item.reference:
             return None
-        path = self._sqlite_path(item.db_id)
+        path = self._sqlite_path(db_id)
         if path is None:
             return None
         gold = analyse(item.reference.strip().rstrip(";"), "sqlite")

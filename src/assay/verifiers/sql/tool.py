@@ -24,6 +24,7 @@ from assay.sessions.tools import (
     ToolUnavailable,
 )
 from assay.types import Item
+from assay.verifiers.sql.fields import SqlFields
 
 _ROWS_SHOWN = 20
 _CELL_CHARS = 60
@@ -44,7 +45,7 @@ class SqlTool(Tool[SqlArguments]):
     Arguments = SqlArguments
 
     def check(self, item: Item) -> None:
-        if not item.db_id:
+        if not SqlFields.of(item).db_id:
             raise ToolUnavailable("the sql tool needs an item with a db_id")
 
     def open(self, session: SessionContext) -> Any:
@@ -54,7 +55,8 @@ class SqlTool(Tool[SqlArguments]):
         item, cfg = session.item, self.settings.sql
         options = SqlOptions.model_validate(item.options) if item.task == "sql" else SqlOptions()
         entries = catalog.scan(cfg.databases, cfg.postgres_dsn)
-        instance = catalog.resolve(entries, str(item.db_id), options.engine, alternates=False)[0]
+        db_id = str(SqlFields.of(item).db_id)
+        instance = catalog.resolve(entries, db_id, options.engine, alternates=False)[0]
         return open_engine(instance, self.settings)
 
     def call(self, session: SessionContext, state: Any, arguments: SqlArguments) -> Observation:
