@@ -9,7 +9,7 @@ import random
 from collections.abc import Callable
 
 import pytest
-from prose_answers import KINDS, Prose
+from prose_answers import KINDS, Prose, in_words
 
 from assay.settings import Settings
 from assay.types import Item
@@ -576,3 +576,71 @@ def test_a_fraction_in_chinese_numerals_after_a_cue(
     scorer: MathScorer, closing: str, gold: str, correct: bool
 ) -> None:
     assert _correct(scorer, WORK + closing, gold) is correct
+
+
+@pytest.mark.parametrize(
+    ("closing", "gold", "prompt", "correct"),
+    [
+        ("答案是百分之二十。", "20\\%", None, True),
+        ("答案是百分之二十。", "0.2", None, True),  # a percent is its decimal
+        ("答案是百分之二十。", "20", "百分之几？", True),  # the prompt asks for a percent
+        ("答案是百分之二十。", "20", None, False),  # as "20%" against a gold of 20
+    ],
+)
+def test_a_percent_in_chinese_numerals_after_a_cue_is_the_same_percent_in_digits(
+    scorer: MathScorer, closing: str, gold: str, prompt: str | None, correct: bool
+) -> None:
+    for said in (closing, "答案是20%。"):
+        item = Item(task="math", prompt=prompt, response=WORK + said, reference=gold)
+        assert scorer.score(item, MathOptions()).correct is correct, said
+
+
+@pytest.mark.parametrize(
+    "closing", ["答案是百分之二十五。", "答案是百分之二十或百分之三十。", "答案是百分之十几。"]
+)
+def test_another_or_a_hedged_or_an_unread_chinese_percent_earns_nothing(
+    scorer: MathScorer, closing: str
+) -> None:
+    assert _correct(scorer, WORK + closing, "20\\%") is False
+
+
+# A remark in brackets after a labelled value (issue 44): a comment in words leaves the value the answer, in
+# any language; a remark offering another value makes it a hedge.
+_COMMENTS = {
+    "Answer:": ("in three days", "bricks", "all of them"),
+    "Die Antwort ist": ("in drei Tagen",),
+    "La réponse est": ("en trois jours",),
+    "Ответ:": ("за три дня", "кирпичей"),
+    "答案是": ("三天搬完", "块砖"),
+}
+
+
+@pytest.mark.parametrize(("label", "comment"), [(k, c) for k, cs in _COMMENTS.items() for c in cs])
+@pytest.mark.parametrize("brackets", ["()", "（）"])
+def test_a_comment_in_brackets_after_a_labelled_value_leaves_the_value(
+    scorer: MathScorer, label: str, comment: str, brackets: str
+) -> None:
+    assert _correct(scorer, f"{WORK}{label} 1000 {brackets[0]}{comment}{brackets[1]}.", "1000") is True
+
+
+def _offering_remarks() -> list[tuple[str, str]]:
+    """(label, remark) for every language of the cue table: its "or", hedge and negation words before
+    another value, and another value among words, none of which may leave the first value the answer."""
+    from assay.verifiers.math.cues import LANGUAGES
+
+    out = [("Answer:", r) for r in ("or maybe 2000", "but probably 2000", "4 boxes of 250", "not 2000")]
+    for language in LANGUAGES:
+        label = language.copulas[0]
+        words = (*language.or_words, *language.hedges, *language.negations)
+        out += [(label, f"{word} 2000") for word in words]
+        out += [(label, f"{word} {in_words(2, 'en', random.Random(0))}") for word in language.or_words[:1]]
+    return out
+
+
+@pytest.mark.parametrize(("label", "remark"), _offering_remarks())
+def test_a_remark_in_brackets_offering_another_value_is_a_hedge_in_every_language(
+    scorer: MathScorer, label: str, remark: str
+) -> None:
+    for brackets in ("()", "（）"):
+        said = f"{WORK}{label} 1000 {brackets[0]}{remark}{brackets[1]}."
+        assert _correct(scorer, said, "1000") is False, said

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prose_answers import in_words
 
-from assay.verifiers.math.chinese import fraction_value
+from assay.verifiers.math.chinese import fraction_value, percent_value
 from assay.verifiers.math.spelled import spelled_numbers, spelled_value, with_digits
 
 
@@ -149,3 +149,26 @@ def test_a_fraction_in_chinese_numerals_is_read_denominator_first(
 )
 def test_what_a_chinese_fraction_answer_is(text: str, value: Fraction | None) -> None:
     assert fraction_value(text) == value
+
+
+@given(st.integers(2, 999), st.booleans(), st.randoms())
+def test_a_percent_in_chinese_numerals_is_read(number: int, negative: bool, rng: random.Random) -> None:
+    text = ("负" if negative else "") + f"百分之{in_words(number, 'zh', rng)}"
+    assert percent_value(text) == (-1 if negative else 1) * number, text
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("百分之百", 100),
+        ("百分之二十。", 20),
+        ("百分之十几", None),  # "ten-odd percent"
+        ("百分之十二点五", None),  # a decimal: not read
+        ("百分之", None),
+        ("百分之两", None),  # 两 alone counts only before a measure word
+        ("三分之二", None),  # a fraction, not a percent
+        ("百分之二十或三十", None),
+    ],
+)
+def test_what_a_chinese_percent_answer_is(text: str, value: int | None) -> None:
+    assert percent_value(text) == value

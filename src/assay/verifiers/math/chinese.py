@@ -8,7 +8,8 @@ word ("两个"). Numerals also sit inside words (一共 "altogether", 十分 "ve
 ("十二个", "二十五元") or at the end of a clause after a verb ("一共是一百二十。"); never as an
 ordinal (第三), after a determiner or a bound ("这三个", "每三个", "约十个"), or before a bound ("十二个
 以上", "十个左右"). A sentence that holds a number these rules cannot read ("十几个", "二十多", "百分之
-二十", "三点五") is not read at all. Japanese and Korean sentences are not read (kana and hangul).
+二十", "三点五") is not read at all; a fraction or a percent is read as a whole answer (`fraction_value`,
+`percent_value`). Japanese and Korean sentences are not read (kana and hangul).
 
 Written for Assay from the counting rules of Modern Standard Chinese.
 """
@@ -183,4 +184,21 @@ def fraction_value(text: str) -> Fraction | None:
     if whole_text and not 0 < numerator < denominator:
         return None  # "一又三分之四": not how a mixed number is said
     value = whole + Fraction(numerator, denominator)
+    return -value if negative else value
+
+
+_PERCENT_RE = re.compile(rf"(负)?百分之({_RUN})")
+
+
+def percent_value(text: str) -> int | None:
+    """The number of an answer that is one percent in numerals ("百分之二十" is 20 percent, "负百分之五",
+    "百分之百"); None for anything else. The number must be a well-formed whole numeral: 百分之十几 and
+    百分之十二点五 (a decimal, which no rule here reads) are not read."""
+    match = _PERCENT_RE.fullmatch(text.strip().rstrip(".。"))
+    if match is None:
+        return None
+    negative, run = match.groups()
+    value = 100 if run == "百" else numeral(run)
+    if value is None:
+        return None
     return -value if negative else value

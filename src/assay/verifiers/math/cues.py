@@ -394,6 +394,10 @@ def localised_answer(snippet: str, language: Language) -> str:
     head = snippet[: cut.start()] if cut else snippet
     if cut and cut.group() in ("?", "？"):  # "Ответ: 12?", "答案是12吗？": asked, as "Answer: 12?" is
         return head.strip() + "?"
+    if remark := _REMARK_RE.match(head.strip().rstrip(".．。")):
+        # "Ответ: 1000 (за три дня).", "答案是1000（三天搬完）。": a remark in words beside the value; one
+        # that offers another value ("或者2000", "но скорее 2000") keeps the clause whole, a hedge
+        head = head if offers_value(remark.group(2), remark.group(1), language) else remark.group(1)
     if re.match(r"^\(?[A-J]\)?(?![A-Za-z])", head) and not prose_choice(head):
         head = sentence  # "答案：D是干扰项，B是正确的": the letter of the clause is ruled out, read on
     for word in language.or_words:
@@ -412,6 +416,34 @@ def localised_answer(snippet: str, language: Language) -> str:
     if unit := _NUMBER_THEN_WORDS_RE.match(head.strip()):
         return unit.group(1)  # "42 Äpfel", "42个苹果": the number with its unit words after it
     return head.strip()
+
+
+# A value, then a remark in brackets that holds words of any script (three letters, or one Han character).
+_REMARK_RE = re.compile(
+    r"^([^()（）]*?\d[^()（）]*?)\s*[(（]([^()（）]*(?:[^\W\d_]{3}|[\u3400-\u9fff])[^()（）]*)[)）]$"
+)
+
+
+_DIGITS_RE = re.compile(r"\d+(?:[.,]\d+)*")
+# English words that make a remark beside an answer a second thought ("2 (or maybe 3)", "2 (not sure)").
+_ENGLISH_OFFERING = ("or", "maybe", "perhaps", "possibly", "probably", "not", "at least", "at most", "but")
+
+
+@cache
+def _offering_words(language: Language | None) -> re.Pattern[str]:
+    phrases = [*language.or_words, *language.hedges, *language.negations] if language else []
+    return re.compile(rf"(?:{_words_pattern([*phrases, *_ENGLISH_OFFERING])})(?!-)", re.IGNORECASE)
+
+
+def offers_value(remark: str, value: str, language: Language | None = None) -> bool:
+    """Whether a remark in brackets beside the answer `value` offers another value, which makes the
+    answer a hedge: it writes a number in digits that the value does not ("1000 (but probably 2000)",
+    "1000 (4 boxes of 250)": several numbers, as a sentence stating two is no answer), or a word of the
+    language (or English) that offers an alternative, guesses or rejects ("或者两千", "oder mehr"). Any
+    other remark is a comment on the value ("in three days", "三天搬完")."""
+    if set(_DIGITS_RE.findall(remark)) - set(_DIGITS_RE.findall(value)):
+        return True
+    return bool(_offering_words(language).search(remark))
 
 
 @cache

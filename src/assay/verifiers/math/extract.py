@@ -40,7 +40,14 @@ import re
 from dataclasses import dataclass
 
 from assay.verifiers.math.choices import choosing_sentence, judged_letter, read_letters
-from assay.verifiers.math.cues import Language, find_cues, language_of, localised_answer, speaker_lead
+from assay.verifiers.math.cues import (
+    Language,
+    find_cues,
+    language_of,
+    localised_answer,
+    offers_value,
+    speaker_lead,
+)
 from assay.verifiers.math.formulas import (
     BOX_RE,
     MATH_SEGMENT_RE,
@@ -98,7 +105,7 @@ _CONCLUDING_RE = re.compile(
 _CLAUSE_END_RE = re.compile(
     r"(?<=[^\d\s])\.(?:\s|$)|\.\s|\n|\s[—–]\s|\s--\s"
     r"|,?\s+(?:because|since|which|as|so|where|when|given|but|while|thus|hence|meaning|i\.e\.|e\.g\.)\b"
-    r"|\s\((?=[^()]*[a-zA-Z]{3})",
+    r"|\s[(（](?=[^()（）]*[^\W\d_]{3})",
     re.IGNORECASE,
 )
 # A second answer offered after the first one's clause: the sentence is then kept whole (a hedge).
@@ -186,6 +193,8 @@ def _clause(line: str) -> str | None:
     revised = any(
         _REVISION_RE.match(part) and re.search(r"\d", part) for part in (rest_of_sentence, next_sentence)
     )
+    if line[len(head) :].lstrip().startswith(("(", "（")):  # "2 (but probably 3)": a remark offering a value
+        revised = revised or offers_value(re.split(r"[)）]", rest_of_sentence, maxsplit=1)[0], head)
     if _HEDGE_RE.search(rest_of_sentence) or _NEXT_HEDGE_RE.match(next_sentence) or revised:
         head = line  # "2, but it could also be 3", "2 (or maybe 3)", "2. Or maybe 3.": kept whole, a hedge
     clause = _FILLER_RE.sub("", head.strip().removesuffix(".").rstrip())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from assay.verifiers.math.chinese import fraction_value
+from assay.verifiers.math.chinese import fraction_value, percent_value
 from assay.verifiers.math.spelled import spelled_value
 
 NumberKind = Literal["integer", "decimal", "fraction", "scientific"]
@@ -190,6 +190,8 @@ def parse_number(text: str, degrees: bool = False) -> Number | None:
             return Number(Fraction(spelled), "integer")  # "one hundred and twenty", "zweiundfünfzig"
         if len(text) <= 200 and (fraction := fraction_value(text)) is not None:
             return Number(fraction, "integer" if fraction.denominator == 1 else "fraction")  # "三分之二"
+        if len(text) <= 200 and (percent := percent_value(text)) is not None:
+            return Number(Fraction(percent), "integer", percent=True)  # "百分之二十": 20%
         return _number_word(text)
     percent = text.endswith("%")
     if percent:
