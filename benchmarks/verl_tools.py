@@ -1,7 +1,7 @@
 """verl 0.9.1's own `ToolAgentLoop` on Assay sessions at scale (issue 38's targets).
 
     PYTHONPATH=src .venv/bin/python benchmarks/verl_tools.py [--trajectories 4096] [--max-open 512]
-        [--combos 1:off 1:on 2:off 2:on]
+        [--combos 1:off 1:on 2:off 2:on] [--steps 2] [--trace]
 
 For `max_parallel_calls` 1 and 2 and `full_determinism` off and on, two steps each of N trajectories
 (scripted LLM, two tool calls per trajectory, tests/integrations/verl_loop.py), against a uvicorn
@@ -10,6 +10,10 @@ session). Per step it prints: trajectories whose observations were not the right
 that were an infrastructure error (verl's "Error executing tool"), sessions open after the step, the
 sandbox processes and this process's RSS against where they started. Then the p50 of one tool call
 through verl's `_call_tool` and of a raw step on the shared client, interleaved in the same run.
+
+`--steps K` runs K steps per combination (a leak grows with every step; a high-water mark stops
+growing). `--trace` also traces this process's Python allocations (tracemalloc, which slows it down) and
+prints, after the last step, what grew most between the end of the second step and the end of the last.
 """
 
 from __future__ import annotations
@@ -42,14 +46,19 @@ def _rss_mb() -> float:
     return float(psutil.Process().memory_info().rss) / 2**20
 
 
-async def _combo(live: Any, tok: Any, tools: Path, n: int, parallel: int, det: bool) -> None:
+async def _combo(
+    live: Any, tok: Any, tools: Path, n: int, parallel: int, det: bool, steps: int, trace: bool
+) -> None:
+    import tracemalloc
+
     import verl_loop as V
 
     from assay.integrations.clients import aclose_loop_clients
 
     loop = V.agent_loop(tok, tools, parallel, det)
     tool = loop.tools["python"]
-    for step in (1, 2):
+    warm = None
+    for step in range(1, steps + 1):
         started, sandboxes, rss = time.perf_counter(), _sandboxes(), _rss_mb()
         outputs = await V.run_step(loop, step, n)
         wrong = sum(V.observations(tok, o) != V.expected(step, t) for t, o in enumerate(outputs))
@@ -63,6 +72,14 @@ async def _combo(live: Any, tok: Any, tools: Path, n: int, parallel: int, det: b
             f"{_sandboxes()}, RSS {rss:.0f} -> {_rss_mb():.0f} MB",
             flush=True,
         )
+        if trace and step == 2:
+            warm = tracemalloc.take_snapshot()
+    if warm is not None and steps > 2:
+        grown = tracemalloc.take_snapshot().compare_to(warm, "lineno")
+        print(f"Python allocations grown from the end of step 2 to the end of step {steps} (top 10):")
+        for stat in grown[:10]:
+            print(f"  {stat.size_diff / 1024:+9.1f} KiB {stat.count_diff:+7d} blocks  {stat.traceback}")
+        print(f"  all: {sum(s.size_diff for s in grown) / 1024:+.1f} KiB")
     await aclose_loop_clients()
 
 
@@ -105,6 +122,8 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=4096)
     parser.add_argument("--max-open", type=int, default=512)
     parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--steps", type=int, default=2, help="steps per combination (at least 1)")
+    parser.add_argument("--trace", action="store_true", help="trace Python allocations (slower)")
     parser.add_argument(
         "--combos",
         nargs="+",
@@ -112,6 +131,8 @@ def main() -> None:
         help="max_parallel_calls:full_determinism pairs to run (each two steps)",
     )
     args = parser.parse_args()
+    if args.steps < 1:
+        parser.error("--steps must be at least 1")
     combos = []
     for combo in args.combos:
         parallel, _, det = combo.partition(":")
@@ -131,8 +152,13 @@ def main() -> None:
         directory = Path(tempfile.mkdtemp())
         tok = V.tokenizer(directory)
         tools = V.tools_yaml(directory, live.url, limits={"max_steps": 1024})
+        if args.trace:
+            import tracemalloc
+
+            tracemalloc.start()
         for parallel, det in combos:
-            asyncio.run(_combo(live, tok, tools, args.trajectories, parallel, det))
+            run = _combo(live, tok, tools, args.trajectories, parallel, det, args.steps, args.trace)
+            asyncio.run(run)
         asyncio.run(_overhead(live, tok, tools, args.calls))
     finally:
         live.stop()
