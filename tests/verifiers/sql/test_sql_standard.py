@@ -28,6 +28,7 @@ from assay.verifiers.sql.compare import Tolerance
 from assay.verifiers.sql.edges import null_or_zero
 from assay.verifiers.sql.engines import QueryResult
 from assay.verifiers.sql.perturb import Protected, TableData, _rotated, perturb
+from assay.verifiers.sql.statement import analyse, compared_texts
 
 SEEDS = range(4)
 CITIES = ["Oslo", "Lima", "Pune", "Kyiv", "Accra"]
@@ -406,6 +407,69 @@ def test_a_gold_that_answers_nothing_is_rarely_matched_by_a_pin_that_picks_nothi
     assert rewarded == 0
 
 
+def build_absent(path: Path, seed: int) -> None:
+    """Ten customers, none in Oslo (the city the questions name), and their orders."""
+    rng = random.Random(seed)
+    ids = rng.sample(range(1, 300), 10)
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT)")
+        con.execute("CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER, amount REAL)")
+        rows = [(i, name, rng.choice(CITIES[1:])) for i, name in zip(ids, FIRST, strict=False)]
+        con.executemany("INSERT INTO customers VALUES (?, ?, ?)", rows)
+        orders = [(500 + k, rng.choice(ids), 10.0 + k) for k in range(rng.randint(4, 12))]
+        con.executemany("INSERT INTO orders VALUES (?, ?, ?)", orders)
+
+
+# (question, gold, honest rewrites, answers that pick nothing another way): the value the question names
+# is in no row, so every one of them answers nothing on the original database (issue 44's last SQL gap).
+ABSENT = [
+    (
+        "How many customers live in Oslo?",
+        "SELECT COUNT(*) FROM customers WHERE city = 'Oslo'",
+        (
+            "SELECT COUNT(customer_id) FROM customers WHERE city = 'Oslo'",
+            "SELECT COUNT(*) FROM customers WHERE city LIKE 'oslo'",
+            "SELECT COUNT(*) FROM customers WHERE city IN ('Oslo')",
+        ),
+        (
+            "SELECT COUNT(*) FROM customers WHERE 1 = 0",
+            "SELECT COUNT(*) FROM customers WHERE city = 'Atlantis'",
+            "SELECT COUNT(*) FROM customers WHERE customer_id < 0",
+        ),
+    ),
+    (
+        "List the names of customers in Oslo.",
+        "SELECT name FROM customers WHERE city = 'Oslo'",
+        ("SELECT c.name FROM customers AS c WHERE c.city = 'Oslo'",),
+        ("SELECT name FROM customers WHERE 0", "SELECT name FROM customers WHERE city = 'Atlantis'"),
+    ),
+]
+
+
+def test_a_gold_naming_a_value_absent_from_the_data_tells_apart_answers_that_pick_nothing(
+    tmp_path: Path,
+) -> None:
+    """The copies give the named city another city's customers in turn, so the gold's answer is something
+    there; a query that picks nothing another way still answers nothing. Before, each of these was
+    rewarded on every database (20 of 20 per answer in a first run of 20 seeds)."""
+    for seed in NOTHING:
+        build_absent(tmp_path / f"a{seed}.sqlite", seed)
+    scorer = SqlScorer(Settings(workers=1, sql=SqlSettings(databases=tmp_path, deadline_s=30)))
+    options = scorer.parse_options({"alternates": False})
+    lost, rewarded = [], []
+    for seed in NOTHING:
+        for prompt, gold, honest, nothing in ABSENT:
+            for answer, right in [*((h, True) for h in honest), *((n, False) for n in nothing)]:
+                item = Item(task="sql", db_id=f"a{seed}", reference=gold, prompt=prompt, response=answer)
+                reward = scorer.score(item, options).reward
+                if right and reward != 1.0:
+                    lost.append((seed, answer))
+                if not right and reward != 0.0:
+                    rewarded.append((seed, answer))
+    scorer.close()
+    assert not lost and not rewarded, (lost, rewarded)
+
+
 # -- the moves themselves --------------------------------------------------------------------------------
 def _measures(seed: int) -> dict[str, TableData]:
     rng = random.Random(seed)
@@ -559,3 +623,24 @@ def test_a_group_emptied_by_the_copy_is_told_from_a_real_difference(
         return QueryResult(columns=["c0", "c1"], rows=rows)
 
     assert null_or_zero(result(gold), result(pred), Tolerance()) is edge
+
+
+def test_the_texts_a_gold_compares_are_read_with_their_columns() -> None:
+    sql = "SELECT COUNT(*) FROM c WHERE c.city = 'Oslo' AND 'x' <> kind AND tier IN ('a', 'b') AND n = 5"
+    tree = analyse(sql, "sqlite").parsed
+    assert compared_texts(tree) == {("city", "Oslo"), ("kind", "x"), ("tier", "a"), ("tier", "b")}
+
+
+def test_a_compared_text_absent_from_its_column_takes_another_values_rows_on_each_copy() -> None:
+    rows = [(i, f"n{i}", city) for i, city in enumerate(["Lima", "Lima", "Pune", "Kyiv", "Accra", "Pune"])]
+    tables = {"c": TableData("c", ["id", "name", "city"], rows)}
+    keep = Protected.of(["Oslo"], None, [("city", "Oslo")])
+    given = []
+    for turn in range(3):
+        copy = perturb(tables, ["c"], "s", keep=keep, turn=turn, delete=False)["c"]
+        assert len(copy) == 6 and len({r[0] for r in copy}) == 6  # no row lost or added
+        oslo = frozenset(r[0] for r in copy if r[2] == "Oslo")
+        assert oslo and all(r[1] != "Oslo" for r in copy)  # only the compared column's group
+        assert len({r[2] for r in copy}) == 4  # a renaming: as many cities as before
+        given.append(oslo)
+    assert len(set(given)) > 1  # another city's rows on another copy

@@ -49,7 +49,7 @@ from assay.verifiers.sql.engines import (
 from assay.verifiers.sql.memo import Run, plain_run
 from assay.verifiers.sql.perturb import Protected, Snapshot, perturb, references
 from assay.verifiers.sql.scratch import CopyTooLarge, scratch_engine, snapshot
-from assay.verifiers.sql.statement import Analysis, literals
+from assay.verifiers.sql.statement import Analysis, compared_texts, literals
 
 # (engine to run on, gold result there) -> the verdict on it, with ties and LIMIT cuts as on the original
 Matcher = Callable[[SqlEngine, QueryResult, QueryResult], Comparison]
@@ -93,7 +93,8 @@ class Check:
 
     @cached_property
     def protected(self) -> Protected:
-        return Protected.of(literals(self.gold.parsed), self.prompt)
+        parsed = self.gold.parsed
+        return Protected.of(literals(parsed), self.prompt, compared_texts(parsed))
 
 
 class CutShort(Exception):

@@ -114,13 +114,19 @@ class Protected:
     literals: frozenset[Any] = frozenset()  # canonical keys (`_key`), text in lower case (`LIKE 'kemi'`)
     prompt: str = ""  # lower case
     patterns: tuple[re.Pattern[str], ...] = ()  # the gold's LIKE patterns, which a moved name still matches
+    # (column name in lower case, text) the gold compares: a text absent from its column's data is given
+    # another value's rows on each copy in turn (`_absent_given`)
+    compared: frozenset[tuple[str, str]] = frozenset()
 
     @classmethod
-    def of(cls, literals: Iterable[Any], prompt: str | None) -> Protected:
+    def of(
+        cls, literals: Iterable[Any], prompt: str | None, compared: Iterable[tuple[str, str]] = ()
+    ) -> Protected:
         literals = list(literals)
         folded = (value.lower() if isinstance(value, str) else value for value in literals)
         likes = tuple(_like(v) for v in literals if isinstance(v, str) and ("%" in v or "_" in v))
-        return cls(frozenset(_key(value) for value in folded), (prompt or "").lower(), likes)
+        keys = frozenset(_key(value) for value in folded)
+        return cls(keys, (prompt or "").lower(), likes, frozenset(compared))
 
     @cached_property
     def barriers(self) -> frozenset[tuple[str, float]]:
@@ -181,6 +187,10 @@ def perturb(
             line = _line(tables, component) if measured else frozenset()
             narrow = _narrow(tables, component, bounds)
             _relabel(columns, component, rng, keep, (moving, measured), narrow, bounds, line, turn)
+            names = {tables[table].columns[index].lower() for table, index in component}
+            named = sorted({text for column, text in keep.compared if column in names})
+            if named and "str" not in narrow:
+                _absent_given(columns, component, named, keep, turn)
     return {name: list(zip(*cols, strict=True)) if cols else rows[name] for name, cols in columns.items()}
 
 
@@ -344,6 +354,29 @@ def _rotated(keys: list[Any], shuffled: list[Any], keep: Protected, turn: int) -
         holder = next(key for key, new in image.items() if new == named)
         image[holder], image[source] = image[source], named
     return [image[key] for key in keys]
+
+
+def _absent_given(
+    columns: dict[str, list[list[Any]]], component: list[Column], named: list[str], keep: Protected, turn: int
+) -> None:
+    """Each text the gold compares with a column of this group that the group does not hold (a city nobody
+    lives in) takes, on copy `turn`, the place of the `turn`-th other text of the group, through every
+    column alike. The gold's answer is then nothing on the original only: a query picking nothing another
+    way (`WHERE 1 = 0`, another absent city, a negative id) is told apart, as `_rotated` tells a pin on a
+    named value's rows. A renaming to a value the group never held: equality, ties and references stay."""
+    held = sorted(
+        {v for table, index in component if columns[table] for v in columns[table][index] if type(v) is str}
+    )
+    free = [v for v in held if v not in keep]
+    missing = [text for text in named if text not in held]
+    if not free or not missing:
+        return
+    renamed = {free[(turn + j) % len(free)]: text for j, text in enumerate(missing[: len(free)])}
+    for table, index in component:
+        if columns[table]:
+            columns[table][index] = [
+                renamed.get(v, v) if type(v) is str else v for v in columns[table][index]
+            ]
 
 
 _STRUCTURED = re.compile(r"[\d\s:.,+\-/TZ]*")  # dates, times, numbers written as text: their format is kept

@@ -332,6 +332,28 @@ def literals(tree: exp.Expression | None) -> set[Any]:
     return found
 
 
+def compared_texts(tree: exp.Expression | None) -> set[tuple[str, str]]:
+    """(column name in lower case, text) for each text the query compares a column with (`city = 'Oslo'`,
+    `city <> 'Oslo'`, `city IN ('Oslo', 'Lima')`): the values the question names, and where."""
+    if tree is None:
+        return set()
+    found: set[tuple[str, str]] = set()
+    for node in tree.find_all(exp.EQ, exp.NEQ, exp.In):
+        if isinstance(node, exp.In):
+            column, values = node.this, node.expressions
+        else:
+            sides = (node.this, node.expression)
+            column = next((side for side in sides if isinstance(side, exp.Column)), None)
+            values = [side for side in sides if side is not column]
+        if isinstance(column, exp.Column):
+            found |= {
+                (column.name.lower(), str(v.this))
+                for v in values
+                if isinstance(v, exp.Literal) and v.is_string
+            }
+    return found
+
+
 def _number(text: str) -> int | float | None:
     try:
         return int(text)
