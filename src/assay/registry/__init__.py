@@ -203,7 +203,8 @@ class Scorer(Generic[OptionsT]):
     name: ClassVar[str]
     description: ClassVar[str] = ""
     Options: ClassVar[type[TaskOptions]] = TaskOptions
-    item_fields: ClassVar[tuple[str, ...]] = ("response",)  # fields the task reads, for /v1/tasks
+    # `Item`'s fields the task reads, for /v1/tasks (which lists its own `Fields` after them)
+    item_fields: ClassVar[tuple[str, ...]] = ("response",)
     # The item fields the task adds to `Item`'s (a `TaskFields`): its items are read with
     # `Item.with_fields(Fields)` (`item_model`), and it reads them typed with `Fields.of(item)`.
     Fields: ClassVar[type[TaskFields] | None] = None

@@ -312,7 +312,7 @@ class CodeScorer(Scorer[CodeOptions]):
     description: ClassVar[str] = "Run the program in a sandbox against stdin/stdout, call or assert tests."
     Options: ClassVar[type[TaskOptions]] = CodeOptions
     Fields = CodeFields
-    item_fields: ClassVar[tuple[str, ...]] = ("response", "language", "tests", "hidden_tests")
+    item_fields: ClassVar[tuple[str, ...]] = ("response",)
     runs_in = "thread"
     baselines: ClassVar[tuple[str, ...]] = ("code-stdout",)  # `assay bench` runs it beside the task
     # the engine hands out sandbox slots fairly (assay.engine.scheduling)

@@ -123,14 +123,7 @@ class JudgeScorer(Scorer[JudgeOptions]):
     )
     Options: ClassVar[type[TaskOptions]] = JudgeOptions
     Fields = JudgeFields
-    item_fields: ClassVar[tuple[str, ...]] = (
-        "prompt",
-        "response",
-        "reference",
-        "rubric",
-        "mode",
-        "response_b",
-    )
+    item_fields: ClassVar[tuple[str, ...]] = ("prompt", "response", "reference")
     runs_in = "async"
     work: ClassVar[str] = "judge"
     audit: ClassVar[Audit] = JudgeAudit()

@@ -78,7 +78,7 @@ class PrmScorer(Scorer[PrmOptions]):
     )
     Options: ClassVar[type[TaskOptions]] = PrmOptions
     Fields = PrmFields
-    item_fields: ClassVar[tuple[str, ...]] = ("prompt", "steps", "response")
+    item_fields: ClassVar[tuple[str, ...]] = ("prompt", "response")
     runs_in = "async"
     work: ClassVar[str] = "prm"
 

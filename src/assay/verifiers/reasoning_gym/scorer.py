@@ -111,7 +111,7 @@ class ReasoningGymScorer(Scorer[TaskOptions]):
         "An entry of a reasoning-gym dataset: Assay's math verdict or the dataset's own."
     )
     Fields = ReasoningGymFields
-    item_fields: ClassVar[tuple[str, ...]] = ("prompt", "response", "reference", "dataset", "metadata")
+    item_fields: ClassVar[tuple[str, ...]] = ("prompt", "response", "reference")
     runs_in = "process"
     validation: ClassVar[Validation] = ReasoningGymValidation()
     source: ClassVar[Source] = ReasoningGymSource()

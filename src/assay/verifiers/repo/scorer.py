@@ -67,15 +67,7 @@ class RepoScorer(Scorer[RepoOptions]):
     description = "Apply a unified diff to a repository and run its pytest tests in the sandbox."
     Options: ClassVar[type[TaskOptions]] = RepoOptions
     Fields = RepoFields
-    item_fields: ClassVar[tuple[str, ...]] = (
-        "repo",
-        "response",
-        "FAIL_TO_PASS",
-        "PASS_TO_PASS",
-        "base_commit",
-        "test_patch",
-        "test_cmd",
-    )
+    item_fields: ClassVar[tuple[str, ...]] = ("response",)
     runs_in = "thread"
     gate: ClassVar[str] = "sandbox"
     work: ClassVar[str] = "code"  # git and the tests run in sandboxes: the code deployment has the slots

@@ -143,7 +143,7 @@ class SqlScorer(Scorer[SqlOptions]):
     )
     Options: ClassVar[type[TaskOptions]] = SqlOptions
     Fields = SqlFields
-    item_fields: ClassVar[tuple[str, ...]] = ("response", "reference", "db_id", "dialect")
+    item_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
     runs_in = "process"
     baselines: ClassVar[tuple[str, ...]] = ("sql-set",)  # `assay bench` runs it beside the task
     quiet_loggers = ("sqlglot",)  # it logs every fallback to Command
