@@ -644,3 +644,29 @@ def test_a_remark_in_brackets_offering_another_value_is_a_hedge_in_every_languag
     for brackets in ("()", "（）"):
         said = f"{WORK}{label} 1000 {brackets[0]}{remark}{brackets[1]}."
         assert _correct(scorer, said, "1000") is False, said
+
+
+# A value after a label, its unit words, then "and" and a second value in words (issue 44): two values,
+# in every language the generator writes; the value with its unit words alone stays the answer.
+_UNIT_AND = {
+    "de": ("Die Antwort ist", "Ziegel", "und {w}"),
+    "fr": ("La réponse est", "briques", "et {w}"),
+    "es": ("La respuesta es", "ladrillos", "y {w}"),
+    "ru": ("Ответ:", "кирпичей", "и {w}"),
+    "zh": ("答案是", "块砖", "和{w}块瓦"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(_UNIT_AND))
+@pytest.mark.parametrize("seed", range(4))
+def test_unit_words_that_state_a_second_value_in_words_are_two_values(
+    scorer: MathScorer, language: str, seed: int
+) -> None:
+    rng = random.Random(seed)
+    label, noun, second = _UNIT_AND[language]
+    value, other = rng.randint(100, 999), rng.randint(2, 9)  # a one-word second value: a unit's length
+    spaced = "" if language == "zh" else " "
+    said = f"{label}{spaced or ' '}{value}{spaced}{noun}"
+    assert _correct(scorer, f"{WORK}{said}。" if language == "zh" else f"{WORK}{said}.", str(value)) is True
+    both = f"{said} {second.format(w=in_words(other, language, rng))}".replace(" 和", "和")
+    assert _correct(scorer, WORK + both + ("。" if language == "zh" else "."), str(value)) is False, both

@@ -137,6 +137,13 @@ def _quantity(sentence: str, match: re.Match[str]) -> int:
     return _UNREAD
 
 
+def states_quantity(text: str) -> bool:
+    """Whether `text` holds a numeral that states a quantity or that no rule here reads ("和三百块瓦",
+    "十几个"), as opposed to numerals inside words only ("一共", "一样"): words after a value that
+    hold one are a second value, not the value's unit."""
+    return any(_quantity(text, match) != _TEXT for match in NUMERAL_RE.finditer(text))
+
+
 def chinese_with_digits(sentence: str) -> str | None:
     """A Chinese sentence with the numerals that state a quantity as digits ("一共有十二个苹果。" ->
     "一共有 12 个苹果。"); None when it states none, or holds a numeral that cannot be read soundly."""

@@ -20,8 +20,10 @@ import re
 from dataclasses import dataclass, replace
 from functools import cache
 
+from assay.verifiers.math.chinese import states_quantity
 from assay.verifiers.math.choices import prose_choice
 from assay.verifiers.math.cue_extras import EXTRA
+from assay.verifiers.math.spelled import number_words
 
 
 @dataclass(frozen=True)
@@ -413,9 +415,16 @@ def localised_answer(snippet: str, language: Language) -> str:
         if head.endswith(trailer) and len(head) > len(trailer):
             head = head[: -len(trailer)].rstrip()
             break
-    if unit := _NUMBER_THEN_WORDS_RE.match(head.strip()):
+    head = head.strip()
+    value = _LEADING_NUMBER_RE.match(head)
+    rest = head[value.end() :].strip() if value else ""
+    if value and rest and (states_quantity(rest) or number_words(rest)):
+        # "1000 Ziegel und drei", "1000块砖和三百块瓦": words after the value that state a second one are
+        # no unit: two values, written as the hedge the comparer refuses
+        return f"{value.group()} or {rest}"
+    if unit := _NUMBER_THEN_WORDS_RE.match(head):
         return unit.group(1)  # "42 Äpfel", "42个苹果": the number with its unit words after it
-    return head.strip()
+    return head
 
 
 # A value, then a remark in brackets that holds words of any script (three letters, or one Han character).
@@ -454,6 +463,7 @@ def _or_after_value(word: str) -> re.Pattern[str]:
     return re.compile(rf"\d\D*?({_phrase(word)})", re.IGNORECASE)
 
 
+_LEADING_NUMBER_RE = re.compile(r"^[-+]?\d+(?:[.,]\d+)*")
 # A number followed by at most three words of letters only (a unit or a counted noun, in any script).
 _NUMBER_THEN_WORDS_RE = re.compile(r"^([-+]?\d+(?:[.,]\d+)?)\s*(?:[^\W\d_A-Za-z][^\W\d_]*\s*){1,3}$")
 
