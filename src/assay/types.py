@@ -281,7 +281,8 @@ def _with_fields(fields: type[TaskFields]) -> type[Item]:
     clash = sorted(set(fields.model_fields) & Item.FIELDS)
     if clash:
         raise TypeError(f"{fields.__name__} redeclares Item's fields {clash}")
-    model: type[Item] = type(f"{fields.__name__}Item", (Item, fields), {"__module__": fields.__module__})
+    # Item's fields first, then the task's (pydantic lists the bases' fields from the last base on)
+    model: type[Item] = type(f"{fields.__name__}Item", (fields, Item), {"__module__": fields.__module__})
     model.task_fields = fields
     return model
 
