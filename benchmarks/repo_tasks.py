@@ -404,7 +404,7 @@ SANDBOX_PYTHON = "/usr/bin/python3"  # the interpreter the sandbox runs the test
 
 # -- measuring ---------------------------------------------------------------------------------------
 def _item(task: dict[str, Any], response: str, **options: Any) -> Item:
-    fields = {k: v for k, v in task.items() if k in Item.FIELDS}
+    fields = {k: v for k, v in task.items() if k in Item.model_for("repo").model_fields}
     return Item.model_validate({**fields, "response": response, "options": options})
 
 

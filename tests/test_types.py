@@ -191,3 +191,13 @@ def test_another_builtin_tasks_fields_are_ignored_as_before_and_unknown_keys_ref
         Item.model_validate({"task": "math", "no_such_field": 1})
     with pytest.raises(ValidationError, match="Invalid JSON"):
         Item.model_validate_json("{not json")
+
+
+def test_an_item_of_a_task_not_built_in_still_carries_every_builtin_tasks_fields() -> None:
+    # A plugin task reads what `Item` held before issue 36 (its own `Fields` come from its registry).
+    import pickle
+
+    item = Item(task="a_plugin_task", tests=[{"stdin": 1, "stdout": 1}], db_id="shop", rubric="r")
+    assert (item.tests, item.db_id, item.rubric) == ([{"stdin": "1", "stdout": "1"}], "shop", "r")
+    assert pickle.loads(pickle.dumps(item)) == item
+    assert Item.model_validate(item.model_dump()).db_id == "shop"

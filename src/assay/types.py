@@ -7,7 +7,7 @@ every field here. Scorers return `Result`; infrastructure failure is a status, n
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache
@@ -186,15 +186,17 @@ class Item(BaseModel):
         return self
 
     FIELDS: ClassVar[frozenset[str]]
-    # The task fields this item model adds to Item's (`with_fields`); None on Item itself.
-    task_fields: ClassVar[type[TaskFields] | None] = None
+    # The task fields this item model adds to Item's (`with_fields`), each importable; () on Item itself.
+    task_fields: ClassVar[tuple[type[TaskFields], ...]] = ()
 
     @staticmethod
-    def with_fields(fields: type[TaskFields] | None) -> type[Item]:
-        """`Item` with a task's own fields (`Scorer.Fields`) besides its own: the model an item of that
-        task is read with, so the task's fields are known, typed and checked, and a key neither declares
-        is still an unknown field. One model per `fields` (cached)."""
-        return Item if fields is None else _with_fields(fields)
+    def with_fields(*fields: type[TaskFields] | None) -> type[Item]:
+        """`Item` with task fields (`Scorer.Fields`) besides its own: the model an item of a task is read
+        with, so its fields are known, typed and checked, and a key none declares is still an unknown
+        field. Several: all of them (a plugin extending a built-in scorer keeps that task's fields beside
+        its own). One model per set of fields (cached)."""
+        parts = _leaves(f for f in fields if f is not None)
+        return _with_fields(parts) if parts else Item
 
     def __new__(cls, *args: Any, **data: Any) -> Any:
         # `Item(task="code", tests=...)` is an item of the code task, read with its fields.
@@ -223,16 +225,18 @@ class Item(BaseModel):
 
     @staticmethod
     def model_for(task: Any) -> type[Item]:
-        """The model an item of the built-in task `task` is read with (`Item` for another task; a
-        registry's `item_model` also knows its plugins' tasks)."""
-        fields = _builtin.fields(task) if _builtin is not None and isinstance(task, str) else None
-        return Item.with_fields(fields)
+        """The model an item of `task` is read with when no registry is at hand: a built-in task's own
+        fields; for any other task every built-in task's, as `Item` held them all before issue 36 (a
+        registry's `item_model` also knows its plugins' own fields)."""
+        if _builtin is None or not isinstance(task, str):
+            return Item
+        return Item.with_fields(*_builtin.fields(task))
 
     def __reduce__(self) -> Any:
         # An item model made by `with_fields` is not importable by name: such an item pickles as its
-        # task fields' model (importable) and its values, and is read again on the other side.
+        # task fields (importable) and its values, and is read again on the other side.
         fields = type(self).task_fields
-        if fields is None:
+        if not fields:
             return super().__reduce__()
         return _read_with_fields, (fields, self.model_dump())
 
@@ -243,8 +247,9 @@ Item.FIELDS = frozenset(Item.model_fields)
 class BuiltinFields(Protocol):
     """The built-in tasks' own item fields, as `assay.registry` finds them in the task folders."""
 
-    def fields(self, task: str) -> type[TaskFields] | None:
-        """The fields of the built-in task `task`; None where it has none or is not built in."""
+    def fields(self, task: str) -> tuple[type[TaskFields], ...]:
+        """The fields an item of `task` carries: a built-in task's own (none for math); for any other
+        task, every built-in task's."""
 
     def field_names(self) -> frozenset[str]:
         """Every field some built-in task declares."""
@@ -276,19 +281,29 @@ class TaskFields(BaseModel):
         return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
 
 
+def _leaves(fields: Iterable[type[TaskFields]]) -> tuple[type[TaskFields], ...]:
+    """The field classes without those another one extends, in a fixed order (one model per set)."""
+    unique = list(dict.fromkeys(fields))
+    kept = [f for f in unique if not any(other is not f and issubclass(other, f) for other in unique)]
+    return tuple(sorted(kept, key=lambda f: (f.__module__, f.__qualname__)))
+
+
 @cache
-def _with_fields(fields: type[TaskFields]) -> type[Item]:
-    clash = sorted(set(fields.model_fields) & Item.FIELDS)
-    if clash:
-        raise TypeError(f"{fields.__name__} redeclares Item's fields {clash}")
+def _with_fields(parts: tuple[type[TaskFields], ...]) -> type[Item]:
+    owner = dict.fromkeys(Item.FIELDS, "Item")
+    for fields in parts:
+        for field in fields.model_fields:
+            if owner.setdefault(field, fields.__name__) != fields.__name__:
+                raise TypeError(f"{fields.__name__} redeclares {owner[field]}'s field {field!r}")
     # Item's fields first, then the task's (pydantic lists the bases' fields from the last base on)
-    model: type[Item] = type(f"{fields.__name__}Item", (fields, Item), {"__module__": fields.__module__})
-    model.task_fields = fields
+    name = "".join(f.__name__ for f in parts) + "Item"
+    model: type[Item] = type(name, (*parts, Item), {"__module__": parts[0].__module__})
+    model.task_fields = parts
     return model
 
 
-def _read_with_fields(fields: type[TaskFields], values: dict[str, Any]) -> Item:
-    return Item.with_fields(fields).model_validate(values)
+def _read_with_fields(fields: tuple[type[TaskFields], ...], values: dict[str, Any]) -> Item:
+    return Item.with_fields(*fields).model_validate(values)
 
 
 class Result(BaseModel):

@@ -66,3 +66,18 @@ def test_task_fields_may_not_take_an_item_field_name() -> None:
 
     with pytest.raises(TypeError, match="reference"):
         Item.with_fields(Clash)
+
+
+def test_a_scorer_extending_a_builtin_one_keeps_its_fields_beside_its_own() -> None:
+    from assay.verifiers.repo import RepoScorer
+    from assay.verifiers.repo.task import RepoFields
+
+    class Extended(RepoScorer):
+        Fields = KeyFields
+
+    model = Extended.item_model()
+    assert {"answer_key", "FAIL_TO_PASS", "test_patch"} <= set(model.model_fields)
+    assert "tests" not in model.model_fields  # the repo task's own, not every task's
+    item = model.model_validate({"task": "repo", "repo": "r", "answer_key": ["a"]})
+    assert RepoFields.of(item).repo == "r" and KeyFields.of(item).answer_key == ["a"]
+    assert pickle.loads(pickle.dumps(item)) == item

@@ -270,8 +270,11 @@ class Scorer(Generic[OptionsT]):
 
     @classmethod
     def item_model(cls) -> type[Item]:
-        """The model an item of this task is read with: `Item`, with the task's `Fields` if it has any."""
-        return Item.with_fields(cls.Fields)
+        """The model an item of this task is read with: `Item`, with the `Fields` of this class and of
+        the scorers it extends (a plugin extending the repo task keeps the repo task's fields), and, for
+        a task that is not built in, every built-in task's fields, which `Item` held before issue 36."""
+        own = [vars(c)["Fields"] for c in cls.__mro__ if vars(c).get("Fields") is not None]
+        return Item.with_fields(*own, *_BUILTIN.fields(cls.name))
 
     @classmethod
     def parse_options(cls, raw: Mapping[str, Any]) -> TaskOptions:
@@ -382,15 +385,20 @@ class _BuiltinFields:
             self._by_task = {cls.name: cls.Fields for cls in scorers}
         return self._by_task or {}
 
-    def fields(self, task: str) -> type[TaskFields] | None:
-        return self._found().get(task)
+    def fields(self, task: str) -> tuple[type[TaskFields], ...]:
+        found = self._found()
+        if task in found:
+            own = found[task]
+            return () if own is None else (own,)
+        return tuple(f for f in found.values() if f is not None)  # what `Item` held before issue 36
 
     def field_names(self) -> frozenset[str]:
         self._found()
         return self._names
 
 
-use_builtin_fields(_BuiltinFields())
+_BUILTIN = _BuiltinFields()
+use_builtin_fields(_BUILTIN)
 
 
 class Registry(Mapping[str, type[Scorer]]):

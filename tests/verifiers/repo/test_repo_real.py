@@ -37,7 +37,7 @@ def test_injected_bugs_in_a_real_project(tmp_path: Path, prefix: Path) -> None:
     scorer = RepoScorer(Settings(repo=RepoSettings(repos=repos, python_prefix=prefix)))
 
     def reward(task: dict[str, object], change: str) -> float | None:
-        fields = {k: v for k, v in task.items() if k in Item.FIELDS}
+        fields = {k: v for k, v in task.items() if k in Item.model_for("repo").model_fields}
         return scorer.score(Item.model_validate({**fields, "response": change}), RepoOptions()).reward
 
     for task in tasks:
