@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from weakref import WeakKeyDictionary
 
 from pydantic import ValidationError
 
@@ -273,8 +274,13 @@ class Scorer(Generic[OptionsT]):
         """The model an item of this task is read with: `Item`, with the `Fields` of this class and of
         the scorers it extends (a plugin extending the repo task keeps the repo task's fields), and, for
         a task that is not built in, every built-in task's fields, which `Item` held before issue 36."""
-        own = [vars(c)["Fields"] for c in cls.__mro__ if vars(c).get("Fields") is not None]
-        return Item.with_fields(*own, *_BUILTIN.fields(cls.name))
+        model = _ITEM_MODELS.get(cls)
+        if model is None:
+            own = [vars(c)["Fields"] for c in cls.__mro__ if vars(c).get("Fields") is not None]
+            model = Item.with_fields(*own, *_BUILTIN.fields(cls.name))
+            if _BUILTIN.loaded:  # not while the task folders import (their fields are not known yet)
+                _ITEM_MODELS[cls] = model
+        return model
 
     @classmethod
     def parse_options(cls, raw: Mapping[str, Any]) -> TaskOptions:
@@ -385,6 +391,10 @@ class _BuiltinFields:
             self._by_task = {cls.name: cls.Fields for cls in scorers}
         return self._by_task or {}
 
+    @property
+    def loaded(self) -> bool:
+        return self._by_task is not None
+
     def fields(self, task: str) -> tuple[type[TaskFields], ...]:
         found = self._found()
         if task in found:
@@ -398,6 +408,7 @@ class _BuiltinFields:
 
 
 _BUILTIN = _BuiltinFields()
+_ITEM_MODELS: WeakKeyDictionary[type[Scorer], type[Item]] = WeakKeyDictionary()  # Scorer.item_model's
 use_builtin_fields(_BUILTIN)
 
 
