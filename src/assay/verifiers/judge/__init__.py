@@ -1,7 +1,7 @@
 """The `judge` task: an LLM judge over any OpenAI-compatible backend, with its known biases corrected.
 
-Modules: scorer (the task: its item fields, options, deadline, work kind, metrics and the second
-opinion it gives other tasks), audit (the judge probes `assay audit` tries). The machinery the task
+Modules: fields (its item fields), scorer (the task: its options, deadline, work kind, metrics and
+the second opinion it gives other tasks), audit (the judge probes `assay audit` tries). The machinery the task
 drives, the HTTP client, prompts, parsing, ensembles, cache and guard, is `assay.judges`.
 """
 

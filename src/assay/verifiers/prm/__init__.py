@@ -1,8 +1,8 @@
 """The `prm` task: a score for every reasoning step, aggregated into one reward.
 
-Modules: scorer (the task: its item fields, options, deadline and work kind, and which backend the
-settings ask for). The machinery it drives, step splitting, aggregation, prompt formats, batching and
-the model backends, is `assay.prm`. Importing this folder loads no torch or transformers.
+Modules: fields (its item field), scorer (the task: its options, deadline and work kind, and which
+backend the settings ask for). The machinery it drives, step splitting, aggregation, prompt formats,
+batching and the model backends, is `assay.prm`. Importing this folder loads no torch or transformers.
 """
 
 from assay.verifiers.prm.scorer import PrmOptions, PrmScorer
