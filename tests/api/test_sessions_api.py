@@ -164,3 +164,14 @@ def test_metrics_show_sessions(client: TestClient) -> None:
     assert "assay_sessions_open" in text
     assert 'assay_session_tool_errors_total{reason="exception",tool="python"}' in text
     client.delete(f"/v1/sessions/{sid}")
+
+
+def test_sessions_with_the_same_tools_share_one_remembered_list_of_schemas(client: TestClient) -> None:
+    """/mcp's table of sessions' tool schemas (up to 100,000 entries) holds one list per set of tools, not a
+    copy per session: the copies were most of the server's memory growth per step (issue 38)."""
+    from assay.api.state import tools_of
+
+    first, second = _create(client)["session_id"], _create(client)["session_id"]
+    kept = tools_of(client.app, first)
+    assert kept is not None and [t["function"]["name"] for t in kept] == ["python"]
+    assert tools_of(client.app, second) is kept and tools_of(client.app, "s-unknown") is None

@@ -95,11 +95,15 @@ async def _disconnect(request: Request) -> None:
 
 
 def remember_tools(app: Any, info: SessionInfo) -> None:
-    """Keep an opened session's tool schemas (bounded) for the front ends that list them later (/mcp)."""
+    """Keep an opened session's tool schemas (bounded) for the front ends that list them later (/mcp).
+    Sessions with the same tools share one list: a tool's schema is its class's, and a copy per session
+    was most of what each of the table's 100,000 entries held (issue 38's RSS per step)."""
     table: OrderedDict[str, list[dict[str, Any]]] | None = getattr(app.state, "session_tools", None)
     if table is None:
         table = app.state.session_tools = OrderedDict()
-    table[info.session_id] = info.tools
+        app.state.tool_lists = {}
+    names = tuple(str(schema.get("function", {}).get("name")) for schema in info.tools)
+    table[info.session_id] = app.state.tool_lists.setdefault(names, info.tools)
     while len(table) > _TOOLS_KEPT:
         table.popitem(last=False)
 
