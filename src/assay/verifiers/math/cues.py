@@ -433,7 +433,8 @@ _REMARK_RE = re.compile(
 )
 
 
-_DIGITS_RE = re.compile(r"\d+(?:[.,]\d+)*")
+# A number in digits, with its separators or decimal point ("2,500", "3.5"): what a remark or a prompt writes.
+DIGITS_RE = re.compile(r"\d+(?:[.,]\d+)*")
 # English words that make a remark beside an answer a second thought ("2 (or maybe 3)", "2 (not sure)").
 _ENGLISH_OFFERING = ("or", "maybe", "perhaps", "possibly", "probably", "not", "at least", "at most", "but")
 
@@ -450,7 +451,7 @@ def offers_value(remark: str, value: str, language: Language | None = None) -> b
     "1000 (4 boxes of 250)": several numbers, as a sentence stating two is no answer), or a word of the
     language (or English) that offers an alternative, guesses or rejects ("或者两千", "oder mehr"). Any
     other remark is a comment on the value ("in three days", "三天搬完")."""
-    if set(_DIGITS_RE.findall(remark)) - set(_DIGITS_RE.findall(value)):
+    if set(DIGITS_RE.findall(remark)) - set(DIGITS_RE.findall(value)):
         return True
     return bool(_offering_words(language).search(remark))
 
@@ -463,7 +464,7 @@ def _or_after_value(word: str) -> re.Pattern[str]:
     return re.compile(rf"\d\D*?({_phrase(word)})", re.IGNORECASE)
 
 
-_LEADING_NUMBER_RE = re.compile(r"^[-+]?\d+(?:[.,]\d+)*")
+_LEADING_NUMBER_RE = re.compile(rf"^[-+]?{DIGITS_RE.pattern}")
 # A number followed by at most three words of letters only (a unit or a counted noun, in any script).
 _NUMBER_THEN_WORDS_RE = re.compile(r"^([-+]?\d+(?:[.,]\d+)?)\s*(?:[^\W\d_A-Za-z][^\W\d_]*\s*){1,3}$")
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from assay.verifiers.math.cues import LANGUAGES
+from assay.verifiers.math.cues import DIGITS_RE, LANGUAGES
 from assay.verifiers.math.spelled import spelled_numbers, with_digits
 
 # "What percent ...", "the percentage of", "in %", "(%)", "Prozent", "pourcentage": a percent asked for,
@@ -30,7 +30,6 @@ _ASKS_PERCENT_RE = re.compile(
     r"|percentagem|procent|процент\w*)\b|(?:\bin|\bas\s+an?|\()\s*%|百分比|百分之几|パーセント|퍼센트",
     re.IGNORECASE,
 )
-_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD_RE = re.compile(r"[^\W_]+")
 _SHINGLE = 3  # a copied run is at least three words long
 _MAX_OWN_WORDS = 4
@@ -63,7 +62,7 @@ def _cue_words() -> frozenset[str]:
 
 
 def _numbers(text: str) -> set[str]:
-    return {n.replace(",", "") for n in _NUMBER_RE.findall(text)}
+    return {n.replace(",", "") for n in DIGITS_RE.findall(text)}
 
 
 def _stated_numbers(sentence: str) -> set[str]:
