@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 import warnings
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,6 @@ def _rss_mb() -> float:
 async def _combo(
     live: Any, tok: Any, tools: Path, n: int, parallel: int, det: bool, steps: int, trace: bool
 ) -> None:
-    import tracemalloc
-
     import verl_loop as V
 
     from assay.integrations.clients import aclose_loop_clients
@@ -128,7 +127,7 @@ def main() -> None:
         "--combos",
         nargs="+",
         default=["1:off", "1:on", "2:off", "2:on"],
-        help="max_parallel_calls:full_determinism pairs to run (each two steps)",
+        help="max_parallel_calls:full_determinism pairs to run (each for --steps steps)",
     )
     args = parser.parse_args()
     if args.steps < 1:
@@ -153,8 +152,6 @@ def main() -> None:
         tok = V.tokenizer(directory)
         tools = V.tools_yaml(directory, live.url, limits={"max_steps": 1024})
         if args.trace:
-            import tracemalloc
-
             tracemalloc.start()
         for parallel, det in combos:
             run = _combo(live, tok, tools, args.trajectories, parallel, det, args.steps, args.trace)
